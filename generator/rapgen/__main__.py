@@ -1,0 +1,3 @@
+from rapgen.cli import main
+
+main()

@@ -1,0 +1,164 @@
+"""Typed records for the archive's content (ARCHIVE.md). Frozen dataclasses only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from enum import Enum
+
+SLOTS: tuple[str, ...] = tuple(f"D{i}" for i in range(8))
+CONDITIONS: tuple[str, ...] = ("A0", "A1", "A2", "A3", "A4")
+FORECAST_CONDITIONS: tuple[str, ...] = ("A0", "A1", "A3")
+STATE_CONDITIONS: tuple[str, ...] = ("A2", "A4")
+SEARCH_CONDITIONS: tuple[str, ...] = ("A1", "A2", "A3", "A4")
+# Which manifest regime a Search condition uses (SUBMISSION.md, conditions table).
+CONDITION_REGIME: dict[str, str] = {"A1": "fixed", "A2": "fixed", "A3": "expanding", "A4": "expanding"}
+ASSIGNMENT_TYPES: tuple[str, ...] = ("single", "boundary", "bridge", "other", "low_evidence")
+SPLITS: tuple[str, ...] = ("dev", "test")
+REGIMES: tuple[str, ...] = ("fixed", "expanding")
+MODEL_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+FIELD_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
+
+
+class Category(str, Enum):
+    """The fixed keywords of verification findings (VERIFY.md, Messages)."""
+
+    FAILED = "FAILED"
+    MISSING = "MISSING"
+    UNLISTED = "UNLISTED"
+    UNSAFE = "UNSAFE"
+    MALFORMED = "MALFORMED"
+    SYMLINK = "SYMLINK"
+    NOT_REGULAR = "NOT-REGULAR"
+    UNREADABLE = "UNREADABLE"
+    DUPLICATE = "DUPLICATE"
+    CONFLICT = "CONFLICT"
+    INVARIANT = "INVARIANT"
+    NOT_EVALUATED = "NOT-EVALUATED"
+    WARNING = "WARNING"
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One problem found in an archive. Sorted by path, then line, then category."""
+
+    path: str
+    line: int | None
+    category: Category
+    detail: str = ""
+    expected: str | None = None
+    actual: str | None = None
+
+    def sort_key(self) -> tuple:
+        return (self.path.encode("utf-8", "surrogateescape"), self.line or 0, self.category.value, self.detail)
+
+    def to_dict(self) -> dict:
+        return {
+            "category": self.category.value,
+            "path": self.path,
+            "line": self.line,
+            "expected": self.expected,
+            "actual": self.actual,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True)
+class Origins:
+    origins: tuple[date, ...]
+    window_months: int
+    history_windows: int
+    strict_origin: date
+
+
+@dataclass(frozen=True)
+class Field:
+    field_id: str
+    name: str
+    definition: str
+    split: str
+    block_id: str
+    eligible_pre2024: bool
+
+
+@dataclass(frozen=True)
+class Direction:
+    slot: str
+    name: str
+    definition: str
+    include: str
+    exclude: str
+    exemplars: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Block:
+    block_id: str
+    split: str
+    fields: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ShardManifest:
+    field_id: str
+    origin: date
+    regime: str
+    date_from: date | None
+    date_to: date
+    n_papers: int
+    min_date: date | None
+    max_date: date | None
+    ids_sha256: str
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    model_id: str
+    display_name: str
+    provider: str
+    proprietary: bool
+    knowledge_cutoff: date | None
+    release_date: date | None
+    cutoff_source: str
+    diagnostic: bool
+    submitted: date | None
+    contact: str
+    notes: str
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def effective_cutoff(self) -> date | None:
+        """``knowledge_cutoff``, else ``release_date`` (SCORING.md §4, forecast_strict)."""
+        return self.knowledge_cutoff or self.release_date
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One prediction line after validation (SUBMISSION.md).
+
+    ``weights`` is the renormalised composition over D0..D7 for a valid unit,
+    ``None`` for an invalid one; ``reason`` says why a unit is invalid.
+    """
+
+    field_id: str
+    origin: date
+    condition: str
+    weights: tuple[float, ...] | None
+    valid: bool
+    reason: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class TraceCall:
+    field_id: str
+    origin: date
+    condition: str
+    call_index: int
+    query: str
+    sort: str
+    date_from: str | None
+    date_to: str | None
+    total_hits: int
+    returned_ids: tuple[str, ...]
+    line: int = 0

@@ -1,0 +1,103 @@
+"""Archive-stage commands: ``rapgen verify`` and ``rapgen seal``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from rapgen.cli.common import EPILOG, echo_json, fail, root_option
+
+VERIFY_EPILOG = (
+    "Exit codes: 0 verified; 1 any finding (FAILED, MISSING, UNLISTED, UNSAFE, MALFORMED, SYMLINK, "
+    "NOT-REGULAR, UNREADABLE, DUPLICATE, CONFLICT, INVARIANT, NOT-EVALUATED); 2 usage error; 3 internal error."
+)
+
+
+@click.command(epilog=VERIFY_EPILOG)
+@root_option
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (findings with category, path, line, expected, actual, detail).")
+@click.option("--strict", is_flag=True, help="Treat accepted non-canonical SHA256SUMS forms (upper-case hex, ' *' marker, CRLF, BOM, comments, blank lines, './') as errors.")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing on success; on failure print only the findings.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=None, help="Hashing threads (default: every core).")
+@click.option("--debug", is_flag=True, help="Show a traceback on an internal error.")
+def verify(root: Path, as_json: bool, strict: bool, quiet: bool, jobs: int | None, debug: bool) -> None:
+    """Check every archived file against SHA256SUMS and the archive's invariants.
+
+    Stricter than 'sha256sum -c': unlisted files, unsafe paths, symlinks, FIFOs
+    and malformed lines are findings, and after the bytes verify the structural
+    invariants of the archive format are checked (codebooks, blocks, ledger,
+    search manifests rebuilt from the ledger, model folders, trace call cap).
+    Every finding is reported, one per line, sorted by path.
+    """
+    from rapgen.archive.verify import format_finding, verify_archive
+    from rapgen.errors import UsageProblem
+
+    try:
+        report = _with_progress(lambda cb: verify_archive(root, strict=strict, jobs=jobs, on_hashed=cb), quiet or as_json)
+    except UsageProblem as exc:
+        fail(str(exc), 2)
+    except Exception as exc:  # noqa: BLE001 - program boundary: exit 3, one line
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        fail(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", 3)
+    if as_json:
+        echo_json(report.to_dict())
+        sys.exit(0 if report.ok else 1)
+    if not quiet:
+        for w in report.warnings:
+            click.echo(format_finding(w), err=True)
+    for f in report.errors:
+        click.echo(format_finding(f))
+    if report.ok:
+        if not quiet:
+            click.echo(f"OK: {report.n_files} files, {report.n_bytes:,} bytes verified; structural invariants hold.")
+        sys.exit(0)
+    counts = ", ".join(f"{n} {k}" for k, n in report.counts().items())
+    click.echo(f"FAILED: {len(report.errors)} finding{'s' * (len(report.errors) != 1)} ({counts}); {report.n_files} of {report.n_listed} listed files verified.", err=True)
+    sys.exit(1)
+
+
+def _with_progress(run, silent: bool):
+    """Run ``run(callback)`` with a byte-count progress bar on a terminal."""
+    if silent or not sys.stderr.isatty():
+        return run(None)
+    with click.progressbar(length=0, label="hashing", file=sys.stderr, show_pos=True) as bar:
+        return run(lambda result: bar.update(1))
+
+
+@click.command(epilog=EPILOG)
+@root_option
+@click.option("--json", "as_json", is_flag=True, help="Print the lines added as JSON.")
+def seal(root: Path, as_json: bool) -> None:
+    """Write SHA256SUMS for a new archive, or append the lines of new model folders.
+
+    With no SHA256SUMS, every regular file under archive/ is listed in canonical
+    form. With one, the existing lines must still match their files: seal refuses
+    to change a line (the frozen parts never change, and a sealed model folder is
+    never altered) and only adds the files of new archive/models/<model_id>/ folders.
+    """
+    from rapgen.archive.seal import seal_archive
+    from rapgen.errors import RapgenError
+
+    try:
+        result = seal_archive(root)
+    except RapgenError as exc:
+        fail(str(exc), exc.exit_code)
+    if as_json:
+        echo_json({"created": result.created, "added": list(result.added), "total": result.total})
+        return
+    if result.created:
+        click.echo(f"Wrote SHA256SUMS listing {result.total} files.")
+    elif result.added:
+        for p in result.added:
+            click.echo(f"added {p}")
+        click.echo(f"Appended {len(result.added)} lines; SHA256SUMS now lists {result.total} files.")
+    else:
+        click.echo(f"Nothing to add; SHA256SUMS lists {result.total} files.")
+
+
+COMMANDS = [verify, seal]

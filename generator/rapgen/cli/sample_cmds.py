@@ -1,0 +1,3 @@
+"""Commands of the sample stage (placeholder until the stage lands)."""
+
+COMMANDS: list = []

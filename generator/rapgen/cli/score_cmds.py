@@ -1,0 +1,3 @@
+"""Commands of the score stage (placeholder until the stage lands)."""
+
+COMMANDS: list = []

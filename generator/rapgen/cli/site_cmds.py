@@ -1,0 +1,3 @@
+"""Commands of the site stage (placeholder until the stage lands)."""
+
+COMMANDS: list = []

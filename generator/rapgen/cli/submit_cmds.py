@@ -1,0 +1,3 @@
+"""Commands of the submit stage (placeholder until the stage lands)."""
+
+COMMANDS: list = []

@@ -1,0 +1,31 @@
+"""Shared fixtures: a tiny valid archive, built once per session and copied per test."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from factory import TinyArchive, make_archive  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def _tiny_template(tmp_path_factory) -> TinyArchive:
+    return make_archive(tmp_path_factory.mktemp("tiny-template"))
+
+
+@pytest.fixture
+def tiny_archive(_tiny_template: TinyArchive, tmp_path: Path) -> TinyArchive:
+    """A fresh, writable copy of the tiny archive for one test."""
+    dest = tmp_path / "repo"
+    shutil.copytree(_tiny_template.root, dest, symlinks=True)
+    return TinyArchive(dest, _tiny_template.field_ids, _tiny_template.model_ids)
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return Path(__file__).resolve().parent.parent

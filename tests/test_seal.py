@@ -1,0 +1,87 @@
+"""``rapgen seal``: canonical SHA256SUMS, append-only for new model folders, refusals."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+from click.testing import CliRunner
+
+from rapgen.cli import cli
+
+
+def run(root, *args):
+    return CliRunner().invoke(cli, ["seal", "--root", str(root), *args])
+
+
+def test_seal_writes_canonical_sums_that_verify(tiny_archive):
+    sums = tiny_archive.root / "SHA256SUMS"
+    before = sums.read_bytes()
+    sums.unlink()
+    result = run(tiny_archive.root)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "Wrote SHA256SUMS listing 15 files.\n"
+    assert sums.read_bytes() == before  # canonical form is unique
+    lines = before.decode().splitlines()
+    assert lines == sorted(lines, key=lambda l: l[66:].encode())
+    assert all(len(l.split("  ", 1)[0]) == 64 for l in lines)
+    assert subprocess.run(["sha256sum", "-c", "--strict", "--quiet", "SHA256SUMS"], cwd=tiny_archive.root).returncode == 0
+
+
+def test_seal_appends_a_new_model_folder_only(tiny_archive):
+    models = tiny_archive.root / "archive" / "models"
+    before = (tiny_archive.root / "SHA256SUMS").read_text().splitlines()
+    shutil.copytree(models / "model-b", models / "model-c")
+    result = run(tiny_archive.root)
+    assert result.exit_code == 0, result.output
+    assert "added archive/models/model-c/model.json" in result.stdout
+    assert "Appended 2 lines" in result.stdout
+    after = (tiny_archive.root / "SHA256SUMS").read_text().splitlines()
+    assert set(before) < set(after) and len(after) == len(before) + 2
+    again = run(tiny_archive.root)
+    assert again.exit_code == 0 and "Nothing to add" in again.stdout
+
+
+def test_seal_refuses_to_change_a_frozen_line(tiny_archive):
+    target = tiny_archive.root / "archive" / "benchmark" / "fields.jsonl"
+    target.write_text(target.read_text() + "\n")
+    sums_before = (tiny_archive.root / "SHA256SUMS").read_bytes()
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1
+    assert "refusing to change the existing SHA256SUMS line for archive/benchmark/fields.jsonl" in result.stderr
+    assert (tiny_archive.root / "SHA256SUMS").read_bytes() == sums_before
+
+
+def test_seal_refuses_new_file_in_frozen_part(tiny_archive):
+    (tiny_archive.root / "archive" / "benchmark" / "extra.json").write_text("{}")
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1
+    assert "refusing to add archive/benchmark/extra.json" in result.stderr
+
+
+def test_seal_refuses_new_file_in_sealed_model(tiny_archive):
+    (tiny_archive.root / "archive" / "models" / "model-b" / "traces.jsonl").write_text("")
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1
+    assert "model 'model-b' is already sealed" in result.stderr
+
+
+def test_seal_refuses_symlinks(tiny_archive):
+    (tiny_archive.root / "archive" / "link").symlink_to(tiny_archive.root / "SHA256SUMS")
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1
+    assert "archive/link is a symlink" in result.stderr
+
+
+def test_seal_refuses_removed_file(tiny_archive):
+    (tiny_archive.root / "archive" / "models" / "model-b" / "model.json").unlink()
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1
+    assert "may never be removed" in result.stderr
+
+
+def test_seal_without_archive_folder(tmp_path):
+    result = run(tmp_path)
+    assert result.exit_code == 1
+    assert "no archive/ folder" in result.stderr
+    assert run(tmp_path / "missing").exit_code == 2

@@ -1,0 +1,448 @@
+"""``rapgen verify``: one tampering per test, each asserting exit code, keyword and path."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from factory import reseal
+from rapgen.archive.writer import write_assignments
+from rapgen.cli import cli
+
+FIELDS = "archive/benchmark/fields.jsonl"
+PAPERS = "archive/benchmark/papers.parquet"
+ASSIGN = "archive/benchmark/assignments.parquet"
+CODEBOOKS = "archive/benchmark/codebooks.jsonl"
+BLOCKS = "archive/benchmark/blocks.jsonl"
+FIXED = "archive/search/manifest_fixed.jsonl"
+LEDGER = "archive/provenance/FINAL_PARAMETER_LEDGER_V1.json"
+PRED_A = "archive/models/model-a/predictions.jsonl"
+TRACES_A = "archive/models/model-a/traces.jsonl"
+
+
+def run(root: Path, *args: str):
+    return CliRunner().invoke(cli, ["verify", "--root", str(root), *args])
+
+
+def findings(root: Path, *args: str) -> tuple[int, list[dict]]:
+    result = run(root, "--json", *args)
+    return result.exit_code, json.loads(result.stdout)["findings"]
+
+
+def assert_finding(root: Path, category: str, path: str, *, line: int | None = None, detail: str = "", args: tuple = ()) -> dict:
+    code, found = findings(root, *args)
+    assert code == 1, found
+    matches = [f for f in found if f["category"] == category and f["path"] == path and (line is None or f["line"] == line)]
+    assert matches, f"no {category} for {path} in {found}"
+    if detail:
+        assert any(detail in f["detail"] for f in matches), matches
+    return matches[0]
+
+
+def sums_lines(root: Path) -> list[bytes]:
+    return (root / "SHA256SUMS").read_bytes().split(b"\n")[:-1]
+
+
+def write_sums(root: Path, lines: list[bytes], *, trailing: bytes = b"\n") -> None:
+    (root / "SHA256SUMS").write_bytes(b"\n".join(lines) + trailing)
+
+
+def line_no(root: Path, path: str) -> int:
+    for i, line in enumerate(sums_lines(root), start=1):
+        if line.endswith(b"  " + path.encode()):
+            return i
+    raise AssertionError(path)
+
+
+def edit_jsonl(root: Path, rel: str, edit) -> None:
+    path = root / rel
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    rows = edit(rows)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    reseal(root)
+
+
+# ------------------------------------------------------------------ good archive
+def test_good_archive_verifies_and_sha256sum_agrees(tiny_archive):
+    result = run(tiny_archive.root)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("OK: 15 files")
+    assert "structural invariants hold" in result.stdout
+    check = subprocess.run(["sha256sum", "-c", "--strict", "--quiet", "SHA256SUMS"], cwd=tiny_archive.root, capture_output=True)
+    assert check.returncode == 0, check.stderr
+
+
+def test_json_report_on_success(tiny_archive):
+    result = run(tiny_archive.root, "--json")
+    assert result.exit_code == 0
+    report = json.loads(result.stdout)
+    assert report["ok"] is True and report["files_verified"] == 15 and report["findings"] == []
+    assert report["bytes_verified"] == sum(p.stat().st_size for p in (tiny_archive.root / "archive").rglob("*") if p.is_file())
+
+
+def test_quiet_prints_nothing_on_success(tiny_archive):
+    result = run(tiny_archive.root, "--quiet")
+    assert result.exit_code == 0 and result.output == ""
+
+
+# ------------------------------------------------------------------ bytes
+def test_flipped_byte_is_failed_with_expected_and_actual(tiny_archive):
+    path = tiny_archive.root / FIELDS
+    data = bytearray(path.read_bytes())
+    data[10] ^= 0x01
+    path.write_bytes(bytes(data))
+    f = assert_finding(tiny_archive.root, "FAILED", FIELDS, line=line_no(tiny_archive.root, FIELDS))
+    assert f["expected"] != f["actual"] and len(f["actual"]) == 64
+    # the invariants that read fields.jsonl are not evaluated, and say so
+    assert_finding(tiny_archive.root, "NOT-EVALUATED", CODEBOOKS)
+
+
+def test_truncated_parquet_is_failed(tiny_archive):
+    path = tiny_archive.root / PAPERS
+    path.write_bytes(path.read_bytes()[:100])
+    assert_finding(tiny_archive.root, "FAILED", PAPERS)
+    assert_finding(tiny_archive.root, "NOT-EVALUATED", FIXED)
+
+
+def test_changed_digest_line_is_failed(tiny_archive):
+    lines = sums_lines(tiny_archive.root)
+    lines[0] = b"0" * 64 + lines[0][64:]
+    write_sums(tiny_archive.root, lines)
+    assert_finding(tiny_archive.root, "FAILED", lines[0][66:].decode(), line=1)
+
+
+def test_text_output_names_keyword_and_path(tiny_archive):
+    (tiny_archive.root / FIELDS).write_text("{}\n")
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1
+    assert f"FAILED {FIELDS}:" in result.stdout
+    assert "FAILED: " in result.stderr and "finding" in result.stderr
+
+
+# ------------------------------------------------------------------ completeness
+def test_missing_file(tiny_archive):
+    (tiny_archive.root / BLOCKS).unlink()
+    assert_finding(tiny_archive.root, "MISSING", BLOCKS, line=line_no(tiny_archive.root, BLOCKS))
+
+
+def test_unlisted_file(tiny_archive):
+    (tiny_archive.root / "archive" / "benchmark" / "notes.txt").write_text("hello")
+    assert_finding(tiny_archive.root, "UNLISTED", "archive/benchmark/notes.txt")
+
+
+def test_unlisted_hidden_file(tiny_archive):
+    (tiny_archive.root / "archive" / ".DS_Store").write_bytes(b"\0")
+    assert_finding(tiny_archive.root, "UNLISTED", "archive/.DS_Store")
+
+
+def test_missing_sha256sums(tiny_archive):
+    (tiny_archive.root / "SHA256SUMS").unlink()
+    assert_finding(tiny_archive.root, "MISSING", "SHA256SUMS")
+
+
+def test_every_problem_is_reported_not_just_the_first(tiny_archive):
+    (tiny_archive.root / BLOCKS).unlink()
+    (tiny_archive.root / "archive" / "extra.bin").write_bytes(b"x")
+    (tiny_archive.root / LEDGER).write_text("{}")
+    code, found = findings(tiny_archive.root)
+    assert code == 1
+    assert {f["category"] for f in found} >= {"MISSING", "UNLISTED", "FAILED"}
+    paths = [f["path"].encode() for f in found]
+    assert paths == sorted(paths)
+
+
+# ------------------------------------------------------------------ grammar
+@pytest.mark.parametrize(
+    "mangle, detail",
+    [
+        (lambda l: l[:64] + b" " + l[66:], "single space"),
+        (lambda l: l[:64] + b"\t" + l[66:], "tab"),
+        (lambda l: l[:60] + l[64:], "64 hex digits"),
+        (lambda l: b"z" + l[1:], "not hexadecimal"),
+        (lambda l: l[:66], "empty file name"),
+    ],
+    ids=["single-space", "tab", "short-digest", "non-hex", "empty-name"],
+)
+def test_malformed_lines(tiny_archive, mangle, detail):
+    lines = sums_lines(tiny_archive.root)
+    lines[2] = mangle(lines[2])
+    write_sums(tiny_archive.root, lines)
+    assert_finding(tiny_archive.root, "MALFORMED", "SHA256SUMS", line=3, detail=detail)
+
+
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        lambda ls: [ls[0][:64].upper() + ls[0][64:]] + ls[1:],
+        lambda ls: [ls[0][:64] + b" *" + ls[0][66:]] + ls[1:],
+        lambda ls: [l + b"\r" for l in ls],
+        lambda ls: [b"\xef\xbb\xbf" + ls[0]] + ls[1:],
+        lambda ls: [b"# made by hand", b""] + ls,
+        lambda ls: [b"SHA256 (" + ls[0][66:] + b") = " + ls[0][:64]] + ls[1:],
+        lambda ls: [ls[0][:66] + b"./" + ls[0][66:]] + ls[1:],
+    ],
+    ids=["upper-hex", "binary-marker", "crlf", "bom", "comment-blank", "bsd", "dot-slash"],
+)
+def test_accepted_forms_warn_and_fail_under_strict(tiny_archive, mangle):
+    write_sums(tiny_archive.root, mangle(sums_lines(tiny_archive.root)))
+    lenient = run(tiny_archive.root)
+    assert lenient.exit_code == 0, lenient.output
+    assert "WARNING SHA256SUMS" in lenient.stderr
+    strict = run(tiny_archive.root, "--strict")
+    assert strict.exit_code == 1
+    assert "MALFORMED SHA256SUMS" in strict.stdout and "--strict" in strict.stdout
+
+
+def test_non_utf8_line(tiny_archive):
+    lines = sums_lines(tiny_archive.root)
+    lines.append(b"0" * 64 + b"  archive/\xff\xfe")
+    write_sums(tiny_archive.root, lines)
+    assert_finding(tiny_archive.root, "MALFORMED", "SHA256SUMS", line=len(lines), detail="UTF-8")
+
+
+# ------------------------------------------------------------------ paths
+@pytest.mark.parametrize(
+    "path, detail",
+    [
+        (b"archive/../../etc/passwd", "'..'"),
+        (b"/etc/passwd", "absolute"),
+        (b"README.md", "outside archive/"),
+        (b"archive//x", "empty path component"),
+        (b"archive/./x", "'.' component"),
+        (b"archive\\x", "backslash"),
+        (b"SHA256SUMS", "itself"),
+    ],
+    ids=["dotdot", "absolute", "outside", "empty-component", "dot", "backslash", "self"],
+)
+def test_unsafe_paths_are_never_touched(tiny_archive, path, detail):
+    lines = sums_lines(tiny_archive.root) + [b"0" * 64 + b"  " + path]
+    write_sums(tiny_archive.root, sorted(lines, key=lambda l: l[66:]))
+    code, found = findings(tiny_archive.root)
+    assert code == 1
+    unsafe = [f for f in found if f["category"] == "UNSAFE"]
+    assert len(unsafe) == 1 and detail in unsafe[0]["detail"], found
+    assert not any(f["category"] == "FAILED" for f in found)
+
+
+def test_control_character_is_escaped(tiny_archive):
+    lines = sums_lines(tiny_archive.root) + [b"0" * 64 + b"  archive/bad\x1bname"]
+    write_sums(tiny_archive.root, lines)
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1
+    assert "UNSAFE archive/bad\\x1bname" in result.stdout
+    assert "\x1b" not in result.output
+
+
+def test_duplicate_line(tiny_archive):
+    lines = sums_lines(tiny_archive.root)
+    write_sums(tiny_archive.root, lines[:3] + [lines[2]] + lines[3:])
+    f = assert_finding(tiny_archive.root, "DUPLICATE", lines[2][66:].decode(), line=4)
+    assert "first on line 3" in f["detail"]
+
+
+def test_case_collision_is_a_conflict(tiny_archive):
+    lines = sums_lines(tiny_archive.root)
+    first = lines[0][66:]
+    write_sums(tiny_archive.root, lines + [lines[0][:66] + first.upper().replace(b"ARCHIVE/", b"archive/")])
+    assert_finding(tiny_archive.root, "CONFLICT", first.upper().replace(b"ARCHIVE/", b"archive/").decode())
+
+
+def test_file_that_is_also_a_folder_is_a_conflict(tiny_archive):
+    lines = sums_lines(tiny_archive.root) + [b"0" * 64 + b"  archive/benchmark"]
+    write_sums(tiny_archive.root, lines)
+    assert_finding(tiny_archive.root, "CONFLICT", "archive/benchmark")
+
+
+# ------------------------------------------------------------------ file types
+def test_listed_file_replaced_by_symlink(tiny_archive):
+    target = tiny_archive.root / BLOCKS
+    saved = target.read_bytes()
+    target.unlink()
+    outside = tiny_archive.root / "outside.jsonl"
+    outside.write_bytes(saved)
+    target.symlink_to(outside)
+    f = assert_finding(tiny_archive.root, "SYMLINK", BLOCKS)
+    assert "not followed" in f["detail"]
+
+
+def test_unlisted_symlink_and_loop(tiny_archive):
+    loop = tiny_archive.root / "archive" / "loop"
+    loop.symlink_to(loop)
+    assert_finding(tiny_archive.root, "SYMLINK", "archive/loop")
+
+
+def test_symlinked_folder_is_not_followed(tiny_archive):
+    models = tiny_archive.root / "archive" / "models"
+    shutil.move(models, tiny_archive.root / "elsewhere")
+    models.symlink_to(tiny_archive.root / "elsewhere")
+    f = assert_finding(tiny_archive.root, "SYMLINK", "archive/models/model-a/model.json")
+    assert "inside symbolic link archive/models" in f["detail"]
+
+
+def test_fifo_never_blocks(tiny_archive):
+    os.mkfifo(tiny_archive.root / "archive" / "pipe")
+    assert_finding(tiny_archive.root, "NOT-REGULAR", "archive/pipe", detail="FIFO")
+
+
+def test_listed_fifo_never_blocks(tiny_archive):
+    target = tiny_archive.root / BLOCKS
+    target.unlink()
+    os.mkfifo(target)
+    assert_finding(tiny_archive.root, "NOT-REGULAR", BLOCKS)
+
+
+def test_folder_where_a_file_is_listed(tiny_archive):
+    target = tiny_archive.root / BLOCKS
+    target.unlink()
+    target.mkdir()
+    assert_finding(tiny_archive.root, "NOT-REGULAR", BLOCKS, detail="folder")
+
+
+def test_non_utf8_file_name_is_escaped(tiny_archive):
+    name = os.fsencode(tiny_archive.root / "archive") + b"/bad\xffname"
+    with open(name, "wb") as handle:
+        handle.write(b"x")
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1
+    assert "UNLISTED archive/bad\\xffname" in result.stdout
+
+
+# ------------------------------------------------------------------ invariants
+def test_codebook_with_seven_directions(tiny_archive):
+    edit_jsonl(tiny_archive.root, CODEBOOKS, lambda rows: [dict(r, directions=r["directions"][:7]) if i == 1 else r for i, r in enumerate(rows)])
+    assert_finding(tiny_archive.root, "INVARIANT", CODEBOOKS, line=2, detail="exactly eight directions")
+
+
+def test_codebook_slots_out_of_order(tiny_archive):
+    def swap(rows):
+        d = rows[0]["directions"]
+        d[0], d[1] = d[1], d[0]
+        return rows
+    edit_jsonl(tiny_archive.root, CODEBOOKS, swap)
+    assert_finding(tiny_archive.root, "INVARIANT", CODEBOOKS, line=1, detail="slot D0")
+
+
+def test_field_in_no_block(tiny_archive):
+    edit_jsonl(tiny_archive.root, BLOCKS, lambda rows: [dict(r, fields=[f for f in r["fields"] if f != "gamma"]) if "gamma" in r["fields"] and len(r["fields"]) > 1 else r for r in rows if r["fields"] != ["gamma"]])
+    assert_finding(tiny_archive.root, "INVARIANT", BLOCKS, detail="'gamma' is in no block")
+
+
+def test_block_split_differs_from_field_split(tiny_archive):
+    edit_jsonl(tiny_archive.root, BLOCKS, lambda rows: [dict(r, split="dev") if r["block_id"] == "b2" else r for r in rows])
+    assert_finding(tiny_archive.root, "INVARIANT", BLOCKS, detail="'gamma' is test but its block 'b2' is dev")
+
+
+def _edit_ledger(root: Path, edit) -> None:
+    table = pq.read_table(root / ASSIGN).to_pydict()
+    edit(table)
+    write_assignments(root / ASSIGN, table)
+    reseal(root)
+
+
+def test_duplicate_membership(tiny_archive):
+    def dup(t):
+        for k in t:
+            t[k].append(t[k][0])
+    _edit_ledger(tiny_archive.root, dup)
+    assert_finding(tiny_archive.root, "INVARIANT", ASSIGN, detail="(arxiv_id, field_id) is not unique")
+
+
+def test_secondary_on_a_single_row(tiny_archive):
+    def bad(t):
+        i = t["assignment_type"].index("single")
+        t["secondary"][i] = "D7" if t["primary"][i] != "D7" else "D6"
+    _edit_ledger(tiny_archive.root, bad)
+    assert_finding(tiny_archive.root, "INVARIANT", ASSIGN, detail="only present for boundary and bridge")
+
+
+def test_other_row_with_a_direction(tiny_archive):
+    def bad(t):
+        i = t["assignment_type"].index("other")
+        t["primary"][i] = "D1"
+    _edit_ledger(tiny_archive.root, bad)
+    assert_finding(tiny_archive.root, "INVARIANT", ASSIGN, detail="an 'other' row must have primary 'other'")
+
+
+def test_manifest_count_and_hash_rebuilt_from_ledger(tiny_archive):
+    edit_jsonl(tiny_archive.root, FIXED, lambda rows: [dict(r, n_papers=r["n_papers"] + 1, ids_sha256="0" * 64) if i == 0 else r for i, r in enumerate(rows)])
+    code, found = findings(tiny_archive.root)
+    details = [f["detail"] for f in found if f["path"] == FIXED]
+    assert code == 1
+    assert any("n_papers" in d for d in details) and any("ids_sha256" in d for d in details)
+
+
+def test_manifest_paper_on_origin(tiny_archive):
+    edit_jsonl(tiny_archive.root, FIXED, lambda rows: [dict(r, max_date=r["origin"]) if i == 0 else r for i, r in enumerate(rows)])
+    assert_finding(tiny_archive.root, "INVARIANT", FIXED, detail="on or after its origin")
+
+
+def test_manifest_missing_episode(tiny_archive):
+    edit_jsonl(tiny_archive.root, FIXED, lambda rows: rows[1:])
+    assert_finding(tiny_archive.root, "INVARIANT", FIXED, detail="has no line")
+
+
+def test_prediction_for_unknown_field(tiny_archive):
+    edit_jsonl(tiny_archive.root, PRED_A, lambda rows: [dict(r, field_id="nope") if i == 4 else r for i, r in enumerate(rows)])
+    assert_finding(tiny_archive.root, "INVARIANT", PRED_A, line=5, detail="not a field of this archive")
+
+
+def test_trace_beyond_the_call_cap(tiny_archive):
+    edit_jsonl(tiny_archive.root, TRACES_A, lambda rows: [dict(r, call_index=20) if i == 1 else r for i, r in enumerate(rows)])
+    assert_finding(tiny_archive.root, "INVARIANT", TRACES_A, line=2, detail="beyond the cap of 20")
+
+
+def test_trace_returning_a_paper_from_after_the_origin(tiny_archive):
+    table = pq.read_table(tiny_archive.root / ASSIGN).to_pydict()
+    late = next(a for a, f, d in zip(table["arxiv_id"], table["field_id"], table["first_submitted"]) if f == "alpha" and d.isoformat() >= "2023-01-01")
+    edit_jsonl(tiny_archive.root, TRACES_A, lambda rows: [dict(r, returned_ids=[late] + r["returned_ids"][1:]) if i == 0 else r for i, r in enumerate(rows)])
+    assert_finding(tiny_archive.root, "INVARIANT", TRACES_A, line=1, detail=late)
+
+
+def test_bad_model_folder_name_and_stray_file(tiny_archive):
+    models = tiny_archive.root / "archive" / "models"
+    shutil.copytree(models / "model-b", models / "Bad_Model")
+    (models / "model-a" / "notes.txt").write_text("x")
+    reseal(tiny_archive.root)
+    assert_finding(tiny_archive.root, "INVARIANT", "archive/models/Bad_Model", detail="does not match")
+    assert_finding(tiny_archive.root, "INVARIANT", "archive/models/model-a/notes.txt", detail="unexpected file")
+
+
+def test_ledger_constant_missing(tiny_archive):
+    path = tiny_archive.root / LEDGER
+    ledger = json.loads(path.read_text())
+    del ledger["holt"]["beta"]
+    path.write_text(json.dumps(ledger))
+    reseal(tiny_archive.root)
+    assert_finding(tiny_archive.root, "INVARIANT", LEDGER, detail="holt.beta")
+
+
+def test_required_file_absent_from_archive(tiny_archive):
+    (tiny_archive.root / BLOCKS).unlink()
+    reseal(tiny_archive.root)
+    assert_finding(tiny_archive.root, "INVARIANT", BLOCKS, detail="required file")
+
+
+# ------------------------------------------------------------------ usage and internal errors
+def test_root_not_a_directory_is_usage_error(tmp_path):
+    result = run(tmp_path / "nope")
+    assert result.exit_code == 2
+    assert "not a directory" in result.stderr
+
+
+def test_internal_error_is_one_line_exit_3(tiny_archive, monkeypatch):
+    import rapgen.archive.verify as verify_module
+
+    monkeypatch.setattr(verify_module, "check_invariants", lambda *a: 1 / 0)
+    result = run(tiny_archive.root)
+    assert result.exit_code == 3
+    assert result.stderr.strip().count("\n") == 0
+    assert "internal error: ZeroDivisionError" in result.stderr and "Traceback" not in result.stderr
+    debug = run(tiny_archive.root, "--debug")
+    assert debug.exit_code == 3 and "Traceback" in debug.stderr
