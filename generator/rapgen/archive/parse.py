@@ -68,10 +68,11 @@ def _lines(path: str, data: bytes, findings: list[Finding]) -> Iterator[tuple[in
     except UnicodeDecodeError as exc:
         findings.append(Finding(path, None, Category.MALFORMED, f"not valid UTF-8 at byte {exc.start}"))
         return
-    for number, raw in enumerate(text.split("\n"), start=1):
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline ends the last line; it does not start another
+    for number, raw in enumerate(lines, start=1):
         if raw.strip() == "":
-            if raw == "" :
-                continue
             findings.append(Finding(path, number, Category.MALFORMED, "blank line"))
             continue
         try:
