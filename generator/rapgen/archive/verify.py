@@ -76,6 +76,7 @@ def verify_archive(
     jobs: int | None = None,
     invariants: bool = True,
     on_hashed: Callable[[HashResult], None] | None = None,
+    on_hash_start: Callable[[int, int], None] | None = None,
 ) -> VerifyReport:
     """Verify the archive below ``root`` (the folder holding SHA256SUMS and archive/)."""
     root = str(root)
@@ -154,6 +155,8 @@ def verify_archive(
 
     # 4. Hash, largest files first so both workers stay busy.
     to_hash.sort(key=lambda p: -found[p].size)
+    if on_hash_start:
+        on_hash_start(len(to_hash), sum(found[p].size for p in to_hash))
     verified: set[str] = set()
     for path, result in hash_files(root, to_hash, jobs=jobs, on_done=on_hashed).items():
         line = listed[path].line

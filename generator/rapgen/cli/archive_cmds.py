@@ -35,7 +35,10 @@ def verify(root: Path, as_json: bool, strict: bool, quiet: bool, jobs: int | Non
     from rapgen.errors import UsageProblem
 
     try:
-        report = _with_progress(lambda cb: verify_archive(root, strict=strict, jobs=jobs, on_hashed=cb), quiet or as_json)
+        report = _with_progress(
+            lambda start, done: verify_archive(root, strict=strict, jobs=jobs, on_hash_start=start, on_hashed=done),
+            quiet or as_json,
+        )
     except UsageProblem as exc:
         fail(str(exc), 2)
     except Exception as exc:  # noqa: BLE001 - program boundary: exit 3, one line
@@ -62,11 +65,24 @@ def verify(root: Path, as_json: bool, strict: bool, quiet: bool, jobs: int | Non
 
 
 def _with_progress(run, silent: bool):
-    """Run ``run(callback)`` with a byte-count progress bar on a terminal."""
+    """Run ``run(on_start, on_done)`` with a byte-count progress bar, on a terminal only."""
     if silent or not sys.stderr.isatty():
-        return run(None)
-    with click.progressbar(length=0, label="hashing", file=sys.stderr, show_pos=True) as bar:
-        return run(lambda result: bar.update(1))
+        return run(None, None)
+    bars = []
+
+    def start(n_files: int, n_bytes: int) -> None:
+        bar = click.progressbar(length=max(n_bytes, 1), label=f"hashing {n_files} files", file=sys.stderr)
+        bar.__enter__()
+        bars.append(bar)
+
+    def done(result) -> None:
+        bars[0].update(result.size)
+
+    try:
+        return run(start, done)
+    finally:
+        for bar in bars:
+            bar.__exit__(None, None, None)
 
 
 @click.command(epilog=EPILOG)
