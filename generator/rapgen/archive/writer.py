@@ -21,6 +21,13 @@ ASSIGNMENTS_SCHEMA = (
 )
 
 
+def _umask_mode() -> int:
+    """0o666 less the process umask: the mode ``open()`` would give a new file."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file in the same folder and a rename."""
     path = Path(path)
@@ -29,6 +36,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        os.chmod(tmp, _umask_mode())  # mkstemp creates 0600; give the file ordinary permissions
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -63,6 +71,7 @@ def _write_table(path: str | Path, columns: dict[str, list], schema: tuple[tuple
     os.close(fd)
     try:
         pq.write_table(table, tmp, compression="zstd", row_group_size=1 << 20, write_statistics=True)
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -1,3 +1,91 @@
-"""Commands of the sample stage (placeholder until the stage lands)."""
+"""Sample-stage commands: ``rapgen sample build`` and ``rapgen synth``."""
 
-COMMANDS: list = []
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option
+
+
+@click.group(epilog=EPILOG)
+def sample() -> None:
+    """Build the committed sample archive from real cs.CL arXiv papers."""
+
+
+@sample.command("build", epilog=EPILOG)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Repository root to build into: archive/ and SHA256SUMS are written there. It must not hold an archive yet (see --force).",
+)
+@click.option(
+    "--data",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The arXiv metadata file papers.jsonl.gz.  [default: ../shared/data/arxiv-sample/papers.jsonl.gz, relative to the repository]",
+)
+@click.option("--force", is_flag=True, help="Replace an existing archive/ and SHA256SUMS in --out (refused if it holds model folders).")
+@json_option
+@debug_option
+@handle_errors
+def build(out: Path, data: Path | None, force: bool, as_json: bool, debug: bool) -> None:
+    """Build the sample archive: 17 hand-written NLP fields over real cs.CL papers
+    (2021-07 to 2025-06), labelled by a TF-IDF instrument, with blocks, split,
+    manifests and the parameter ledger, then sealed with SHA256SUMS.
+
+    \b
+    Example (from the repository root):
+      rapgen sample build --out . && rapgen verify
+    """
+    from rapgen.sample import build_sample, default_data_path
+
+    if data is None:
+        data = default_data_path()
+    summary = build_sample(data, out, force=force)
+    if as_json:
+        echo_json(summary)
+        return
+    click.echo(
+        f"Built {out}/archive: {summary['fields']} fields in {summary['blocks']} blocks "
+        f"({summary['dev_fields']} dev), {summary['papers']:,} papers, {summary['memberships']:,} memberships; "
+        f"{summary['eligible_pre2024']} fields eligible before 2024."
+    )
+    click.echo(f"{'field':<26} {'members':>8} {'other':>7} {'boundary':>9}")
+    for fid, r in sorted(summary["fields_report"].items()):
+        click.echo(f"{fid:<26} {r['members']:>8,} {r['other_share']:>7.1%} {r['boundary_rate']:>9.1%}")
+
+
+@click.command(epilog=EPILOG)
+@click.option("--scale", type=click.Choice(["full", "small"]), default="full", show_default=True, help="full: the benchmark's real size (278 fields, 1,390 episodes, 279,365 papers); small: 12 fields for tests.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the generator; the same seed gives the same bytes.")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Root folder to write archive/ and SHA256SUMS into (must not hold an archive yet, see --force).")
+@click.option("--force", is_flag=True, help="Replace an existing archive/ and SHA256SUMS in --out (refused if it holds model folders).")
+@json_option
+@debug_option
+@handle_errors
+def synth(scale: str, seed: int, out: Path, force: bool, as_json: bool, debug: bool) -> None:
+    """Write an entirely SYNTHETIC archive (papers, labels and seven models) at the
+    benchmark's size, for speed measurements and tests. Never commit it.
+
+    \b
+    Example:
+      rapgen synth --scale full --seed 0 --out /tmp/synth && rapgen verify --root /tmp/synth
+    """
+    from rapgen.sample import write_synthetic_archive
+
+    summary = write_synthetic_archive(out, scale, seed, force=force)
+    if as_json:
+        echo_json(summary)
+        return
+    click.echo(
+        f"Wrote synthetic archive {out}: {summary['fields']} fields, {summary['episodes']:,} episodes, "
+        f"{summary['papers']:,} papers, {summary['memberships']:,} memberships, {summary['models']} models "
+        f"({summary['invalid_units']:,} of {summary['units']:,} units invalid) in {summary['total_seconds']:.1f} s."
+    )
+
+
+COMMANDS = [sample, synth]

@@ -1,0 +1,147 @@
+"""Pieces shared by the sample build and the synthetic generator: the ledger,
+origins, search manifests, ARCHIVE.json, staging and sealing."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from datetime import date
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from rapgen.archive import add_months
+from rapgen.archive.writer import write_json, write_jsonl
+from rapgen.errors import UsageProblem
+
+# ARCHIVE.md, provenance/FINAL_PARAMETER_LEDGER_V1.json: the benchmark's values, verbatim.
+LEDGER: dict = {
+    "bm25": {"k1": 1.5, "b": 0.75},
+    "search": {"top_k": 8, "max_calls": 20},
+    "bootstrap": {"resamples": 10000, "seed": 0, "level": 0.95},
+    "ewma_weights": [0.25, 0.25, 0.5],
+    "arima110": {"phi": -0.4},
+    "holt": {"alpha": 0.85, "beta": 0.6},
+    "var_ridge": {"ratio": 133.352},
+    "residual": {"direct_permutations": 2048, "seed": 0},
+    "change_rich": {"p_max": 0.05, "repeatability_min": 0.5, "null_draws": 2000, "seed": 0},
+    "reliability": {"splits": 200, "seed": 0},
+}
+
+SLOTS = tuple(f"D{i}" for i in range(8))
+
+
+def origins_doc(origins: Sequence[date], window_months: int, history_windows: int, strict_origin: date) -> dict:
+    return {
+        "origins": [o.isoformat() for o in origins],
+        "window_months": window_months,
+        "history_windows": history_windows,
+        "strict_origin": strict_origin.isoformat(),
+    }
+
+
+def write_common(staging: Path, info: dict, origins: dict) -> None:
+    """ARCHIVE.json, origins.json and the parameter ledger."""
+    write_json(staging / "archive" / "ARCHIVE.json", info)
+    write_json(staging / "archive" / "benchmark" / "origins.json", origins)
+    write_json(staging / "archive" / "provenance" / "FINAL_PARAMETER_LEDGER_V1.json", LEDGER)
+
+
+def manifest_rows(
+    field_ids: Sequence[str],
+    row_field: np.ndarray,
+    row_day: np.ndarray,
+    row_id: Sequence[str],
+    origins: Sequence[date],
+    window_months: int,
+) -> dict[str, list[dict]]:
+    """Search manifests of both regimes (ARCHIVE.md, search/manifest_*.jsonl).
+
+    ``row_field`` holds a field index per ledger row, ``row_day`` its
+    ``first_submitted`` as days since 1970-01-01 and ``row_id`` its arXiv id.
+    A fixed shard is [T - window, T); an expanding shard is everything of the
+    field before T. ``ids_sha256`` hashes the shard's ids sorted by bytes and
+    joined by ``\\n`` with no trailing newline. Lines are ordered by field id, then origin.
+    """
+    epoch = date(1970, 1, 1)
+    order = np.argsort(row_field, kind="stable")
+    bounds = np.searchsorted(row_field[order], np.arange(len(field_ids) + 1))
+    out: dict[str, list[dict]] = {"fixed": [], "expanding": []}
+    for fi in np.argsort(np.array(field_ids, dtype=object), kind="stable"):
+        rows = order[bounds[fi]:bounds[fi + 1]]
+        days = row_day[rows]
+        ids = [row_id[i] for i in rows]
+        for origin in origins:
+            to = (origin - epoch).days
+            for regime in ("fixed", "expanding"):
+                start = add_months(origin, -window_months) if regime == "fixed" else None
+                lo = (start - epoch).days if start else -(10**9)
+                sel = np.nonzero((days >= lo) & (days < to))[0]
+                shard = sorted((ids[i] for i in sel), key=lambda s: s.encode("utf-8"))
+                digest = hashlib.sha256("\n".join(shard).encode("utf-8")).hexdigest()
+                d = days[sel]
+                out[regime].append(
+                    {
+                        "field_id": field_ids[fi],
+                        "origin": origin.isoformat(),
+                        "regime": regime,
+                        "date_from": start.isoformat() if start else None,
+                        "date_to": origin.isoformat(),
+                        "n_papers": int(len(sel)),
+                        "min_date": _day_iso(int(d.min())) if len(d) else None,
+                        "max_date": _day_iso(int(d.max())) if len(d) else None,
+                        "ids_sha256": digest,
+                    }
+                )
+    return out
+
+
+def _day_iso(day: int) -> str:
+    return date.fromordinal(date(1970, 1, 1).toordinal() + day).isoformat()
+
+
+def write_manifests(staging: Path, manifests: dict[str, list[dict]]) -> None:
+    for regime in ("fixed", "expanding"):
+        write_jsonl(staging / "archive" / "search" / f"manifest_{regime}.jsonl", manifests[regime])
+
+
+def seal(root: Path) -> None:
+    """Write ``root/SHA256SUMS`` for the freshly built archive (``rapgen seal``)."""
+    from rapgen.archive import seal_archive
+
+    seal_archive(root)
+
+
+def _check_target(out_root: Path, force: bool) -> None:
+    if out_root.exists() and not out_root.is_dir():
+        raise UsageProblem(f"{out_root}: exists and is not a directory")
+    archive = out_root / "archive"
+    sums = out_root / "SHA256SUMS"
+    occupied = (archive.exists() and any(archive.iterdir())) or sums.exists()
+    if occupied and not force:
+        raise UsageProblem(f"{out_root}: already holds archive/ or SHA256SUMS; choose an empty --out folder or pass --force")
+    models = archive / "models"
+    if force and models.is_dir() and any(models.iterdir()):
+        raise UsageProblem(f"{models}: holds model folders; --force would delete submissions, so build into another folder")
+
+
+@contextmanager
+def staged(out_root: str | Path, force: bool = False) -> Iterator[Path]:
+    """Build in a hidden staging folder next to the target, then move
+    ``archive/`` and ``SHA256SUMS`` into ``out_root``: nothing half-written."""
+    out_root = Path(out_root)
+    _check_target(out_root, force)
+    out_root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".rapgen-build-", dir=out_root))
+    try:
+        yield staging
+        if (out_root / "archive").exists():
+            shutil.rmtree(out_root / "archive")
+        os.replace(staging / "archive", out_root / "archive")
+        os.replace(staging / "SHA256SUMS", out_root / "SHA256SUMS")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
