@@ -1,3 +1,208 @@
-"""Commands of the search stage (placeholder until the stage lands)."""
+"""Commands of the search stage: ``rapgen search``, ``rapgen replay``, ``rapgen agents``."""
 
-COMMANDS: list = []
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import click
+
+from rapgen.cli.common import debug_option, echo_json, fail, handle_errors, json_option, progress, root_option
+
+CACHE_HELP = "Cache folder for shard indexes (default: $RAPGEN_CACHE, else ROOT/.rapgen-cache)."
+
+
+def cache_option(f):
+    return click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help=CACHE_HELP)(f)
+
+
+def _open(root: Path, verify: bool):
+    from rapgen.archive import Archive, open_verified
+
+    return open_verified(root) if verify else Archive(root)
+
+
+def _log(message: str) -> None:
+    click.echo(message, err=True)
+
+
+class _Bar:
+    """A progress bar created once the total is known (TTY only, via common.progress)."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.bar = None
+
+    def start(self, total: int) -> None:
+        self.bar = progress(None, length=max(total, 1), label=self.label)
+        self.bar.__enter__()
+
+    def tick(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
+@click.command("search")
+@click.argument("field_id")
+@click.argument("origin")
+@click.argument("regime", type=click.Choice(["fixed", "expanding"]))
+@click.argument("query")
+@click.option("--sort", type=click.Choice(["relevance", "date"]), default="relevance", show_default=True,
+              help="Order by BM25F score or by first_submitted (newest first); ties by arXiv id.")
+@click.option("--date-from", default=None, metavar="YYYY-MM-DD", help="Inclusive lower bound (clipped to the shard).")
+@click.option("--date-to", default=None, metavar="YYYY-MM-DD", help="Exclusive upper bound (clipped to the shard).")
+@click.option("--no-verify", is_flag=True, help="Skip archive verification (the index is still keyed by the parquet digests).")
+@cache_option
+@root_option
+@json_option
+@debug_option
+@handle_errors
+def search(field_id, origin, regime, query, sort, date_from, date_to, no_verify, cache_dir, root, as_json, debug):
+    """Run one Search call on the FIELD_ID / ORIGIN / REGIME shard.
+
+    Exactly the tool the benchmark's agents use: BM25F (k1, b and top_k from
+    the ledger) over title and abstract, a flat OR of the analysed query terms,
+    the exact number of matches within the date bounds, and the top papers.
+
+    \b
+      rapgen search nlp-agents 2025-07-01 fixed "tool use benchmark"
+      rapgen search nlp-agents 2025-07-01 expanding "tool use" --sort date --date-from 2024-01-01
+    """
+    from rapgen.search import Backend
+
+    archive = _open(root, not no_verify)
+    backend = Backend(archive, cache_dir=cache_dir, log=_log)
+    shard = backend.shard(field_id, origin, regime)
+    args = {"query": query, "sort": sort, "date_from": date_from, "date_to": date_to}
+    result = shard.search(args, top_k=backend.top_k, k1=backend.k1, b=backend.b)
+    if result.error:
+        if as_json:
+            echo_json({"field_id": field_id, "origin": origin, "regime": regime, "call": args, "error": result.error,
+                       "total_hits": 0, "results": []})
+        fail(f"malformed Search call: {result.error}", 2)
+    papers = backend.papers(list(result.ids))
+    if result.scores:
+        for p, s in zip(papers, result.scores):
+            p["score"] = s
+    window = f"[{shard.date_from or 'start'}, {shard.date_to})"
+    if as_json:
+        echo_json({
+            "field_id": field_id, "origin": origin, "regime": regime,
+            "shard": {"date_from": shard.date_from, "date_to": shard.date_to, "n_papers": shard.n},
+            "call": args, "total_hits": result.total_hits, "results": papers,
+        })
+        return
+    click.echo(f"{result.total_hits:,} hits in {field_id} {origin} {regime} {window} ({shard.n:,} papers); "
+               f"top {len(papers)} by {sort}:")
+    for rank, p in enumerate(papers, 1):
+        score = f"  {p['score']:.4f}" if "score" in p else ""
+        click.echo(f"{rank:>2}. {p['arxiv_id']}  {p['first_submitted']}{score}  {p['title']}")
+
+
+@click.command("replay")
+@click.option("--jobs", type=click.IntRange(1, 64), default=None, help="Worker processes (default: 2, or 1 on a 1-core machine).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also write OUT/replay.json (the schema is in docs/search.md).")
+@click.option("--model", "models", multiple=True, help="Replay only this model (repeatable).")
+@cache_option
+@root_option
+@json_option
+@debug_option
+@handle_errors
+def replay(jobs, out_dir, models, cache_dir, root, as_json, debug):
+    """Re-execute every recorded Search call and check it reproduces.
+
+    Verifies the archive, builds the shard indexes if the cache is cold, then
+    replays each model's traces.jsonl on its shards (split by field across
+    processes). Prints per model and condition how many calls reproduced
+    (same total_hits, same ids in the same order), the first differences, and
+    the evidence diagnostics. Exits 1 if any call does not reproduce.
+    """
+    from rapgen.search import format_summary, replay_archive, write_replay
+
+    archive = _open(root, True)
+    bar = _Bar("replaying")
+    try:
+        report = replay_archive(archive, cache_dir=cache_dir, jobs=jobs, models=list(models) or None,
+                                on_start=bar.start, tick=bar.tick, log=_log)
+    finally:
+        bar.close()
+    if out_dir is not None:
+        path = write_replay(report, out_dir)
+        click.echo(f"wrote {path}", err=True)
+    if as_json:
+        echo_json(report.data)
+    else:
+        click.echo(format_summary(report))
+    if not report.ok:
+        d = report.data
+        fail(f"{d['failed']:,} of {d['calls']:,} recorded Search calls did not reproduce")
+
+
+@click.group("agents")
+def agents():
+    """Deterministic reference agents (no language model) that run A0–A4 through the Search backend."""
+
+
+@agents.command("list")
+@handle_errors
+def agents_list():
+    """List the reference agents and the conditions they answer."""
+    from rapgen.agents import REFERENCE_AGENTS
+
+    for spec in REFERENCE_AGENTS:
+        click.echo(f"{spec.model_id:<20} {' '.join(sorted(spec.policies)):<16} {spec.display_name}")
+
+
+def _submitted(value: str | None) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a YYYY-MM-DD date", param_hint="--submitted") from None
+
+
+@agents.command("run")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write OUT/<model_id>/ folders (a scratch directory).")
+@click.option("--into-archive", is_flag=True,
+              help="Write into ROOT/archive/models/<model_id>/ instead; refuses if a folder exists. Run 'rapgen seal' after.")
+@click.option("--agent", "agent_ids", multiple=True, help="Run only this agent (repeatable; see 'rapgen agents list').")
+@click.option("--submitted", default=None, metavar="YYYY-MM-DD", help="The model.json 'submitted' date (default: today).")
+@cache_option
+@root_option
+@json_option
+@debug_option
+@handle_errors
+def agents_run(out_dir, into_archive, agent_ids, submitted, cache_dir, root, as_json, debug):
+    """Run the reference agents on every field × origin of the verified archive.
+
+    \b
+      rapgen agents run --root . --out /tmp/ref-agents     # inspect first
+      rapgen agents run --root . --into-archive && rapgen seal --root .
+    """
+    from rapgen.agents import add_agents_to_archive, run_agents
+
+    if into_archive == (out_dir is not None):
+        fail("give exactly one of --out DIR or --into-archive", 2)
+    when = _submitted(submitted)
+    if into_archive:
+        summaries = add_agents_to_archive(root, agent_ids=list(agent_ids) or None, cache_dir=cache_dir, submitted=when)
+    else:
+        summaries = run_agents(root, out_dir, agent_ids=list(agent_ids) or None, cache_dir=cache_dir, submitted=when)
+    if as_json:
+        echo_json(summaries)
+        return
+    for s in summaries:
+        click.echo(f"{s['model_id']:<20} {s['units']:>6} units {s['calls']:>7} calls (≤ {s['max_calls_per_unit']} per unit) → {s['path']}")
+    if into_archive:
+        click.echo("Now run 'rapgen seal --root " + str(root) + "' to list the new files in SHA256SUMS.", err=True)
+
+
+COMMANDS = [search, replay, agents]

@@ -1,3 +1,79 @@
-"""Commands of the site stage (placeholder until the stage lands)."""
+"""Commands of the site stage: ``rapgen build`` (the whole pipeline) and ``rapgen render``."""
 
-COMMANDS: list = []
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option, root_option
+
+
+@click.command(epilog=EPILOG)
+@root_option
+@click.option("--site-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
+              help="Folder that receives the built HTML site (replaced on each build).")
+@click.option("--resamples", type=click.IntRange(min=1), default=None,
+              help="Bootstrap resamples for scoring (default: the ledger's value). Fewer is faster, for previews only.")
+@click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for the intermediate scores/ and docs/ (default: ROOT/build; not committed).")
+@click.option("--scores", "scores_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Reuse the output folder of an earlier 'rapgen score' instead of scoring again.")
+@click.option("--site-url", default=None,
+              help="URL the site will be served from (overrides mkdocs.yml); instant navigation needs it to match.")
+@json_option
+@debug_option
+@handle_errors
+def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | None, scores_dir: Path | None,
+          site_url: str | None, as_json: bool, debug: bool) -> None:
+    """Verify, score, render and build the leaderboard site.
+
+    Runs verify -> score -> render -> 'mkdocs build --strict'. An archive that
+    fails verification is refused before anything is written.
+
+    \b
+      rapgen build                       # ./SHA256SUMS + ./archive -> ./site
+      rapgen build --resamples 200       # a quick preview
+      python -m http.server -d site      # then open http://localhost:8000/
+    """
+    from rapgen.pipeline import run_build
+
+    result = run_build(root, site_dir, resamples=resamples, work_dir=work_dir, scores_dir=scores_dir, site_url=site_url)
+    if as_json:
+        echo_json({"site_dir": str(result.site_dir), "docs_dir": str(result.docs_dir), "scores_dir": str(result.scores_dir),
+                   "pages": result.n_pages, "manifest_sha256": result.manifest_sha256, "synthetic": result.synthetic,
+                   "seconds": {k: round(v, 2) for k, v in result.timings.items()}})
+        return
+    steps = ", ".join(f"{k} {v:.1f} s" for k, v in result.timings.items())
+    click.echo(f"Built {result.n_pages} pages into {result.site_dir} ({steps}).")
+    if result.synthetic:
+        click.echo("The archive is synthetic; every page says so.")
+
+
+@click.command(epilog=EPILOG)
+@root_option
+@click.option("--scores", "scores_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Output folder of 'rapgen score' (leaderboard.csv, ranks.csv, ...).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Docs folder to write the Markdown pages and assets into (replaced).")
+@json_option
+@debug_option
+@handle_errors
+def render(root: Path, scores_dir: Path, out_dir: Path, as_json: bool, debug: bool) -> None:
+    """Render the site's Markdown pages from existing scores (no verification, no mkdocs).
+
+    Reads the score folder and the archive's descriptive records only; it never
+    recomputes a score. Use 'rapgen build' to publish.
+    """
+    from rapgen.archive import Archive
+    from rapgen.site import render_docs
+
+    result = render_docs(Archive(root), scores_dir, out_dir)
+    if as_json:
+        echo_json({"docs_dir": str(result.docs_dir), "pages": list(result.pages), "synthetic": result.synthetic,
+                   "manifest_sha256": result.manifest_sha256})
+        return
+    click.echo(f"Rendered {len(result.pages)} pages into {result.docs_dir}.")
+
+
+COMMANDS = [build, render]

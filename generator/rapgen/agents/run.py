@@ -1,0 +1,221 @@
+"""Run the reference agents over every episode and write their model folders."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Callable
+
+from rapgen import __version__
+from rapgen.agents.policies import (
+    CapReached,
+    Unit,
+    closed_book,
+    half_window_trend,
+    history_trend,
+    recent_hits,
+    sample_recent,
+    sample_trend,
+)
+from rapgen.archive import CONDITIONS, SLOTS, Archive, open_verified
+from rapgen.archive.writer import write_json, write_jsonl
+from rapgen.errors import SubmissionError
+from rapgen.search import REGIME_OF_CONDITION, Backend, trace_line
+
+Policy = Callable[[Unit, tuple], tuple[list[float], str]]
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    model_id: str
+    display_name: str
+    notes: str
+    policies: dict[str, Policy]  # condition -> policy
+
+    @property
+    def diagnostic(self) -> bool:
+        return "A2" in self.policies or "A4" in self.policies
+
+
+REFERENCE_AGENTS: tuple[AgentSpec, ...] = (
+    AgentSpec(
+        "ref-closed-book",
+        "Reference agent: codebook prior (closed book)",
+        "Deterministic reference agent, no language model and no Search: every forecast is a near-uniform prior "
+        "built from the codebook text alone, tilted towards directions with broader definitions.",
+        {"A0": closed_book, "A1": closed_book, "A3": closed_book},
+    ),
+    AgentSpec(
+        "ref-recent-hits",
+        "Reference agent: recent-window hits",
+        "Deterministic reference agent, no language model. A0 is the codebook prior. With Search it issues one "
+        "query per direction (its name and include words) restricted to the recent six months and answers with "
+        "shares proportional to total_hits (8 calls per unit), for forecasts and State answers alike.",
+        {"A0": closed_book, "A1": recent_hits, "A2": recent_hits, "A3": recent_hits, "A4": recent_hits},
+    ),
+    AgentSpec(
+        "ref-history-trend",
+        "Reference agent: history trend",
+        "Deterministic reference agent, no language model. A0 is the codebook prior. A1 compares the two halves "
+        "of the recent window; A3 compares the whole history before the recent window with the recent window; "
+        "both continue that change one damped step (16 calls per unit). State answers (A2, A4) are recent-window "
+        "hit shares (8 calls).",
+        {"A0": closed_book, "A1": half_window_trend, "A2": recent_hits, "A3": history_trend, "A4": recent_hits},
+    ),
+    AgentSpec(
+        "ref-sample-classify",
+        "Reference agent: sample and classify",
+        "Deterministic reference agent, no language model. A0 is the codebook prior. With Search it samples "
+        "papers with date-sorted calls of one broad query (the field's codebook words) over 20 slices of the "
+        "recent window, labels each returned paper with the direction whose codebook words it covers best, and "
+        "answers with the smoothed label shares, shrunk halfway to uniform (A1, A2, A4). A3 samples the "
+        "previous and the recent window (10 calls each) and continues the change a quarter step.",
+        {"A0": closed_book, "A1": sample_recent, "A2": sample_recent, "A3": sample_trend, "A4": sample_recent},
+    ),
+)
+
+
+class _Session:
+    """The Search tool of one unit: enforces the call cap and records every call."""
+
+    def __init__(self, backend: Backend, field_id: str, origin: date, condition: str, lines: list[dict]):
+        self.shard = backend.shard(field_id, origin, REGIME_OF_CONDITION[condition])
+        self.backend = backend
+        self.key = (field_id, origin, condition)
+        self.lines = lines
+        self.calls = 0
+
+    def __call__(self, args: dict):
+        if self.calls >= self.backend.max_calls:
+            raise CapReached(f"call cap of {self.backend.max_calls} reached")
+        b = self.backend
+        result = self.shard.search(args, top_k=b.top_k, k1=b.k1, b=b.b)
+        self.lines.append(trace_line(*self.key, self.calls, args, result))
+        self.calls += 1
+        return result
+
+
+def _weights(shares: list[float]) -> dict[str, float]:
+    return {slot: round(100.0 * s, 4) for slot, s in zip(SLOTS, shares)}
+
+
+def _model_json(spec: AgentSpec, submitted: date) -> dict:
+    return {
+        "model_id": spec.model_id,
+        "display_name": spec.display_name,
+        "provider": "rapgen",
+        "proprietary": False,
+        "knowledge_cutoff": None,
+        "release_date": None,
+        "cutoff_source": "not applicable: a deterministic program with no training data",
+        "diagnostic": spec.diagnostic,
+        "submitted": submitted.isoformat(),
+        "contact": "rapgen maintainers",
+        "notes": f"{spec.notes} Produced by rapgen {__version__} ('rapgen agents run').",
+        "reference_agent": True,
+    }
+
+
+def _select(agent_ids: list[str] | None) -> list[AgentSpec]:
+    known = {a.model_id: a for a in REFERENCE_AGENTS}
+    if not agent_ids:
+        return list(REFERENCE_AGENTS)
+    bad = [a for a in agent_ids if a not in known]
+    if bad:
+        raise SubmissionError(f"unknown reference agent {bad[0]!r}; known: {', '.join(known)}")
+    return [known[a] for a in agent_ids]
+
+
+def run_agents(
+    root: str | Path,
+    out_dir: str | Path,
+    *,
+    agent_ids: list[str] | None = None,
+    cache_dir: str | Path | None = None,
+    submitted: date | None = None,
+    verify: bool = True,
+    tick: Callable[[int], None] | None = None,
+) -> list[dict]:
+    """Run the agents on every field × origin and write ``out_dir/<model_id>/``
+    (model.json, predictions.jsonl, traces.jsonl when the agent searched).
+    Returns one summary per agent: model_id, units, calls, max_calls_per_unit, path."""
+    archive = open_verified(root) if verify else Archive(root)
+    backend = Backend(archive, cache_dir=cache_dir)
+    specs = _select(agent_ids)
+    window = archive.origins.window_months
+    submitted = submitted or date.today()
+    out_dir = Path(out_dir)
+    summaries = []
+    for spec in specs:
+        predictions: list[dict] = []
+        traces: list[dict] = []
+        most = 0
+        for fld in archive.fields:
+            directions = archive.codebooks[fld.field_id]
+            for origin in archive.origins.origins:
+                for condition in CONDITIONS:
+                    policy = spec.policies.get(condition)
+                    if policy is None:
+                        continue
+                    session = None
+                    if condition in REGIME_OF_CONDITION:
+                        session = _Session(backend, fld.field_id, origin, condition, traces)
+                    unit = Unit(fld.field_id, origin, condition, window, session, backend.paper_texts if session else None)
+                    try:
+                        shares, rationale = policy(unit, directions)
+                        line = {"field_id": fld.field_id, "origin": origin.isoformat(), "condition": condition,
+                                "weights": _weights(shares), "rationale": rationale}
+                    except CapReached as exc:
+                        line = {"field_id": fld.field_id, "origin": origin.isoformat(), "condition": condition,
+                                "weights": None, "status": "invalid", "reason": str(exc)}
+                    predictions.append(line)
+                    if session is not None:
+                        most = max(most, session.calls)
+                    if tick:
+                        tick(1)
+            backend.release(fld.field_id)
+        folder = out_dir / spec.model_id
+        write_json(folder / "model.json", _model_json(spec, submitted))
+        write_jsonl(folder / "predictions.jsonl", predictions)
+        if traces:
+            write_jsonl(folder / "traces.jsonl", traces)
+        summaries.append({"model_id": spec.model_id, "units": len(predictions), "calls": len(traces),
+                          "max_calls_per_unit": most, "path": str(folder)})
+    return summaries
+
+
+def add_agents_to_archive(
+    root: str | Path,
+    *,
+    agent_ids: list[str] | None = None,
+    cache_dir: str | Path | None = None,
+    submitted: date | None = None,
+    tick: Callable[[int], None] | None = None,
+) -> list[dict]:
+    """Write the agents straight into ``<root>/archive/models/<model_id>/``.
+
+    Refuses (before writing anything) if any of those folders exists. The
+    new files are not yet in SHA256SUMS: run ``rapgen seal`` afterwards.
+    """
+    root = Path(root)
+    specs = _select(agent_ids)
+    models = root / "archive" / "models"
+    taken = [s.model_id for s in specs if (models / s.model_id).exists()]
+    if taken:
+        raise SubmissionError(f"archive/models/{taken[0]}/ already exists; models are append-only and are never overwritten")
+    staging = Path(tempfile.mkdtemp(prefix=".rapgen-agents.", dir=root))
+    try:
+        summaries = run_agents(root, staging, agent_ids=[s.model_id for s in specs], cache_dir=cache_dir, submitted=submitted, tick=tick)
+        models.mkdir(parents=True, exist_ok=True)
+        for s in summaries:
+            target = models / s["model_id"]
+            if target.exists():
+                raise SubmissionError(f"archive/models/{s['model_id']}/ appeared while the agents ran; nothing more written")
+            shutil.move(str(staging / s["model_id"]), str(target))
+            s["path"] = str(target)
+        return summaries
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

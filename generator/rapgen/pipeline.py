@@ -1,0 +1,61 @@
+"""The one cross-stage orchestrator: verify -> score -> render -> mkdocs build.
+
+``run_build`` refuses an archive that fails verification (``open_verified``
+raises ArchiveError before anything is scored or written). Intermediate
+outputs go to a work folder (default ``<root>/build``): ``scores/`` from the
+scoring stage and ``docs/`` with the rendered Markdown; ``site_dir`` receives
+the built HTML.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rapgen.archive import open_verified
+from rapgen.errors import UsageProblem
+from rapgen.site import build_site, render_docs
+
+
+@dataclass(frozen=True)
+class PipelineResult:
+    site_dir: Path
+    docs_dir: Path
+    scores_dir: Path
+    n_pages: int
+    manifest_sha256: str
+    synthetic: bool
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int | None = None,
+              work_dir: str | Path | None = None, scores_dir: str | Path | None = None,
+              site_url: str | None = None) -> PipelineResult:
+    """Verify the archive at ``root``, score it (unless ``scores_dir`` already holds
+    scores to reuse), render the pages and build the site into ``site_dir``."""
+    if resamples is not None and resamples < 1:
+        raise UsageProblem(f"--resamples must be a positive integer, got {resamples}")
+    root = Path(root)
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    archive = open_verified(root)
+    timings["verify"] = time.perf_counter() - t0
+    work = Path(work_dir) if work_dir is not None else root / "build"
+    if scores_dir is None:
+        from rapgen.scores import compute_scores, write_scores
+
+        t0 = time.perf_counter()
+        scores_dir = work / "scores"
+        write_scores(compute_scores(archive, resamples=resamples), scores_dir)
+        timings["score"] = time.perf_counter() - t0
+    scores_dir = Path(scores_dir)
+    t0 = time.perf_counter()
+    rendered = render_docs(archive, scores_dir, work / "docs")
+    timings["render"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    built = build_site(rendered.docs_dir, site_dir, synthetic=rendered.synthetic,
+                       manifest_sha256=rendered.manifest_sha256, archive_name=rendered.archive_name, site_url=site_url)
+    timings["mkdocs"] = time.perf_counter() - t0
+    return PipelineResult(Path(site_dir), rendered.docs_dir, scores_dir, built.n_pages, rendered.manifest_sha256,
+                          rendered.synthetic, timings)

@@ -1,0 +1,157 @@
+"""Dependency-block bootstrap (SCORING.md §5), vectorised over replicates and statistics.
+
+The protocol is fixed for reproducibility: per (split, unit kind) a fresh
+``default_rng(seed)`` draws ``integers(0, K, size=(R, K))`` once; the count
+matrix ``C[r, k]`` (how often unit k is drawn in replicate r) is shared by
+every statistic of the split. A statistic with per-unit sums ``S_k`` and
+counts ``N_k`` has replicates ``(C @ S) / (C @ N)``; the interval is the
+percentile pair over replicates whose denominator is non-zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Columns of statistics processed at once: bounds memory to R x CHUNK doubles per matrix.
+CHUNK = 512
+
+
+def draw_counts(n_units: int, resamples: int, seed: int) -> np.ndarray:
+    """The (R, K) count matrix of SCORING.md §5 (float64 for the matrix products)."""
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n_units, size=(resamples, n_units))
+    # bincount over the flattened draws, each row offset into its own K-block.
+    offsets = draws + (np.arange(resamples)[:, None] * n_units)
+    counts = np.bincount(offsets.ravel(), minlength=resamples * n_units)
+    return counts.reshape(resamples, n_units).astype(np.float64)
+
+
+def percentiles(level: float) -> tuple[float, float]:
+    """100*(1 - level)/2 and 100*(1 + level)/2."""
+    return 100.0 * (1.0 - level) / 2.0, 100.0 * (1.0 + level) / 2.0
+
+
+def unit_sums(values: np.ndarray, unit_of: np.ndarray, n_units: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-unit sum S and count N of the defined (non-NaN) values.
+
+    ``values``: (n_stats, n_items) with NaN where undefined; ``unit_of``: the
+    unit index of each item. Returns two (n_stats, K) arrays.
+    """
+    member = np.zeros((values.shape[1], n_units))
+    member[np.arange(values.shape[1]), unit_of] = 1.0
+    defined = ~np.isnan(values)
+    S = np.where(defined, values, 0.0) @ member
+    N = defined.astype(np.float64) @ member
+    return S, N
+
+
+@dataclass
+class BootstrapResult:
+    low: np.ndarray  # (n_stats,) NaN where no replicate has a non-zero denominator
+    high: np.ndarray
+    replicates: dict[int, np.ndarray]  # kept replicate columns, keyed by statistic index
+
+
+def _order_statistics(stat: np.ndarray, ks: list[int]) -> dict[int, np.ndarray]:
+    """The k-th smallest value of every row for each k in ``ks`` (sorted, distinct),
+    by successive single-kth partitions of the remaining right part, in place."""
+    out: dict[int, np.ndarray] = {}
+    offset = 0
+    view = stat
+    for k in ks:
+        if k in out:
+            continue
+        local = k - offset
+        view.partition(local, axis=-1)
+        out[k] = view[..., local].copy()
+        offset = k + 1
+        view = view[..., local + 1:]
+        if view.shape[-1] == 0:
+            break
+    return out
+
+
+def _percentile_rows(stat: np.ndarray, q: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """numpy.percentile(..., method="linear") along the last axis for two q's,
+    bit for bit, from four order statistics; reorders ``stat`` in place."""
+    n = stat.shape[-1]
+    plan = []
+    for qq in q:
+        p = qq / 100.0 * (n - 1)
+        below = int(np.floor(p))
+        plan.append((below, min(below + 1, n - 1), p - below))
+    values = _order_statistics(stat, sorted({k for b, a, _ in plan for k in (b, a)}))
+    out = []
+    for below, above, frac in plan:
+        lo_v, hi_v = values[below], values[above]
+        # numpy's "linear" rule via its _lerp: lo + (hi - lo) * t, or hi - (hi - lo) * (1 - t) when t >= 0.5.
+        diff = hi_v - lo_v
+        out.append(hi_v - diff * (1 - frac) if frac >= 0.5 else lo_v + diff * frac)
+    return out[0], out[1]
+
+
+def bootstrap_intervals(C: np.ndarray, S: np.ndarray, N: np.ndarray, level: float, keep: np.ndarray | None = None) -> BootstrapResult:
+    """Percentile intervals for every statistic (rows of S, N) from count matrix C.
+
+    Replicates are laid out statistic-major, ``(n_stats, R)``, so that each
+    statistic's replicates are one contiguous row. ``keep``: statistic
+    indices whose full replicate vectors (NaN where the denominator is zero)
+    are returned, e.g. for rank probabilities.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    n_stats = S.shape[0]
+    q = percentiles(level)
+    low = np.full(n_stats, np.nan)
+    high = np.full(n_stats, np.nan)
+    kept: dict[int, np.ndarray] = {}
+    keep_set = set(int(i) for i in keep) if keep is not None else set()
+    if n_stats == 0 or C.shape[0] == 0:
+        return BootstrapResult(low, high, kept)
+    Ct = np.ascontiguousarray(C.T)  # (K, R)
+    # Many statistics share their denominators (same fields defined): compute each
+    # distinct N once, and visit the statistics grouped by denominator so that
+    # each run of rows is divided by one broadcast row (no gather).
+    first: dict[bytes, int] = {}
+    n_inverse = np.array([first.setdefault(row.tobytes(), len(first)) for row in np.ascontiguousarray(N)], dtype=np.int64)
+    N_unique = N[np.unique(n_inverse, return_index=True)[1]]
+    den_all = N_unique @ Ct  # (n_unique, R)
+    zero_all = den_all == 0
+    full_all = ~zero_all.any(axis=1)
+    order = np.argsort(n_inverse, kind="stable")
+
+    def finish(idx: np.ndarray, pattern: np.ndarray, stat: np.ndarray) -> None:
+        # Runs in a worker thread (numpy's sort releases the GIL) while the next chunk multiplies.
+        for j in np.flatnonzero(~full_all[pattern]):
+            ok = ~zero_all[pattern[j]]
+            if ok.any():
+                low[idx[j]], high[idx[j]] = np.percentile(stat[j, ok], q)
+        full = full_all[pattern]
+        if full.all():
+            low[idx], high[idx] = _percentile_rows(stat, q)
+        elif full.any():
+            low[idx[full]], high[idx[full]] = _percentile_rows(stat[full], q)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = None
+        for start in range(0, n_stats, CHUNK):
+            idx = order[start:start + CHUNK]
+            pattern = n_inverse[idx]
+            stat = S[idx] @ Ct  # numerators (chunk, R)
+            runs = np.flatnonzero(np.diff(pattern)) + 1
+            with np.errstate(invalid="ignore", divide="ignore"):
+                for a, b in zip(np.r_[0, runs], np.r_[runs, len(idx)]):
+                    stat[a:b] /= den_all[pattern[a]]
+            for j, i in enumerate(idx.tolist()):
+                if i in keep_set:
+                    column = stat[j].copy()
+                    column[zero_all[pattern[j]]] = np.nan
+                    kept[i] = column
+            if pending is not None:
+                pending.result()
+            pending = pool.submit(finish, idx, pattern, stat)
+        if pending is not None:
+            pending.result()
+    return BootstrapResult(low, high, kept)

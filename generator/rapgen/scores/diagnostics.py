@@ -1,0 +1,471 @@
+"""SCORING.md §6 diagnostics: reliability, change-rich episodes, EWMA-residual
+alignment, revision alignment, policy and sampling-frame sensitivity.
+
+Two entry points:
+
+* :func:`compute_unit_diagnostics` — per-unit alignment values, (E, F, O)
+  arrays meant as extra columns of ``units.parquet``;
+* :func:`compute_diagnostics` — the JSON-ready ``diagnostics.json`` body
+  (deterministic: same archive, same bytes).
+
+Both take either the scoring stage's ``DiagnosticsInputs`` (read by attribute
+only) or a :class:`DiagnosticArrays` of plain numpy arrays. Everything is
+computed under the ``canonical`` policy on the ``all_origin`` track, except the
+two sensitivity sections, which cover every policy. Intervals use the split's
+block bootstrap count matrix (SCORING.md §5, common random numbers); the
+estimate is the plain field-macro mean. See docs/diagnostics.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import numpy as np
+
+from rapgen.scores.diag_core import missing_rows, single_threaded_blas
+from rapgen.scores.diag_episodes import (
+    change_rich_episodes,
+    revision_alignment,
+    split_half_reliability,
+)
+from rapgen.scores.diag_residual import direct_alignment, direct_permutations, partial_residual
+
+DIAGNOSTICS_VERSION = 1
+REVISION_HORIZONS: tuple[int, ...] = (6, 12, 18)  # months (SCORING.md §6)
+CANONICAL = "canonical"
+STAT_CHUNK = 256  # statistics bootstrapped per block (bounds memory to STAT_CHUNK x resamples doubles)
+STATE_CONDITIONS = ("A2", "A4")
+# Per-unit columns of compute_unit_diagnostics, in output order.
+UNIT_COLUMNS: tuple[str, ...] = (
+    "direct_cos", "direct_cos_null", "direct_cos_corrected",
+    "direct_spearman", "direct_spearman_null", "direct_spearman_corrected",
+    "partial_residual", "partial_residual_null", "partial_residual_corrected",
+)
+ALIGNMENT_STATISTICS: tuple[tuple[str, str, str, str], ...] = (
+    # (statistic, corrected column, raw column, null column)
+    ("direct_cosine", "direct_cos_corrected", "direct_cos", "direct_cos_null"),
+    ("direct_spearman", "direct_spearman_corrected", "direct_spearman", "direct_spearman_null"),
+    ("partial_residual", "partial_residual_corrected", "partial_residual", "partial_residual_null"),
+)
+
+
+@dataclass(frozen=True)
+class DiagnosticArrays:
+    """Everything the diagnostics read, as plain arrays.
+
+    Axes: entry E (model conditions and baselines), policy P, metric M, field F,
+    origin O, slot 8. Rows of NaN mark a missing composition or an invalid unit.
+    """
+
+    field_ids: Sequence[str]  # (F,)
+    field_split: np.ndarray  # (F,) "dev" / "test"
+    field_block: np.ndarray  # (F,) block id
+    eligible_pre2024: np.ndarray  # (F,) bool
+    origins: Sequence[date]  # (O,) ascending
+    entries: Sequence[tuple[str, str, str]]  # (E,) (entry, kind, condition); kind "model"/"baseline"
+    target_counts: np.ndarray  # (F, O, 8) canonical counts of the target window
+    recent_counts: np.ndarray  # (F, O, 8) canonical counts of the recent window
+    y: np.ndarray  # (F, O, 8) canonical target composition
+    ewma: np.ndarray  # (F, O, 8) canonical EWMA composition
+    predictions: np.ndarray  # (E, F, O, 8) canonical unit predictions
+    policies: Sequence[str]  # (P,)
+    metric_names: Sequence[str]  # (M,)
+    values: np.ndarray  # (E, P, M, F, O) §2 unit metric values
+    draws: Mapping[str, tuple[Sequence[str], np.ndarray]] | None  # split -> (sorted block ids, C (R, K))
+    resamples: int
+    seed: int
+    level: float
+
+
+def arrays_from_score_inputs(inputs: Any) -> DiagnosticArrays:
+    """Adapt the scoring stage's ``DiagnosticsInputs`` (attribute access only)."""
+    c = list(inputs.policies).index(CANONICAL)
+    field_map = {f.field_id: f for f in inputs.archive.fields}
+    from rapgen.scores import UNIT_METRIC_NAMES
+
+    draws = {split: (tuple(ids), C) for (split, kind), (ids, C) in inputs.draws.items() if kind == "block"}
+    return DiagnosticArrays(
+        field_ids=list(inputs.field_ids),
+        field_split=np.asarray(inputs.field_split, dtype=object),
+        field_block=np.asarray(inputs.field_block, dtype=object),
+        eligible_pre2024=np.array([bool(field_map[f].eligible_pre2024) for f in inputs.field_ids], dtype=bool),
+        origins=tuple(inputs.origins),
+        entries=[(e.entry, e.kind, e.condition) for e in inputs.entries],
+        target_counts=np.asarray(inputs.target_counts[c]),
+        recent_counts=np.asarray(inputs.recent_counts[c]),
+        y=np.asarray(inputs.y[c]),
+        ewma=np.asarray(inputs.ewma[c]),
+        predictions=np.asarray(inputs.predictions[:, c]),
+        policies=tuple(inputs.policies),
+        metric_names=tuple(UNIT_METRIC_NAMES),
+        values=np.asarray(inputs.values),
+        draws=draws,
+        resamples=int(inputs.resamples),
+        seed=int(inputs.seed),
+        level=float(inputs.level),
+    )
+
+
+def _as_arrays(inputs: Any) -> DiagnosticArrays:
+    return inputs if isinstance(inputs, DiagnosticArrays) else arrays_from_score_inputs(inputs)
+
+
+def _ledger(inputs: Any, ledger: Mapping | None) -> Mapping:
+    if ledger is not None:
+        return ledger
+    archive = getattr(inputs, "archive", None)
+    if archive is None:
+        raise ValueError("compute_diagnostics needs the parameter ledger when given DiagnosticArrays")
+    return archive.ledger
+
+
+# ----------------------------------------------------------------------------- per unit
+
+
+def compute_unit_diagnostics(inputs: Any, ledger: Mapping | None = None) -> dict[str, np.ndarray]:
+    """Per-unit direct and partial-residual alignment (canonical policy), each an
+    (E, F, O) float array (NaN where undefined), keyed by :data:`UNIT_COLUMNS`."""
+    a = _as_arrays(inputs)
+    led = _ledger(inputs, ledger)
+    E, F, O = a.predictions.shape[:3]
+    p = a.predictions.reshape(-1, 8)
+    e = np.broadcast_to(a.ewma[None], (E, F, O, 8)).reshape(-1, 8)
+    y = np.broadcast_to(a.y[None], (E, F, O, 8)).reshape(-1, 8)
+    residual = led["residual"]
+    perms = direct_permutations(int(residual["direct_permutations"]), int(residual["seed"]))
+    d = direct_alignment(p, e, y, perms)
+    pr = partial_residual(p, e, y)
+    cols = {
+        "direct_cos": d.cos, "direct_cos_null": d.cos_null, "direct_cos_corrected": d.cos_corrected,
+        "direct_spearman": d.spearman, "direct_spearman_null": d.spearman_null,
+        "direct_spearman_corrected": d.spearman_corrected,
+        "partial_residual": pr.c, "partial_residual_null": pr.null, "partial_residual_corrected": pr.corrected,
+    }
+    return {name: cols[name].reshape(E, F, O) for name in UNIT_COLUMNS}
+
+
+# ----------------------------------------------------------------------------- aggregation
+
+
+def _mean_defined(values: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    defined = ~np.isnan(values)
+    n = defined.sum(axis=axis)
+    total = np.where(defined, values, 0.0).sum(axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, total / np.where(n > 0, n, 1), np.nan), n
+
+
+def block_draw_counts(n_units: int, resamples: int, seed: int) -> np.ndarray:
+    """SCORING.md §5 count matrix C (R, K) from a fresh ``default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n_units, size=(resamples, n_units))
+    offsets = draws + np.arange(resamples)[:, None] * n_units
+    return np.bincount(offsets.ravel(), minlength=resamples * n_units).reshape(resamples, n_units).astype(np.float64)
+
+
+class SplitAggregator:
+    """Field-macro estimates and block-bootstrap intervals for one split.
+
+    ``summarise(Z)`` takes field scores (n_stats, F) over *all* fields (NaN where
+    a field has no score) and uses only the split's fields.
+    """
+
+    def __init__(self, a: DiagnosticArrays, split: str):
+        self.split = split
+        self.cols = np.flatnonzero(np.asarray(a.field_split) == split)
+        if a.draws is not None and split in a.draws:
+            unit_ids, C = a.draws[split]
+            unit_ids = tuple(unit_ids)
+        else:
+            unit_ids = tuple(sorted({str(b) for b in np.asarray(a.field_block)[self.cols]}, key=lambda b: b.encode("utf-8")))
+            C = block_draw_counts(len(unit_ids), a.resamples, a.seed)
+        position = {b: i for i, b in enumerate(unit_ids)}
+        unit_of = np.array([position[str(a.field_block[c])] for c in self.cols], dtype=np.int64)
+        self.member = np.zeros((self.cols.size, len(unit_ids)))
+        self.member[np.arange(self.cols.size), unit_of] = 1.0
+        self.Ct = np.ascontiguousarray(np.asarray(C, dtype=np.float64).T)  # (K, R)
+        self.q = (100.0 * (1.0 - a.level) / 2.0, 100.0 * (1.0 + a.level) / 2.0)
+
+    def summarise(self, Z: np.ndarray) -> list[dict]:
+        Z = np.asarray(Z, dtype=np.float64).reshape(-1, np.asarray(Z).shape[-1])[:, self.cols]
+        est, n = _mean_defined(Z, axis=1)
+        defined = ~np.isnan(Z)
+        S = np.where(defined, Z, 0.0) @ self.member
+        N = defined.astype(np.float64) @ self.member
+        low = np.full(Z.shape[0], np.nan)
+        high = np.full(Z.shape[0], np.nan)
+        with single_threaded_blas():
+            for start in range(0, Z.shape[0], STAT_CHUNK):
+                sl = slice(start, start + STAT_CHUNK)
+                num, den = S[sl] @ self.Ct, N[sl] @ self.Ct  # (chunk, R)
+                ok = den > 0
+                full = ok.all(axis=1)
+                if full.any():
+                    lo_v, hi_v = np.percentile(num[full] / den[full], self.q, axis=1)
+                    low[sl][full], high[sl][full] = lo_v, hi_v
+                for i in np.flatnonzero(~full & ok.any(axis=1)):
+                    lo_v, hi_v = np.percentile(num[i, ok[i]] / den[i, ok[i]], self.q)
+                    low[start + i], high[start + i] = lo_v, hi_v
+        return [
+            {"estimate": _num(est[i]), "ci_low": _num(low[i]), "ci_high": _num(high[i]), "n_fields": int(n[i])}
+            for i in range(Z.shape[0])
+        ]
+
+
+def _num(v: Any) -> float | None:
+    v = float(v)
+    return None if np.isnan(v) else v
+
+
+def _splits(a: DiagnosticArrays) -> list[str]:
+    return sorted({str(s) for s in np.asarray(a.field_split)})
+
+
+def _episode_order(a: DiagnosticArrays) -> np.ndarray:
+    """Flat (F*O) episode indices in (field_id byte order, origin) order: the RNG order."""
+    F, O = len(a.field_ids), len(a.origins)
+    forder = sorted(range(F), key=lambda i: a.field_ids[i].encode("utf-8"))
+    oorder = sorted(range(O), key=lambda j: a.origins[j])
+    return np.array([f * O + o for f in forder for o in oorder], dtype=np.int64)
+
+
+def _applicable(condition: str, metric: str) -> bool:
+    if metric == "pred_recent":
+        return condition not in STATE_CONDITIONS
+    if metric == "state_recent":
+        return condition in STATE_CONDITIONS
+    return True
+
+
+# ----------------------------------------------------------------------------- sections
+
+
+def _reliability_section(a, led, aggs) -> dict:
+    F, O = len(a.field_ids), len(a.origins)
+    order = _episode_order(a)
+    par = led["reliability"]
+    rel = split_half_reliability(a.target_counts.reshape(-1, 8)[order], int(par["splits"]), int(par["seed"]))
+    flat = np.full(F * O, np.nan)
+    flat[order] = rel.reliability
+    field_scores, _ = _mean_defined(flat.reshape(F, O), axis=1)
+    splits = {}
+    for split, agg in aggs.items():
+        s = agg.summarise(field_scores[None])[0]
+        cols = agg.cols
+        s["ceiling"] = _sqrt_or_none(s["estimate"])
+        s["ceiling_ci_low"] = _sqrt_or_none(s["ci_low"])
+        s["ceiling_ci_high"] = _sqrt_or_none(s["ci_high"])
+        s["n_episodes"] = int(cols.size * O)
+        s["n_defined"] = int((~np.isnan(flat.reshape(F, O)[cols])).sum())
+        splits[split] = s
+    episodes = []
+    for k, ep in enumerate(order):
+        f, o = divmod(int(ep), O)
+        episodes.append({
+            "field_id": a.field_ids[f], "origin": a.origins[o].isoformat(), "split": str(a.field_split[f]),
+            "n_papers": int(rel.n_papers[k]), "r_bar": _num(rel.r_bar[k]),
+            "n_splits_defined": int(rel.n_defined[k]), "reliability": _num(rel.reliability[k]),
+        })
+    return {"splits": splits, "episodes": episodes}
+
+
+def _sqrt_or_none(v: float | None) -> float | None:
+    return None if v is None or v < 0 else float(np.sqrt(v))
+
+
+def _change_rich_section(a, led, aggs) -> tuple[dict, np.ndarray]:
+    F, O = len(a.field_ids), len(a.origins)
+    order = _episode_order(a)
+    par = led["change_rich"]
+    cr = change_rich_episodes(
+        a.recent_counts.reshape(-1, 8)[order], a.target_counts.reshape(-1, 8)[order],
+        p_max=float(par["p_max"]), repeatability_min=float(par["repeatability_min"]),
+        null_draws=int(par["null_draws"]), seed=int(par["seed"]),
+    )
+    rich = np.zeros(F * O, dtype=bool)
+    rich[order] = cr.change_rich
+    rich = rich.reshape(F, O)
+    episodes = []
+    for k, ep in enumerate(order):
+        f, o = divmod(int(ep), O)
+        episodes.append({
+            "field_id": a.field_ids[f], "origin": a.origins[o].isoformat(), "split": str(a.field_split[f]),
+            "jsd": _num(cr.jsd[k]), "p_value": _num(cr.p_value[k]), "repeatability": _num(cr.repeatability[k]),
+            "change_rich": bool(cr.change_rich[k]),
+        })
+    defined = np.zeros(F * O, dtype=bool)
+    defined[order] = ~np.isnan(cr.p_value) & ~np.isnan(cr.repeatability)
+    defined = defined.reshape(F, O)
+    # Every entry's §2 scores (canonical) on the change-rich episodes only.
+    c = list(a.policies).index(CANONICAL)
+    vals = np.where(rich[None, None], a.values[:, c], np.nan)  # (E, M, F, O)
+    field_scores, _ = _mean_defined(vals, axis=-1)  # (E, M, F)
+    keys = [(ei, mi) for ei, (_, _, cond) in enumerate(a.entries) for mi, m in enumerate(a.metric_names) if _applicable(cond, m)]
+    Z = np.array([field_scores[ei, mi] for ei, mi in keys]).reshape(len(keys), F)
+    splits, scores = {}, []
+    for split, agg in aggs.items():
+        cols = agg.cols
+        splits[split] = {
+            "n_episodes": int(cols.size * O), "n_defined": int(defined[cols].sum()),
+            "n_change_rich": int(rich[cols].sum()), "n_fields": int(rich[cols].any(axis=1).sum()),
+        }
+        for (ei, mi), s in zip(keys, agg.summarise(Z)):
+            entry, kind, cond = a.entries[ei]
+            sub = vals[ei, mi][cols]
+            scores.append({"split": split, "entry": entry, "kind": kind, "condition": cond,
+                           "metric": a.metric_names[mi], **s,
+                           "n_units": int(rich[cols].sum()), "n_defined": int((~np.isnan(sub)).sum())})
+    return {"splits": splits, "episodes": episodes, "scores": scores}, rich
+
+
+def _alignment_section(a, unit_cols, aggs) -> dict:
+    rows = []
+    c = list(a.policies).index(CANONICAL)
+    tvg = list(a.metric_names).index("tv_gain") if "tv_gain" in a.metric_names else None
+    stats = []  # (entry index, statistic, estimate array (F, O), raw (F, O) | None, null (F, O) | None)
+    for ei in range(len(a.entries)):
+        for name, corr, raw, null in ALIGNMENT_STATISTICS:
+            stats.append((ei, name, unit_cols[corr][ei], unit_cols[raw][ei], unit_cols[null][ei]))
+        if tvg is not None:
+            stats.append((ei, "tv_gain", a.values[ei, c, tvg], None, None))
+    Z = np.array([_mean_defined(s[2], axis=-1)[0] for s in stats])
+    Zraw = np.array([_mean_defined(np.where(np.isnan(s[2]), np.nan, s[3] if s[3] is not None else s[2]), axis=-1)[0] for s in stats])
+    Znull = np.array([_mean_defined(np.where(np.isnan(s[2]), np.nan, s[4] if s[4] is not None else s[2]), axis=-1)[0] for s in stats])
+    for split, agg in aggs.items():
+        cols = agg.cols
+        raw_est, _ = _mean_defined(Zraw[:, cols], axis=1)
+        null_est, _ = _mean_defined(Znull[:, cols], axis=1)
+        for k, ((ei, name, est, raw, null), s) in enumerate(zip(stats, agg.summarise(Z))):
+            entry, kind, cond = a.entries[ei]
+            units = est[cols]
+            pred_ok = ~missing_rows(a.predictions[ei][cols])
+            rows.append({
+                "split": split, "entry": entry, "kind": kind, "condition": cond, "statistic": name, **s,
+                "raw": _num(raw_est[k]) if raw is not None else None,
+                "null": _num(null_est[k]) if null is not None else None,
+                "n_units": int(units.size), "n_valid": int(pred_ok.sum()), "n_defined": int((~np.isnan(units)).sum()),
+            })
+    return {"rows": rows}
+
+
+def _months(origins: Sequence[date]) -> np.ndarray:
+    return np.array([d.year * 12 + d.month - 1 for d in origins], dtype=np.int64)
+
+
+def _revision_section(a, aggs) -> dict:
+    E, F, O = a.predictions.shape[:3]
+    month = _months(a.origins)
+    rows, truth = [], []
+    for h in REVISION_HORIZONS:
+        # Models and baselines: one series per (entry, field).
+        p = a.predictions.reshape(-1, 8)
+        yb = np.broadcast_to(a.y[None], (E, F, O, 8)).reshape(-1, 8)
+        series = np.repeat(np.arange(E * F), O)
+        rev = revision_alignment(p, yb, series, np.tile(month, E * F), h)
+        pair_field = (rev.first // O) % F
+        pair_entry = rev.first // (F * O)
+        stat_list = []
+        for name, vals in (("adapt", rev.adapt), ("prediction_stability", rev.prediction_stability)):
+            fs = _pair_field_scores(vals, pair_entry * F + pair_field, E * F).reshape(E, F)
+            stat_list.append((name, vals, fs))
+        # Truth: one series per field.
+        trev = revision_alignment(a.y.reshape(-1, 8), a.y.reshape(-1, 8), np.repeat(np.arange(F), O), np.tile(month, F), h)
+        t_field = trev.first // O
+        t_fs = _pair_field_scores(trev.truth_stability, t_field, F)
+        for split, agg in aggs.items():
+            cols = agg.cols
+            in_split = np.isin(pair_field, cols)
+            for name, vals, fs in stat_list:
+                for ei, s in enumerate(agg.summarise(fs)):
+                    entry, kind, cond = a.entries[ei]
+                    sel = in_split & (pair_entry == ei)
+                    rows.append({"split": split, "entry": entry, "kind": kind, "condition": cond, "horizon": h,
+                                 "statistic": name, **s, "n_pairs": int(sel.sum()),
+                                 "n_defined": int((~np.isnan(vals[sel])).sum())})
+            t_sel = np.isin(t_field, cols)
+            s = agg.summarise(t_fs[None])[0]
+            truth.append({"split": split, "horizon": h, "statistic": "truth_stability", **s,
+                          "n_pairs": int(t_sel.sum()), "n_defined": int((~np.isnan(trev.truth_stability[t_sel])).sum())})
+    return {"horizons": list(REVISION_HORIZONS), "rows": rows, "truth_stability": truth}
+
+
+def _pair_field_scores(values: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+    defined = ~np.isnan(values)
+    total = np.bincount(group[defined], weights=values[defined], minlength=n_groups)
+    n = np.bincount(group[defined], minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, total / np.where(n > 0, n, 1), np.nan)
+
+
+def _sensitivity_sections(a, aggs) -> tuple[dict, dict]:
+    """Policy sensitivity (every policy's field-macro estimate side by side) and
+    the sampling-frame restriction to ``eligible_pre2024`` fields (all policies)."""
+    field_scores, _ = _mean_defined(a.values, axis=-1)  # (E, P, M, F)
+    E, P, M, F = field_scores.shape
+    keys = [(ei, mi) for ei, (_, _, cond) in enumerate(a.entries) for mi, m in enumerate(a.metric_names) if _applicable(cond, m)]
+    eligible = np.asarray(a.eligible_pre2024, dtype=bool)
+    policy_rows, frame_rows, frame_fields = [], [], {}
+    for split, agg in aggs.items():
+        cols = agg.cols
+        est_all, _ = _mean_defined(field_scores[..., cols], axis=-1)  # (E, P, M)
+        for ei, mi in keys:
+            entry, kind, cond = a.entries[ei]
+            by_policy = {a.policies[pi]: _num(est_all[ei, pi, mi]) for pi in range(P)}
+            defined = [v for v in by_policy.values() if v is not None]
+            policy_rows.append({"split": split, "entry": entry, "kind": kind, "condition": cond,
+                                "metric": a.metric_names[mi], "estimates": by_policy,
+                                "range": (max(defined) - min(defined)) if defined else None})
+        restricted = np.where(eligible[None, None, None, :], field_scores, np.nan)
+        stat_keys = [(ei, pi, mi) for ei, mi in keys for pi in range(P)]
+        Z = np.array([restricted[ei, pi, mi] for ei, pi, mi in stat_keys]).reshape(len(stat_keys), F)
+        for (ei, pi, mi), s in zip(stat_keys, agg.summarise(Z)):
+            entry, kind, cond = a.entries[ei]
+            frame_rows.append({"split": split, "policy": a.policies[pi], "entry": entry, "kind": kind,
+                               "condition": cond, "metric": a.metric_names[mi], **s,
+                               "estimate_all_fields": _num(est_all[ei, pi, mi])})
+        frame_fields[split] = {"n_fields": int(cols.size), "n_eligible": int(eligible[cols].sum())}
+    return {"track": "all_origin", "rows": policy_rows}, {"track": "all_origin", "fields": frame_fields, "rows": frame_rows}
+
+
+def compute_diagnostics(
+    inputs: Any,
+    ledger: Mapping | None = None,
+    *,
+    unit_diagnostics: Mapping[str, np.ndarray] | None = None,
+) -> dict:
+    """The ``diagnostics.json`` body (schema in docs/diagnostics.md).
+
+    ``inputs``: the scoring stage's ``DiagnosticsInputs`` or a
+    :class:`DiagnosticArrays`; ``ledger``: the parameter ledger (default:
+    ``inputs.archive.ledger``); ``unit_diagnostics``: the result of
+    :func:`compute_unit_diagnostics` if already computed.
+    """
+    a = _as_arrays(inputs)
+    led = _ledger(inputs, ledger)
+    unit_cols = dict(unit_diagnostics) if unit_diagnostics is not None else compute_unit_diagnostics(a, led)
+    aggs = {split: SplitAggregator(a, split) for split in _splits(a)}
+    change_rich, _ = _change_rich_section(a, led, aggs)
+    policy, frame = _sensitivity_sections(a, aggs)
+    return {
+        "diagnostics_version": DIAGNOSTICS_VERSION,
+        "policy": CANONICAL,
+        "track": "all_origin",
+        "parameters": {
+            "reliability": {k: led["reliability"][k] for k in ("splits", "seed")},
+            "change_rich": {k: led["change_rich"][k] for k in ("p_max", "repeatability_min", "null_draws", "seed")},
+            "residual": {k: led["residual"][k] for k in ("direct_permutations", "seed")},
+            "partial_permutations": 40320,
+            "revision_horizons": list(REVISION_HORIZONS),
+            "tie_decimals": 12,
+            "bootstrap": {"unit": "block", "resamples": int(a.resamples), "seed": int(a.seed), "level": float(a.level)},
+        },
+        "reliability": _reliability_section(a, led, aggs),
+        "change_rich": change_rich,
+        "residual_alignment": _alignment_section(a, unit_cols, aggs),
+        "revision_alignment": _revision_section(a, aggs),
+        "policy_sensitivity": policy,
+        "sampling_frame": frame,
+    }

@@ -1,0 +1,170 @@
+"""Tables and the files ``rapgen score`` writes (SCORING.md §7 plus the site's extras).
+
+Every file is deterministic: rows in a fixed, documented order; floats in
+Python's shortest round-trip form (``repr``, so every digit is exact and
+re-reading gives the same double), ``-0.0`` written as ``0.0``; an undefined
+value is an empty cell (CSV) or a null (parquet, JSON). The whole output
+folder is built in a temporary sibling and swapped in with one rename.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rapgen.errors import ScoringError
+
+LEADERBOARD_COLUMNS = (
+    "track", "split", "policy", "entry", "kind", "condition", "metric",
+    "estimate", "ci_low", "ci_high", "n_fields", "n_episodes", "n_valid", "n_invalid",
+)
+CONTRASTS_COLUMNS = ("track", "split", "policy", "entry", "contrast", "metric", "estimate", "ci_low", "ci_high", "n_fields")
+RANKS_COLUMNS = ("track", "split", "policy", "condition", "entry", "estimate", "rank", "p_first")
+FIELD_CLUSTERED_COLUMNS = ("table", "track", "split", "policy", "entry", "condition", "metric", "estimate", "ci_low", "ci_high")
+FIELD_SCORES_COLUMNS = ("track", "split", "policy", "entry", "kind", "condition", "metric", "field_id", "estimate", "n_origins")
+ORIGIN_SCORES_COLUMNS = ("split", "policy", "entry", "kind", "condition", "metric", "origin", "estimate", "n_fields")
+COMPOSITIONS_COLUMNS = ("field_id", "policy", "window_start", "window_end", "n_total") + tuple(f"D{i}" for i in range(8))
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Table:
+    """A column-oriented table: names and one sequence per column."""
+
+    columns: tuple[str, ...]
+    data: dict[str, object]
+
+    def __len__(self) -> int:
+        first = self.data[self.columns[0]] if self.columns else []
+        return len(first)  # type: ignore[arg-type]
+
+    def column(self, name: str) -> list:
+        value = self.data[name]
+        return value.tolist() if isinstance(value, np.ndarray) else list(value)  # type: ignore[arg-type]
+
+    def rows(self) -> list[tuple]:
+        return list(zip(*(self.column(c) for c in self.columns)))
+
+
+def format_float(value: float | None) -> str:
+    """Shortest round-trip decimal; empty for None/NaN; no negative zero."""
+    if value is None:
+        return ""
+    value = float(value)
+    if math.isnan(value):
+        return ""
+    if math.isinf(value):
+        raise ScoringError(f"refusing to write a non-finite value ({value})")
+    return repr(value + 0.0)
+
+
+# Columns written as floats (shortest round-trip); everything else is text or an integer.
+FLOAT_COLUMNS = frozenset({"estimate", "ci_low", "ci_high", "p_first", "n_total"} | {f"D{i}" for i in range(8)})
+
+
+def _escape(text: str) -> str:
+    if any(ch in text for ch in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _format_floats(values: object) -> list[str]:
+    arr = np.asarray([np.nan if v is None else v for v in values] if isinstance(values, list) else values, dtype=np.float64)
+    if np.isinf(arr).any():
+        raise ScoringError("refusing to write a non-finite value")
+    arr = arr + 0.0  # -0.0 -> 0.0
+    out = list(map(repr, arr.tolist()))
+    if np.isnan(arr).any():
+        for i in np.flatnonzero(np.isnan(arr)).tolist():
+            out[i] = ""
+    return out
+
+
+def _format_one(v: object) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return format_float(v)
+    return _escape(str(v))
+
+
+def _format_other(values: object) -> list[str]:
+    """Text and integer cells: format each distinct value once (factorised)."""
+    import pandas as pd
+
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        return list(map(str, values.tolist()))
+    items = values if isinstance(values, np.ndarray) else np.array(list(values) + [None], dtype=object)[:-1]  # type: ignore[arg-type]
+    if len(items) == 0:
+        return []
+    codes, uniques = pd.factorize(items, use_na_sentinel=False)
+    formatted = np.array([_format_one(u) for u in uniques.tolist()], dtype=object)
+    return formatted[codes].tolist()
+
+
+def csv_bytes(table: Table) -> bytes:
+    cols = [_format_floats(table.data[c]) if c in FLOAT_COLUMNS else _format_other(table.data[c]) for c in table.columns]
+    lines = [",".join(table.columns)]
+    lines.extend(map(",".join, zip(*cols)))
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def json_bytes(obj: object) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
+
+
+def parquet_bytes(table: Table, types: dict[str, str]) -> bytes:
+    """Deterministic parquet (fixed schema, no pandas metadata, zstd)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrow_types = {"string": pa.string(), "date32": pa.date32(), "bool": pa.bool_(), "float64": pa.float64(), "int64": pa.int64()}
+    arrays = []
+    for name in table.columns:
+        value = table.data[name]
+        kind = types[name]
+        if kind == "float64":
+            arr = np.asarray(value, dtype=np.float64)
+            arrays.append(pa.array(arr, type=pa.float64(), mask=np.isnan(arr)))
+        else:
+            arrays.append(pa.array(value if not isinstance(value, np.ndarray) else value.tolist(), type=arrow_types[kind]))
+    arrow = pa.Table.from_arrays(arrays, schema=pa.schema([(n, arrow_types[types[n]]) for n in table.columns]))
+    sink = pa.BufferOutputStream()
+    pq.write_table(arrow, sink, compression="zstd", row_group_size=1 << 20, write_statistics=True)
+    return sink.getvalue().to_pybytes()
+
+
+def write_folder(out_dir: str | Path, files: dict[str, bytes]) -> list[Path]:
+    """Write ``files`` into ``out_dir``: every file is first written in full to a
+    temporary folder inside ``out_dir``, then each is renamed into place. A
+    failure before the renames leaves the folder as it was; other files in
+    ``out_dir`` are never touched."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ScoringError(f"{out}: exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".rapgen-score-", dir=out))
+    except OSError as exc:
+        raise ScoringError(f"{out}: cannot create the output folder ({exc.strerror})") from None
+    try:
+        for name, data in sorted(files.items()):
+            with open(tmp / name, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        for name in sorted(files):
+            os.replace(tmp / name, out / name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return [out / name for name in sorted(files)]

@@ -1,0 +1,131 @@
+"""Entries and the unit table (SCORING.md §2): every (entry, condition, policy,
+field, origin) with its prediction and its metric values, as dense arrays.
+
+Axis order everywhere: entry E, policy P, metric M, field F, origin O, slot 8.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+import numpy as np
+
+from rapgen.archive import SLOTS, STATE_CONDITIONS, Archive, ModelInfo
+from rapgen.errors import ScoringError
+from rapgen.scores.baselines import BASELINES
+from rapgen.scores.metrics import UNIT_METRIC_NAMES, unit_metric_values
+
+BASELINE_CONDITION = "BASE"
+MODEL = "model"
+BASELINE = "baseline"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One leaderboard entry-condition: a model under one condition, or a baseline."""
+
+    entry: str
+    kind: str  # "model" or "baseline"
+    condition: str  # A0..A4, or BASE
+    cutoff: date | None = None  # a model's effective cutoff
+
+    @property
+    def is_state(self) -> bool:
+        return self.condition in STATE_CONDITIONS
+
+    def metrics(self) -> tuple[str, ...]:
+        """The §2 metric names this entry is scored on, in output order."""
+        recent = "state_recent" if self.is_state else "pred_recent"
+        return tuple(m for m in UNIT_METRIC_NAMES if m not in ("pred_recent", "state_recent") or m == recent)
+
+
+@dataclass
+class ModelUnits:
+    """All models' predictions: ``weights[e, f, o, slot]`` (NaN if invalid)."""
+
+    entries: list[Entry]
+    weights: np.ndarray  # (Em, F, O, 8)
+    valid: np.ndarray  # (Em, F, O) bool
+    reasons: np.ndarray  # (Em, F, O) object: reason string ('' when valid)
+
+
+def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date, ...]) -> ModelUnits:
+    """Read every model's predictions; the conditions a model has come from its lines."""
+    field_index = {f: i for i, f in enumerate(field_ids)}
+    origin_index = {o: i for i, o in enumerate(origins)}
+    entries: list[Entry] = []
+    blocks_w, blocks_v, blocks_r = [], [], []
+    infos: list[ModelInfo] = archive.models
+    for info in infos:
+        units = archive.predictions(info.model_id)
+        by_condition: dict[str, list] = {}
+        for unit in units:
+            by_condition.setdefault(unit.condition, []).append(unit)
+        for condition in sorted(by_condition):
+            w = np.full((len(field_ids), len(origins), len(SLOTS)), np.nan)
+            v = np.zeros((len(field_ids), len(origins)), dtype=bool)
+            r = np.full((len(field_ids), len(origins)), "", dtype=object)
+            seen = np.zeros_like(v)
+            valid_at: list[tuple[int, int]] = []
+            valid_w: list[tuple[float, ...]] = []
+            for unit in by_condition[condition]:
+                fi = field_index.get(unit.field_id)
+                oi = origin_index.get(unit.origin)
+                if fi is None or oi is None:
+                    raise ScoringError(
+                        f"archive/models/{info.model_id}/predictions.jsonl:{unit.line}: "
+                        f"unit {unit.field_id} {unit.origin} is not an episode of this archive"
+                    )
+                seen[fi, oi] = True
+                if unit.valid:
+                    if unit.weights is None or len(unit.weights) != len(SLOTS):
+                        raise ScoringError(f"archive/models/{info.model_id}/predictions.jsonl:{unit.line}: a valid unit must carry eight weights")
+                    valid_at.append((fi, oi))
+                    valid_w.append(unit.weights)
+                else:
+                    r[fi, oi] = unit.reason or "invalid"
+            if valid_at:
+                at = np.array(valid_at, dtype=np.int64)
+                w[at[:, 0], at[:, 1]] = np.array(valid_w, dtype=np.float64)
+                v[at[:, 0], at[:, 1]] = True
+            if not seen.all():
+                fi, oi = np.argwhere(~seen)[0]
+                raise ScoringError(
+                    f"archive/models/{info.model_id}/predictions.jsonl: condition {condition} does not cover "
+                    f"{field_ids[fi]} {origins[oi]} ({int((~seen).sum())} episodes missing)"
+                )
+            entries.append(Entry(info.model_id, MODEL, condition, info.effective_cutoff))
+            blocks_w.append(w)
+            blocks_v.append(v)
+            blocks_r.append(r)
+    shape = (0, len(field_ids), len(origins))
+    return ModelUnits(
+        entries,
+        np.stack(blocks_w) if blocks_w else np.zeros(shape + (len(SLOTS),)),
+        np.stack(blocks_v) if blocks_v else np.zeros(shape, dtype=bool),
+        np.stack(blocks_r) if blocks_r else np.zeros(shape, dtype=object),
+    )
+
+
+def baseline_entries() -> list[Entry]:
+    return [Entry(name, BASELINE, BASELINE_CONDITION) for name in BASELINES]
+
+
+def compute_unit_values(entries: list[Entry], predictions: np.ndarray, y: np.ndarray, x: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """``values[E, P, M, F, O]`` for the §2 metrics (NaN: undefined, invalid or not applicable).
+
+    ``predictions`` is (E, P, F, O, 8); ``y``, ``x``, ``e`` are (P, F, O, 8).
+    """
+    raw = unit_metric_values(predictions, y[None], x[None], e[None])
+    E, P, F, O = predictions.shape[:4]
+    values = np.full((E, P, len(UNIT_METRIC_NAMES), F, O), np.nan)
+    state = np.array([entry.is_state for entry in entries], dtype=bool)[:, None, None, None]
+    for m, name in enumerate(UNIT_METRIC_NAMES):
+        if name == "pred_recent":
+            values[:, :, m] = np.where(state, np.nan, raw["recent"])
+        elif name == "state_recent":
+            values[:, :, m] = np.where(state, raw["recent"], np.nan)
+        else:
+            values[:, :, m] = raw[name]
+    return values

@@ -1,0 +1,48 @@
+"""Stage 2a — the frozen Search backend, exact replay and evidence diagnostics.
+
+Public surface:
+
+* :class:`Backend` — shards of one archive, built on demand into the cache;
+  ``backend.search(field_id, origin, regime, args)`` runs one Search call
+  (``args``: ``query``, ``sort``, ``date_from``, ``date_to``) and returns a
+  :class:`SearchResult` (an error result for a malformed call).
+* :func:`replay_archive` / :class:`ReplayReport` / :func:`format_summary` /
+  :func:`write_replay` — re-execute every recorded call.
+* :func:`generate_traces` — replayable synthetic Search traces for the
+  synthetic models of ``rapgen synth``.
+* :func:`tokenize`, :func:`query_terms`, :data:`FIELDS`, :data:`SORTS`,
+  :data:`CALL_KEYS` — the frozen analyzer and schema constants.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rapgen.search.analysis import CALL_KEYS, ENGINE_VERSION, FIELDS, SORTS, query_terms, tokenize
+from rapgen.search.cache import resolve_cache_dir
+from rapgen.search.engine import REGIME_OF_CONDITION, Backend, CallArgs, SearchResult, Shard, validate_call
+from rapgen.search.replay import ReplayReport, default_jobs, format_summary, replay_archive
+
+__all__ = [
+    "Backend", "CallArgs", "SearchResult", "Shard", "validate_call", "REGIME_OF_CONDITION",
+    "ReplayReport", "replay_archive", "format_summary", "write_replay", "default_jobs",
+    "generate_traces", "trace_line", "resolve_cache_dir",
+    "CALL_KEYS", "ENGINE_VERSION", "FIELDS", "SORTS", "query_terms", "tokenize",
+]
+
+
+def write_replay(report: ReplayReport, out_dir: str | Path) -> Path:
+    """Write ``replay.json`` into ``out_dir`` (atomically) and return its path."""
+    from rapgen.archive.writer import write_json
+
+    path = Path(out_dir) / "replay.json"
+    write_json(path, report.data)
+    return path
+
+
+def __getattr__(name: str):
+    if name in ("generate_traces", "trace_line"):
+        from rapgen.search import traces
+
+        return getattr(traces, name)
+    raise AttributeError(name)

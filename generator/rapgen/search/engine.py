@@ -1,0 +1,363 @@
+"""Executing one Search call on one shard, exactly as a per-shard Whoosh index would.
+
+For a shard S (the members of a field dated in [date_from, date_to)) and a
+query analysed into de-duplicated terms t1..tm, Whoosh 2.7.5 builds the flat
+query ``Or([Term(f, t) for t in terms for f in ("title", "abstract")])`` and
+scores each matching document with its ``BM25F`` weighting:
+
+    idf(f, t)  = ln(N / (df_f(t) + 1)) + 1                 N, df_f: counted in S
+    avgfl_f    = (sum of true lengths of f over S) / N     (or 1 if that is 0)
+    bm25       = idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * fl / avgfl_f)))
+
+where ``fl`` is the *quantised* length Whoosh stores (see
+:func:`rapgen.search.analysis.quantise_lengths`). The clause scores are added
+in the order Whoosh's matcher adds them, so the floating-point sums are
+bit-identical, and ties are therefore the same ties:
+
+* ``N <= 5000`` and more than two clauses: ``PreloadedOr`` accumulates clause
+  by clause, in clause order, into a zeroed array;
+* otherwise ``DefaultOr`` builds a Huffman-like tree of ``UnionMatcher``s
+  weighted by the clauses' document frequencies (``make_weighted_tree``:
+  stable sort, pop the two lightest, insert the pair after every entry of
+  equal weight) and each node adds its two children.
+
+Ranking: score descending, then docnum ascending — and a shard's docnums are
+its members in ascending arXiv-id order, i.e. positions in the field arrays.
+Date order: ``first_submitted`` descending, then arXiv id ascending.
+``total_hits`` counts every matching member inside the call's date bounds.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from rapgen.errors import SearchError
+from rapgen.search.analysis import CALL_KEYS, FIELDS, SORTS, query_terms
+from rapgen.search.cache import ensure_index, resolve_cache_dir
+from rapgen.search.index import FieldIndex, day_date, day_number, sha256_ids
+
+PRELOADED_OR_MAX_DOCS = 5000  # whoosh.query.compound.Or: array matcher only for doc_count_all() <= 5000
+TOO_MANY_CLAUSES = 1024  # whoosh.query.compound.Or.TOO_MANY_CLAUSES
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+REGIME_OF_CONDITION = {"A1": "fixed", "A2": "fixed", "A3": "expanding", "A4": "expanding"}
+
+
+class CallProblem(ValueError):
+    """A malformed Search call: becomes an error result, never an exception for the caller."""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The answer to one Search call. ``error`` is set for a malformed call
+    (then ``total_hits`` is 0 and nothing is returned)."""
+
+    total_hits: int
+    ids: tuple[str, ...] = ()
+    dates: tuple[date, ...] = ()
+    scores: tuple[float, ...] | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class CallArgs:
+    query: str
+    sort: str
+    date_from: date | None
+    date_to: date | None
+    terms: tuple[str, ...] = field(default=())
+
+
+def _parse_bound(args: Mapping[str, Any], key: str) -> date | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _ISO_DATE.match(value):
+        raise CallProblem(f"{key} must be an ISO date YYYY-MM-DD or null, found {value!r}")
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise CallProblem(f"{key} {value!r} is not a calendar date") from None
+
+
+def validate_call(args: object) -> CallArgs:
+    """Check a call's arguments against the tool schema (SEARCH.md, A Search call)."""
+    if not isinstance(args, Mapping):
+        raise CallProblem(f"the arguments must be an object, found {type(args).__name__}")
+    unknown = sorted(str(k) for k in args if k not in CALL_KEYS)
+    if unknown:
+        raise CallProblem(f"unknown argument {unknown[0]!r}; allowed: {', '.join(CALL_KEYS)}")
+    for key in ("query", "sort"):
+        if key not in args:
+            raise CallProblem(f"missing required argument {key!r}")
+    query, sort = args["query"], args["sort"]
+    if not isinstance(query, str):
+        raise CallProblem(f"query must be a string, found {type(query).__name__}")
+    if sort not in SORTS:
+        raise CallProblem(f"sort must be 'relevance' or 'date', found {sort!r}")
+    date_from, date_to = _parse_bound(args, "date_from"), _parse_bound(args, "date_to")
+    if date_from is not None and date_to is not None and date_from >= date_to:
+        raise CallProblem(f"date_from {date_from} must be before date_to {date_to}")
+    if not query.strip():
+        raise CallProblem("the query is empty")
+    terms = tuple(query_terms(query))
+    if not terms:
+        raise CallProblem("the query has no searchable terms (only stopwords or one-letter tokens)")
+    return CallArgs(query, sort, date_from, date_to, terms)
+
+
+class Shard:
+    """One (field, origin, regime) shard: a date range over a field's members."""
+
+    def __init__(self, index: FieldIndex, date_from: date | None, date_to: date, *, lookup: Callable[[str], int | None]):
+        self.index = index
+        self.date_from = date_from
+        self.date_to = date_to
+        self.lo = day_number(date_from) if date_from is not None else None
+        self.hi = day_number(date_to)
+        member = index.days < self.hi
+        if self.lo is not None:
+            member &= index.days >= self.lo
+        self.member = member
+        self.n = int(member.sum())
+        self.field_length = {f: int(index.true_len[f][member].sum()) for f in FIELDS}
+        # Searcher.avg_field_length = field_length / (doc_count or 1); BM25FScorer uses `avgfl or 1`.
+        self.avgfl = {f: (self.field_length[f] / (self.n or 1)) or 1 for f in FIELDS}
+        self._lookup = lookup
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self.index.ids[self.member])
+
+    def search(self, args: object, *, top_k: int, k1: float, b: float) -> SearchResult:
+        try:
+            call = validate_call(args)
+        except CallProblem as exc:
+            return SearchResult(0, error=str(exc))
+        return self.execute(call, top_k=top_k, k1=k1, b=b)
+
+    # -------------------------------------------------------------- core
+    def _clauses(self, terms: tuple[str, ...]) -> list[tuple[str, np.ndarray, np.ndarray]]:
+        out = []
+        member = self.member
+        for term in terms:
+            tid = self._lookup(term)
+            for fname in FIELDS:
+                if tid is None:
+                    out.append((fname, _NONE_I, _NONE_F))
+                    continue
+                docs, tfs = self.index.postings(fname, tid)
+                if len(docs):
+                    keep = member[docs]
+                    docs, tfs = docs[keep], tfs[keep]
+                out.append((fname, docs, tfs))
+        return out
+
+    def _scores(self, clauses: list[tuple[str, np.ndarray, np.ndarray]], k1: float, b: float) -> np.ndarray:
+        n_docs = self.index.n
+        leaves: list[np.ndarray | None] = []
+        for fname, docs, tfs in clauses:
+            df = len(docs)
+            if df == 0:
+                leaves.append(None)
+                continue
+            idf = math.log(self.n / (df + 1)) + 1  # WeightingModel.idf, in Python floats
+            fl = self.index.quant_len[fname][docs]
+            avgfl = self.avgfl[fname]
+            # scoring.bm25, same operation order, element-wise IEEE doubles
+            leaves.append(idf * ((tfs * (k1 + 1)) / (tfs + k1 * ((1 - b) + b * fl / avgfl))))
+        if len(clauses) >= TOO_MANY_CLAUSES or (self.n <= PRELOADED_OR_MAX_DOCS and len(clauses) != 2):
+            acc = np.zeros(n_docs)  # ArrayUnionMatcher: a[i] += m.score() in clause order
+            for (_, docs, _), leaf in zip(clauses, leaves):
+                if leaf is not None:
+                    acc[docs] += leaf
+            return acc
+        # make_weighted_tree(UnionMatcher, [(df, matcher), ...])
+        items: list[tuple[int, object]] = sorted(((len(docs), i) for i, (_, docs, _) in enumerate(clauses)), key=lambda x: x[0])
+        while len(items) > 1:
+            (wa, a), (wb, bnode) = items[0], items[1]
+            del items[:2]
+            w = wa + wb
+            at = bisect.bisect_right([x[0] for x in items], w)
+            items.insert(at, (w, (a, bnode)))
+
+        def value(node: object) -> np.ndarray:
+            if isinstance(node, tuple):
+                return value(node[0]) + value(node[1])
+            leaf = leaves[node]  # type: ignore[index]
+            dense = np.zeros(n_docs)
+            if leaf is not None:
+                dense[clauses[node][1]] = leaf  # type: ignore[index]
+            return dense
+
+        return value(items[0][1])
+
+    def execute(self, call: CallArgs, *, top_k: int, k1: float, b: float) -> SearchResult:
+        index = self.index
+        clauses = self._clauses(call.terms)
+        hit = np.zeros(index.n, dtype=bool)
+        for _, docs, _ in clauses:
+            hit[docs] = True
+        # the call's bounds, clipped to the shard (shard membership is already in `hit`)
+        if call.date_from is not None:
+            hit &= index.days >= day_number(call.date_from)
+        if call.date_to is not None:
+            hit &= index.days < day_number(call.date_to)
+        candidates = np.flatnonzero(hit)
+        total = int(len(candidates))
+        if total == 0:
+            return SearchResult(0, (), (), () if call.sort == "relevance" else None)
+        if call.sort == "relevance":
+            scores = self._scores(clauses, k1, b)[candidates]
+            order = np.lexsort((candidates, -scores))[:top_k]
+            chosen = candidates[order]
+            chosen_scores: tuple[float, ...] | None = tuple(float(s) for s in scores[order])
+        else:
+            order = np.lexsort((candidates, -index.days[candidates]))[:top_k]
+            chosen = candidates[order]
+            chosen_scores = None
+        return SearchResult(
+            total,
+            tuple(str(i) for i in index.ids[chosen]),
+            tuple(day_date(d) for d in index.days[chosen]),
+            chosen_scores,
+        )
+
+
+_NONE_I = np.zeros(0, dtype=np.int32)
+_NONE_F = np.zeros(0, dtype=np.float64)
+
+
+class Backend:
+    """The Search backend of one archive: shards built on demand from the cache.
+
+    ``archive`` is a :class:`rapgen.archive.Archive` (normally from
+    ``open_verified``). Constants come from the ledger: ``bm25.k1``,
+    ``bm25.b``, ``search.top_k``, ``search.max_calls``.
+    """
+
+    def __init__(
+        self,
+        archive,
+        *,
+        cache_dir: str | Path | None = None,
+        jobs: int = 1,
+        log: Callable[[str], None] | None = None,
+        index_folder: Path | None = None,
+    ):
+        self.archive = archive
+        ledger = archive.ledger
+        self.k1 = float(ledger["bm25"]["k1"])
+        self.b = float(ledger["bm25"]["b"])
+        self.top_k = int(ledger["search"]["top_k"])
+        self.max_calls = int(ledger["search"]["max_calls"])
+        self.cache_dir = resolve_cache_dir(archive.root, cache_dir)
+        # index_folder: an index already resolved by a parent process (replay workers)
+        self.folder = Path(index_folder) if index_folder else ensure_index(archive, self.cache_dir, jobs=jobs, log=log)
+        self._vocab: dict[str, int] | None = None
+        self._texts: dict[str, tuple[str, str]] | None = None
+        self._fields: dict[str, FieldIndex] = {}
+        self._shards: dict[tuple[str, date, str], Shard] = {}
+        self._manifest = {
+            (m.field_id, m.origin, m.regime): m for regime in ("fixed", "expanding") for m in archive.manifest(regime)
+        }
+
+    # -------------------------------------------------------------- lookups
+    def _term_id(self, term: str) -> int | None:
+        if self._vocab is None:
+            text = (self.folder / "vocab.txt").read_text(encoding="utf-8")
+            self._vocab = {t: i for i, t in enumerate(text.split("\n")[:-1])}
+        return self._vocab.get(term)
+
+    def field_index(self, field_id: str) -> FieldIndex:
+        if field_id not in self._fields:
+            path = self.folder / "fields" / f"{field_id}.npz"
+            if not path.is_file():
+                raise SearchError(f"field {field_id!r} has no members in the ledger; no shard can be searched")
+            self._fields[field_id] = FieldIndex.load(path, field_id)
+        return self._fields[field_id]
+
+    def release(self, field_id: str) -> None:
+        """Forget a field's arrays and shards (replay workers go field by field)."""
+        self._fields.pop(field_id, None)
+        for key in [k for k in self._shards if k[0] == field_id]:
+            del self._shards[key]
+
+    def shard(self, field_id: str, origin: date | str, regime: str) -> Shard:
+        if isinstance(origin, str):
+            try:
+                origin = date.fromisoformat(origin)
+            except ValueError:
+                raise SearchError(f"origin {origin!r} is not a YYYY-MM-DD date") from None
+        key = (field_id, origin, regime)
+        if key in self._shards:
+            return self._shards[key]
+        manifest = self._manifest.get(key)
+        if manifest is None:
+            if regime not in ("fixed", "expanding"):
+                raise SearchError(f"regime must be 'fixed' or 'expanding', found {regime!r}")
+            if field_id not in self.archive.field_map:
+                raise SearchError(f"field {field_id!r} is not a field of this archive")
+            raise SearchError(f"no {regime} shard for field {field_id!r} at origin {origin} in the manifest")
+        if manifest.n_papers == 0 and not (self.folder / "fields" / f"{field_id}.npz").is_file():
+            index = FieldIndex.empty(field_id)
+        else:
+            index = self.field_index(field_id)
+        shard = Shard(index, manifest.date_from, manifest.date_to, lookup=self._term_id)
+        if shard.n != manifest.n_papers or sha256_ids(shard.ids) != manifest.ids_sha256:
+            raise SearchError(
+                f"shard {field_id} {origin} {regime}: its {shard.n} members do not match the manifest "
+                f"({manifest.n_papers} papers, ids_sha256 {manifest.ids_sha256[:12]}…); the cache at {self.folder} is stale "
+                "or the archive is inconsistent — run 'rapgen verify'"
+            )
+        self._shards[key] = shard
+        return shard
+
+    def search(self, field_id: str, origin: date | str, regime: str, args: object) -> SearchResult:
+        """Run one call on one shard; a malformed call gives an error result."""
+        return self.shard(field_id, origin, regime).search(args, top_k=self.top_k, k1=self.k1, b=self.b)
+
+    def search_condition(self, field_id: str, origin: date | str, condition: str, args: object) -> SearchResult:
+        if condition not in REGIME_OF_CONDITION:
+            raise SearchError(f"condition {condition!r} has no Search access (use one of A1–A4)")
+        return self.search(field_id, origin, REGIME_OF_CONDITION[condition], args)
+
+    def paper_texts(self, ids) -> list[tuple[str, str]]:
+        """(title, abstract) of each id, from one in-memory copy of papers.parquet (loaded on first use)."""
+        if self._texts is None:
+            con = self.archive.connect()
+            try:
+                rows = con.execute("SELECT arxiv_id, title, abstract FROM papers").fetchall()
+            finally:
+                con.close()
+            self._texts = {r[0]: (r[1] or "", r[2] or "") for r in rows}
+        return [self._texts.get(i, ("", "")) for i in ids]
+
+    def papers(self, ids: list[str]) -> list[dict]:
+        """Title and abstract of the given papers, in the given order."""
+        if not ids:
+            return []
+        con = self.archive.connect()
+        try:
+            rows = con.execute(
+                "SELECT arxiv_id, first_submitted, title, abstract FROM papers WHERE list_contains(?, arxiv_id)", [list(ids)]
+            ).fetchall()
+        finally:
+            con.close()
+        found = {r[0]: r for r in rows}
+        return [
+            {"arxiv_id": i, "first_submitted": found[i][1].isoformat(), "title": found[i][2], "abstract": found[i][3]}
+            for i in ids
+            if i in found
+        ]

@@ -1,0 +1,84 @@
+"""Run ``mkdocs build --strict`` on a rendered docs folder.
+
+The repository's ``mkdocs.yml`` holds the theme and extensions; for each build a
+copy is written next to the docs folder with absolute ``docs_dir``/``site_dir``,
+the theme override folder, the archive's identity (synthetic banner, manifest
+digest in the footer) and, optionally, the ``site_url`` the site will be served
+from (Material's instant navigation only follows links under ``site_url``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from rapgen.errors import SiteError
+from rapgen.site.env import MKDOCS_YML, REPO_DIR
+
+STDERR_TAIL_LINES = 20
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    site_dir: Path
+    config_path: Path
+    n_pages: int
+    log: str
+
+
+def write_config(docs_dir: Path, site_dir: Path, *, synthetic: bool, manifest_sha256: str, archive_name: str,
+                 site_url: str | None = None, base_config: Path = MKDOCS_YML) -> Path:
+    """Write the effective mkdocs config beside ``docs_dir`` and return its path."""
+    try:
+        config = yaml.safe_load(base_config.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise SiteError(f"{base_config}: cannot read the site configuration ({exc})") from None
+    if not isinstance(config, dict):
+        raise SiteError(f"{base_config}: line 1: expected a mapping")
+    config["docs_dir"] = str(docs_dir.resolve())
+    config["site_dir"] = str(site_dir.resolve())
+    theme = config.setdefault("theme", {"name": "material"})
+    custom = theme.get("custom_dir")
+    if custom:
+        theme["custom_dir"] = str((base_config.parent / custom).resolve())
+    if site_url:
+        config["site_url"] = site_url
+    extra = config.setdefault("extra", {}) or {}
+    config["extra"] = extra
+    extra["rap"] = {"synthetic": bool(synthetic), "manifest_sha256": manifest_sha256}
+    label = f"{archive_name} · " if archive_name else ""
+    config["copyright"] = (f"{label}{'synthetic archive · ' if synthetic else ''}"
+                           f"manifest SHA-256 {manifest_sha256}")
+    path = docs_dir.parent / "mkdocs.generated.yml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def run_mkdocs(config_path: Path) -> str:
+    """``python -m mkdocs build --strict --clean``; a failure is a SiteError with the stderr tail."""
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONHASHSEED="0")
+    cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "--clean", "--config-file", str(config_path.resolve())]
+    proc = subprocess.run(cmd, cwd=str(REPO_DIR), env=env, capture_output=True, text=True)
+    log = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        tail = [line for line in log.splitlines() if line.strip()][-STDERR_TAIL_LINES:]
+        raise SiteError(f"{config_path}: mkdocs build --strict failed (exit {proc.returncode}):\n" + "\n".join(tail))
+    return log
+
+
+def build_site(docs_dir: str | Path, site_dir: str | Path, *, synthetic: bool, manifest_sha256: str,
+               archive_name: str = "", site_url: str | None = None) -> BuildResult:
+    """Build ``docs_dir`` into ``site_dir`` with mkdocs-material (strict)."""
+    docs_dir, site_dir = Path(docs_dir), Path(site_dir)
+    if not (docs_dir / "index.md").is_file():
+        raise SiteError(f"{docs_dir}: no rendered pages (index.md missing); run 'rapgen render' first")
+    config = write_config(docs_dir, site_dir, synthetic=synthetic, manifest_sha256=manifest_sha256,
+                          archive_name=archive_name, site_url=site_url)
+    log = run_mkdocs(config)
+    n_pages = sum(1 for _ in site_dir.rglob("index.html"))
+    return BuildResult(site_dir, config, n_pages, log)

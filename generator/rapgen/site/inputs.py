@@ -1,0 +1,125 @@
+"""Read the scoring stage's output folder (SCORING.md §7) — the site's only source of numbers.
+
+Each CSV is checked for its exact columns; a missing required file or column is a
+:class:`SiteError` naming the file. ``units.parquet``, ``diagnostics.json`` and
+``replay.json`` are optional: pages say "not computed" where they are absent.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from rapgen.errors import SiteError
+
+CSV_COLUMNS: dict[str, tuple[str, ...]] = {
+    "leaderboard.csv": ("track", "split", "policy", "entry", "kind", "condition", "metric", "estimate", "ci_low",
+                        "ci_high", "n_fields", "n_episodes", "n_valid", "n_invalid"),
+    "contrasts.csv": ("track", "split", "policy", "entry", "contrast", "metric", "estimate", "ci_low", "ci_high", "n_fields"),
+    "ranks.csv": ("track", "split", "policy", "condition", "entry", "estimate", "rank", "p_first"),
+    "field_scores.csv": ("track", "split", "policy", "entry", "kind", "condition", "metric", "field_id", "estimate", "n_origins"),
+    "origin_scores.csv": ("split", "policy", "entry", "kind", "condition", "metric", "origin", "estimate", "n_fields"),
+    "compositions.csv": ("field_id", "policy", "window_start", "window_end", "n_total",
+                         "D0", "D1", "D2", "D3", "D4", "D5", "D6", "D7"),
+}
+# Columns read as text whatever they look like (ids such as "2401" must stay strings).
+_TEXT = {"track", "split", "policy", "entry", "kind", "condition", "metric", "contrast", "field_id", "origin",
+         "window_start", "window_end"}
+UNIT_COLUMNS = ("policy", "entry", "kind", "condition", "field_id", "origin")
+
+
+@dataclass
+class ScoreOutputs:
+    """Everything ``rapgen score --out DIR`` (and, optionally, replay) wrote."""
+
+    folder: Path
+    leaderboard: pd.DataFrame
+    contrasts: pd.DataFrame
+    ranks: pd.DataFrame
+    field_scores: pd.DataFrame
+    origin_scores: pd.DataFrame
+    compositions: pd.DataFrame
+    scores_json: dict
+    units: pd.DataFrame | None = None
+    diagnostics: dict | None = None
+    replay: dict | None = None
+    files: dict[str, Path] = field(default_factory=dict)
+
+
+def _read_csv(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    if not path.is_file():
+        raise SiteError(f"{path}: missing; run 'rapgen score --out {path.parent}' first")
+    try:
+        header = pd.read_csv(path, nrows=0).columns.tolist()
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise SiteError(f"{path}: not a readable CSV file ({exc})") from None
+    if tuple(header) != columns:
+        missing = [c for c in columns if c not in header]
+        what = f"missing column {missing[0]!r}" if missing else f"columns {header} differ from {list(columns)}"
+        raise SiteError(f"{path}: line 1: {what}")
+    dtypes = {c: "string" for c in columns if c in _TEXT}
+    try:
+        frame = pd.read_csv(path, dtype=dtypes, keep_default_na=True)
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise SiteError(f"{path}: unreadable ({exc})") from None
+    for c in columns:
+        if c in _TEXT:
+            frame[c] = frame[c].astype(object).where(frame[c].notna(), None)
+    return frame
+
+
+def _read_json(path: Path, required: bool) -> dict | None:
+    if not path.is_file():
+        if required:
+            raise SiteError(f"{path}: missing; run 'rapgen score --out {path.parent}' first")
+        return None
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise SiteError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(obj, dict):
+        raise SiteError(f"{path}: line 1: expected a JSON object")
+    return obj
+
+
+def load_score_outputs(folder: str | Path, *, manifest_sha256: str | None = None) -> ScoreOutputs:
+    """Load a score folder, checking every file's columns. With ``manifest_sha256``,
+    refuse scores whose ``scores.json`` names a different archive."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise SiteError(f"{folder}: score folder not found; run 'rapgen score --out {folder}' first")
+    frames = {name: _read_csv(folder / name, cols) for name, cols in CSV_COLUMNS.items()}
+    units = None
+    units_path = folder / "units.parquet"
+    if units_path.is_file():
+        try:
+            units = pd.read_parquet(units_path)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises many types
+            raise SiteError(f"{units_path}: unreadable parquet ({exc})") from None
+        missing = [c for c in UNIT_COLUMNS if c not in units.columns]
+        if missing:
+            raise SiteError(f"{units_path}: missing column {missing[0]!r}")
+        for c in UNIT_COLUMNS:
+            units[c] = units[c].astype(str)
+    scores_json = _read_json(folder / "scores.json", True) or {}
+    recorded = scores_json.get("manifest_sha256")
+    if manifest_sha256 is not None and recorded != manifest_sha256:
+        raise SiteError(f"{folder / 'scores.json'}: scores were computed from another archive (manifest_sha256 "
+                        f"{str(recorded)[:12]}…, this archive {manifest_sha256[:12]}…); run 'rapgen score' again")
+    return ScoreOutputs(
+        folder=folder,
+        leaderboard=frames["leaderboard.csv"],
+        contrasts=frames["contrasts.csv"],
+        ranks=frames["ranks.csv"],
+        field_scores=frames["field_scores.csv"],
+        origin_scores=frames["origin_scores.csv"],
+        compositions=frames["compositions.csv"],
+        scores_json=scores_json,
+        units=units,
+        diagnostics=_read_json(folder / "diagnostics.json", False),
+        replay=_read_json(folder / "replay.json", False),
+        files={name: folder / name for name in CSV_COLUMNS},
+    )

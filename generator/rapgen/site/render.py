@@ -1,0 +1,169 @@
+"""Render the score outputs and the archive's descriptions into a Markdown docs folder.
+
+``render_docs`` writes every page, the static assets (plotly.js once, tablesort,
+the two small hooks) and the leaderboard downloads into a temporary sibling
+folder, then swaps it into place: a failure never leaves half a site. Output is
+deterministic — sorted, fixed formatting, no timestamps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from rapgen.archive import Archive
+from rapgen.errors import SiteError
+from rapgen.site.env import TEMPLATES_DIR, make_environment
+from rapgen.site.inputs import ScoreOutputs, load_score_outputs
+from rapgen.site.model import (
+    CONDITION_LABEL, LEADER_CONDITIONS, METRIC_LABEL, SPLIT_LABEL, SPLITS, TRACK_LABEL, SiteModel, build_site_model,
+    page_url,
+)
+
+STATIC_ASSETS = (
+    "assets/javascripts/tablesort.min.js",
+    "assets/javascripts/tablesort.number.min.js",
+    "assets/javascripts/charts.js",
+    "assets/javascripts/tables.js",
+    "assets/stylesheets/rap.css",
+)
+PLOTLY_ASSET = "assets/javascripts/plotly.min.js"
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    docs_dir: Path
+    pages: tuple[str, ...]
+    synthetic: bool
+    manifest_sha256: str
+    archive_name: str
+
+
+def plotly_js_path() -> Path:
+    """plotly.min.js as shipped in the installed plotly package's package_data."""
+    import plotly
+
+    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    if not path.is_file():
+        raise SiteError(f"{path}: missing from the installed plotly package; reinstall plotly")
+    return path
+
+
+def _write(base: Path, rel: str, text: str) -> None:
+    path = base / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode("utf-8"))
+
+
+def _pages(site: SiteModel) -> list[tuple[str, str, dict]]:
+    """(output path, template, extra context) for every page, in a fixed order."""
+    pages = [
+        ("index.md", "pages/index.md.j2", {}),
+        ("leaderboard.md", "pages/leaderboard.md.j2", {}),
+        ("fields/index.md", "pages/fields_index.md.j2", {}),
+        ("models/index.md", "pages/models_index.md.j2", {}),
+        ("diagnostics.md", "pages/diagnostics.md.j2", {}),
+        ("archive.md", "pages/archive.md.j2", {}),
+        ("submit.md", "pages/submit.md.j2", {}),
+    ]
+    pages += [(p.path, "pages/field.md.j2", {"f": p}) for p in site.field_pages]
+    pages += [(p.path, "pages/model.md.j2", {"m": p}) for p in site.model_pages]
+    return pages
+
+
+def _downloads(outputs: ScoreOutputs, site: SiteModel) -> dict[str, str]:
+    """The leaderboard as CSV (the scoring stage's file, verbatim) and JSON (its rows as records)."""
+    csv_text = outputs.files["leaderboard.csv"].read_text(encoding="utf-8")
+    frame = outputs.leaderboard
+    records = []
+    for row in frame.to_dict("records"):
+        rec = {}
+        for k, v in row.items():
+            if isinstance(v, float) and v != v:  # NaN -> null
+                v = None
+            elif hasattr(v, "item"):
+                v = v.item()
+            rec[k] = v
+        records.append(rec)
+    doc = {"schema_version": 1, "manifest_sha256": site.manifest_sha256, "columns": list(frame.columns), "rows": records}
+    out = {"downloads/leaderboard.csv": csv_text,
+           "downloads/leaderboard.json": json.dumps(doc, indent=1, sort_keys=False, allow_nan=False) + "\n"}
+    if site.diagnostics_meta:
+        out["downloads/diagnostics.json"] = (outputs.folder / "diagnostics.json").read_text(encoding="utf-8")
+    return out
+
+
+def _template_location(exc: jinja2.TemplateError, template: str, templates_dir: Path) -> tuple[str, int | None]:
+    """File and line of a template error: syntax errors carry them; runtime errors
+    (e.g. StrictUndefined) are found in Jinja's rewritten traceback."""
+    if isinstance(exc, jinja2.TemplateSyntaxError) and exc.lineno:
+        return exc.filename or template, exc.lineno
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename.endswith(".j2"):
+            try:
+                return Path(frame.filename).relative_to(templates_dir).as_posix(), frame.lineno
+            except ValueError:
+                return frame.filename, frame.lineno
+    return template, None
+
+
+def render_pages(site: SiteModel, templates_dir: str | Path = TEMPLATES_DIR) -> dict[str, str]:
+    """Every Markdown page as text, keyed by its path in the docs folder."""
+    env = make_environment(templates_dir)
+    common = {
+        "site": site, "SPLITS": SPLITS, "SPLIT_LABEL": SPLIT_LABEL, "TRACK_LABEL": TRACK_LABEL,
+        "CONDITION_LABEL": CONDITION_LABEL, "LEADER_CONDITIONS": LEADER_CONDITIONS, "METRIC_LABEL": METRIC_LABEL,
+        "SPLIT_TITLES": [SPLIT_LABEL[s] for s in SPLITS],
+    }
+    out: dict[str, str] = {}
+    for rel, template, extra in _pages(site):
+        ctx = dict(common, page=rel, url=lambda to, _rel=rel: page_url(_rel, to), **extra)
+        try:
+            text = env.get_template(template).render(ctx)
+        except jinja2.TemplateError as exc:
+            where, line = _template_location(exc, template, Path(templates_dir))
+            raise SiteError(f"{where}{f':{line}' if line else ''}: template error while rendering {rel}: {exc}") from None
+        out[rel] = text
+    return out
+
+
+def render_docs(archive: Archive, scores_dir: str | Path, docs_dir: str | Path,
+                templates_dir: str | Path = TEMPLATES_DIR) -> RenderResult:
+    """Render the whole docs folder from ``scores_dir`` and the archive; replace ``docs_dir`` atomically."""
+    outputs = load_score_outputs(scores_dir, manifest_sha256=archive.manifest_sha256)
+    site = build_site_model(archive, outputs)
+    pages = render_pages(site, templates_dir)
+    docs_dir = Path(docs_dir)
+    docs_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{docs_dir.name}.", dir=docs_dir.parent))
+    try:
+        for rel, text in pages.items():
+            _write(tmp, rel, text)
+        for rel, text in _downloads(outputs, site).items():
+            _write(tmp, rel, text)
+        for rel in STATIC_ASSETS:
+            src = Path(templates_dir) / rel
+            if not src.is_file():
+                raise SiteError(f"{src}: static asset missing from the templates folder")
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, tmp / rel)
+        (tmp / PLOTLY_ASSET).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(plotly_js_path(), tmp / PLOTLY_ASSET)
+        if docs_dir.exists():
+            old = docs_dir.with_name(f".{docs_dir.name}.old-{os.getpid()}")
+            os.replace(docs_dir, old)
+            os.replace(tmp, docs_dir)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, docs_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return RenderResult(docs_dir, tuple(sorted(pages)), site.synthetic, site.manifest_sha256, str(site.info.get("name", "")))

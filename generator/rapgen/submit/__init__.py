@@ -1,0 +1,34 @@
+"""Submissions: the pull-request check and the submitter's kit.
+
+Public surface:
+
+- :func:`check_submission` / :class:`CheckResult` / :class:`Problem` — the
+  pull-request check of SUBMISSION.md; :func:`render_report` turns a result into
+  the Markdown comment posted on the pull request.
+- :func:`init_submission` — scaffold a submission folder (``rapgen submit init``).
+- :func:`build_prompt` / :class:`Prompt` — the benchmark's system prompt and tool
+  schemas for one unit (``rapgen prompt``).
+- :class:`SearchSession` and :func:`serve_search` — the Search tool with its
+  schema, bounds, call cap and trace recording, in process or over loopback HTTP.
+- :func:`run_agent` — drive an OpenAI-compatible chat endpoint through A0–A4 and
+  write a submission folder (``rapgen agent run``).
+
+This package orchestrates the other stages and imports them only through their
+public ``__init__`` surfaces.
+"""
+
+from rapgen.submit.check import CheckResult, ConditionCount, Problem, check_submission
+from rapgen.submit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Prompt, build_prompt, tool_schemas
+from rapgen.submit.report import render_report
+from rapgen.submit.scaffold import init_submission
+from rapgen.submit.session import SearchSession, ToolError
+from rapgen.submit.runner import AgentConfig, RunSummary, run_agent
+from rapgen.submit.serve import serve_search
+
+__all__ = [
+    "CheckResult", "ConditionCount", "Problem", "check_submission", "render_report",
+    "init_submission",
+    "FINISH_TOOL_NAME", "SEARCH_TOOL_NAME", "Prompt", "build_prompt", "tool_schemas",
+    "SearchSession", "ToolError", "serve_search",
+    "AgentConfig", "RunSummary", "run_agent",
+]

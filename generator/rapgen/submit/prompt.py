@@ -1,0 +1,164 @@
+"""The benchmark's system prompt and tool schemas for one unit (``rapgen prompt``).
+
+The prompt text lives in ``templates/prompts/system.md.j2``; this module fills
+it from the archive (field, codebook, origins, ledger) and builds the tool
+schemas in the OpenAI function-calling format:
+
+- ``Search``: ``query`` (non-empty string), ``sort`` (``relevance``|``date``),
+  ``date_from``/``date_to`` (``YYYY-MM-DD`` or null); no other keys
+  (``additionalProperties: false``). Absent dates mean null.
+- ``Finish``: exactly ``D0``…``D7`` (numbers ≥ 0, all required) and an
+  optional ``rationale``; no other keys.
+
+A0 offers only ``Finish``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from rapgen.archive import CONDITION_REGIME, CONDITIONS, SLOTS, STATE_CONDITIONS, Archive, recent_window, target_window
+from rapgen.errors import RapgenError, UsageProblem
+
+SEARCH_TOOL_NAME = "Search"
+FINISH_TOOL_NAME = "Finish"
+TEMPLATE_NAME = "system.md.j2"
+DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+
+
+def templates_dir() -> Path:
+    """``templates/prompts`` of the repository (override with ``RAPGEN_PROMPT_TEMPLATES``)."""
+    override = os.environ.get("RAPGEN_PROMPT_TEMPLATES")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[3] / "templates" / "prompts"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """Everything a harness sends for one unit: system and user messages, tools."""
+
+    field_id: str
+    origin: date
+    condition: str
+    system: str
+    user: str
+    tools: list[dict]
+    max_calls: int
+    top_k: int
+
+    def to_dict(self) -> dict:
+        return {
+            "field_id": self.field_id, "origin": self.origin.isoformat(), "condition": self.condition,
+            "max_calls": self.max_calls, "top_k": self.top_k,
+            "messages": [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}],
+            "tools": self.tools,
+        }
+
+
+def search_schema() -> dict:
+    date_or_null = {"type": ["string", "null"], "pattern": DATE_PATTERN}
+    return {
+        "type": "function",
+        "function": {
+            "name": SEARCH_TOOL_NAME,
+            "description": "Search the field's frozen paper collection (BM25 over title and abstract, OR of the query terms).",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "minLength": 1, "description": "Search text."},
+                    "sort": {"type": "string", "enum": ["relevance", "date"], "description": "relevance: best BM25 score first; date: newest first."},
+                    "date_from": {**date_or_null, "description": "Inclusive lower bound on the first-submitted date, or null."},
+                    "date_to": {**date_or_null, "description": "Exclusive upper bound on the first-submitted date, or null."},
+                },
+                "required": ["query", "sort"],
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+def finish_schema() -> dict:
+    properties: dict = {s: {"type": "number", "minimum": 0} for s in SLOTS}
+    properties["rationale"] = {"type": "string", "description": "Optional short justification."}
+    return {
+        "type": "function",
+        "function": {
+            "name": FINISH_TOOL_NAME,
+            "description": "Give the final answer: one non-negative weight per direction D0–D7. Ends the episode.",
+            "parameters": {"type": "object", "properties": properties, "required": list(SLOTS), "additionalProperties": False},
+        },
+    }
+
+
+def tool_schemas(condition: str) -> list[dict]:
+    """The tools offered in ``condition``: Finish only for A0, Search and Finish otherwise."""
+    if condition not in CONDITIONS:
+        raise UsageProblem(f"condition {condition!r} is not one of {', '.join(CONDITIONS)}")
+    return [finish_schema()] if condition == "A0" else [search_schema(), finish_schema()]
+
+
+def _environment():
+    import jinja2
+
+    folder = templates_dir()
+    if not (folder / TEMPLATE_NAME).is_file():
+        raise RapgenError(f"{folder / TEMPLATE_NAME}: the prompt template is missing (set RAPGEN_PROMPT_TEMPLATES to the templates/prompts folder)")
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(folder)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def _parse_origin(archive: Archive, origin: str | date) -> date:
+    if isinstance(origin, date):
+        value = origin
+    else:
+        try:
+            value = date.fromisoformat(origin)
+        except ValueError:
+            raise UsageProblem(f"origin {origin!r} is not a YYYY-MM-DD date") from None
+    if value not in archive.origins.origins:
+        raise UsageProblem(f"origin {value} is not an origin of this archive ({', '.join(o.isoformat() for o in archive.origins.origins)})")
+    return value
+
+
+def build_prompt(archive: Archive, field_id: str, origin: str | date, condition: str) -> Prompt:
+    """Render the system prompt, user message and tools for one unit of ``archive``."""
+    if field_id not in archive.field_map:
+        raise UsageProblem(f"field {field_id!r} is not a field of this archive (try one of: {', '.join(sorted(archive.field_map)[:8])})")
+    origin_date = _parse_origin(archive, origin)
+    tools = tool_schemas(condition)
+    window = archive.origins.window_months
+    target_start, target_end = target_window(origin_date, window)
+    recent_start, _ = recent_window(origin_date, window)
+    field = archive.field_map[field_id]
+    output = "state" if condition in STATE_CONDITIONS else "forecast"
+    max_calls = int(archive.ledger["search"]["max_calls"])
+    top_k = int(archive.ledger["search"]["top_k"])
+    system = _environment().get_template(TEMPLATE_NAME).render(
+        field=field,
+        directions=archive.codebooks[field_id],
+        origin=origin_date.isoformat(),
+        condition=condition,
+        output=output,
+        regime=CONDITION_REGIME.get(condition),
+        window_months=window,
+        target_start=target_start.isoformat(),
+        target_end=target_end.isoformat(),
+        recent_start=recent_start.isoformat(),
+        max_calls=max_calls,
+        top_k=top_k,
+        search_name=SEARCH_TOOL_NAME,
+        finish_name=FINISH_TOOL_NAME,
+    )
+    if output == "forecast":
+        user = f"Forecast the direction shares of {field.name} for [{target_start}, {target_end}). Answer with {FINISH_TOOL_NAME}."
+    else:
+        user = f"Describe the direction shares of {field.name} for [{recent_start}, {origin_date}). Answer with {FINISH_TOOL_NAME}."
+    return Prompt(field_id, origin_date, condition, system, user, tools, max_calls, top_k)

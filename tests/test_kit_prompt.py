@@ -1,0 +1,106 @@
+"""rapgen prompt: the system prompt per condition and the tool schemas."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from rapgen.archive import Archive
+from rapgen.cli import cli
+from rapgen.submit import build_prompt, tool_schemas
+
+
+@pytest.fixture
+def archive(tiny_archive) -> Archive:
+    return Archive(tiny_archive.root)
+
+
+def test_prompt_names_field_cutoff_window_and_all_directions(archive) -> None:
+    p = build_prompt(archive, "beta", "2024-07-01", "A1")
+    s = p.system
+    assert "Field Beta (`beta`): Research on beta." in s
+    assert "Today is 2024-07-01" in s and "nothing first submitted on or after 2024-07-01 exists" in s
+    assert "target window [2024-07-01, 2025-01-01)" in s
+    for d in archive.codebooks["beta"]:
+        assert f"## {d.slot}: {d.name}\n\n{d.definition}\nInclude: {d.include}\nExclude: {d.exclude}" in s
+    assert "at most 20 `Search` calls" in s and "at most 8 papers" in s
+    assert "[2024-01-01, 2024-07-01) (the fixed window)" in s
+    assert p.user == "Forecast the direction shares of Field Beta for [2024-07-01, 2025-01-01). Answer with Finish."
+
+
+@pytest.mark.parametrize(
+    ("condition", "present", "absent"),
+    [
+        ("A0", "You have no search tool", ["`Search` takes", "fixed window", "expanding history"]),
+        ("A1", "(the fixed window)", ["no search tool", "expanding history", "present state"]),
+        ("A2", "description of\nthe present state", ["no search tool", "expanding history", "target window"]),
+        ("A3", "(the expanding history)", ["no search tool", "fixed window", "present state"]),
+        ("A4", "(the expanding history)", ["no search tool", "fixed window", "target window"]),
+    ],
+)
+def test_evidence_paragraph_per_condition(archive, condition, present, absent) -> None:
+    s = build_prompt(archive, "alpha", "2024-01-01", condition).system
+    assert present in s
+    for text in absent:
+        assert text not in s, text
+    assert "`Finish` exactly once" in s
+
+
+def test_state_conditions_describe_the_recent_window(archive) -> None:
+    p = build_prompt(archive, "alpha", "2024-01-01", "A4")
+    assert "recent window [2023-07-01, 2024-01-01)" in p.system
+    assert p.user.startswith("Describe the direction shares of Field Alpha for [2023-07-01, 2024-01-01)")
+
+
+def test_tool_schemas() -> None:
+    assert [t["function"]["name"] for t in tool_schemas("A0")] == ["Finish"]
+    search, finish = tool_schemas("A3")
+    sp = search["function"]["parameters"]
+    assert sp["additionalProperties"] is False
+    assert list(sp["properties"]) == ["query", "sort", "date_from", "date_to"]
+    assert sp["required"] == ["query", "sort"]
+    assert sp["properties"]["sort"]["enum"] == ["relevance", "date"]
+    assert sp["properties"]["date_from"]["type"] == ["string", "null"]
+    fp = finish["function"]["parameters"]
+    assert fp["additionalProperties"] is False
+    assert fp["required"] == [f"D{k}" for k in range(8)]
+    assert list(fp["properties"]) == [f"D{k}" for k in range(8)] + ["rationale"]
+    assert all(fp["properties"][f"D{k}"] == {"type": "number", "minimum": 0} for k in range(8))
+
+
+def test_prompt_cli_text_and_json(tiny_archive) -> None:
+    runner = CliRunner()
+    text = runner.invoke(cli, ["prompt", "--root", str(tiny_archive.root), "gamma", "2025-01-01", "A3"])
+    assert text.exit_code == 0, text.output
+    assert "Field Gamma (`gamma`)" in text.stdout and "# Tool schemas" in text.stdout and '"name": "Search"' in text.stdout
+    js = runner.invoke(cli, ["prompt", "--json", "--root", str(tiny_archive.root), "gamma", "2025-01-01", "A0"])
+    data = json.loads(js.stdout)
+    assert [m["role"] for m in data["messages"]] == ["system", "user"]
+    assert [t["function"]["name"] for t in data["tools"]] == ["Finish"]
+    assert data["max_calls"] == 20 and data["top_k"] == 8
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["omega", "2024-01-01", "A1"], "field 'omega' is not a field of this archive"),
+        (["alpha", "2024-02-01", "A1"], "origin 2024-02-01 is not an origin of this archive"),
+        (["alpha", "January", "A1"], "origin 'January' is not a YYYY-MM-DD date"),
+    ],
+)
+def test_prompt_usage_errors(tiny_archive, args, message) -> None:
+    result = CliRunner().invoke(cli, ["prompt", "--root", str(tiny_archive.root), *args])
+    assert result.exit_code == 2
+    assert result.stderr == f"Error: {message}" + result.stderr[len(f"Error: {message}"):]
+    assert message in result.stderr
+
+
+def test_prompt_rejects_an_unknown_condition(tiny_archive) -> None:
+    result = CliRunner().invoke(cli, ["prompt", "--root", str(tiny_archive.root), "alpha", "2024-01-01", "A7"])
+    assert result.exit_code == 2 and "A7" in result.stderr
+
+
+def test_prompt_is_deterministic(archive) -> None:
+    assert build_prompt(archive, "delta", "2023-07-01", "A2") == build_prompt(archive, "delta", "2023-07-01", "A2")

@@ -1,0 +1,144 @@
+"""The Search tool session and rapgen serve-search over loopback HTTP."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from datetime import date
+
+import pytest
+from click.testing import CliRunner
+
+from rapgen.archive import Archive
+from rapgen.cli import cli
+from rapgen.errors import SearchError
+from rapgen.submit import SearchSession, ToolError
+from rapgen.submit.serve import TraceAppender, make_server
+from test_submit_support import fake_executor, shard_papers
+
+Q = {"query": "parsing methods", "sort": "relevance"}
+
+
+@pytest.fixture
+def session(tiny_archive) -> SearchSession:
+    return SearchSession(Archive(tiny_archive.root), executor=fake_executor(tiny_archive.root))
+
+
+def test_a_valid_call_is_executed_and_recorded(session, tiny_archive) -> None:
+    out = session.call("alpha", "2024-01-01", "A1", {**Q, "date_from": "2023-09-01", "date_to": None})
+    shard = [p for p in shard_papers(tiny_archive.root, "alpha", "2024-01-01", "fixed") if p[1] >= date(2023, 9, 1)]
+    assert out.error is None and out.call_index == 0 and out.calls_left == 19
+    assert out.total_hits == len(shard) and [p["arxiv_id"] for p in out.papers] == [a for a, _ in shard[:8]]
+    assert session.records == [{
+        "field_id": "alpha", "origin": "2024-01-01", "condition": "A1", "call_index": 0, "query": "parsing methods",
+        "sort": "relevance", "date_from": "2023-09-01", "date_to": None, "total_hits": len(shard), "returned_ids": [a for a, _ in shard[:8]],
+    }]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "recorded"),
+    [
+        ({**Q, "limit": 3}, "unknown argument 'limit'; Search takes only query, sort, date_from, date_to", False),
+        ({"query": "x"}, "query and sort are required", False),
+        ("parsing", "the arguments must be a JSON object", False),
+        ({"query": "", "sort": "date"}, "query must be a non-empty string", True),
+        ({"query": "q", "sort": "popularity"}, "sort must be 'relevance' or 'date'", True),
+        ({**Q, "date_from": "2023-02-30"}, "date_from '2023-02-30' is not a valid date", True),
+        ({**Q, "date_to": 20230101}, "date_to must be a YYYY-MM-DD date or null", False),
+        ({**Q, "date_to": "2023-W01-1"}, "date_to must be a YYYY-MM-DD date or null", True),
+        ({**Q, "date_from": "2023-10-01", "date_to": "2023-09-01"}, "date_from must be before date_to", True),
+    ],
+)
+def test_malformed_calls_count_and_are_recorded_when_representable(session, arguments, error, recorded) -> None:
+    out = session.call("alpha", "2024-01-01", "A3", arguments)
+    assert out.error == f"malformed call: {error}"
+    assert session.calls_made("alpha", date(2024, 1, 1), "A3") == 1
+    assert len(session.records) == (1 if recorded else 0)
+    if recorded:
+        assert session.records[0]["total_hits"] == 0 and session.records[0]["returned_ids"] == []
+
+
+def test_the_call_cap_is_enforced_per_unit(session) -> None:
+    for k in range(20):
+        assert session.call("beta", "2023-07-01", "A1", Q).call_index == k
+    over = session.call("beta", "2023-07-01", "A1", Q)
+    assert over.error == "the call cap of 20 Search calls is reached; call Finish now" and over.call_index is None
+    assert len(session.records) == 20 and max(r["call_index"] for r in session.records) == 19
+    assert session.call("beta", "2023-07-01", "A3", Q).call_index == 0  # another unit has its own cap
+
+
+@pytest.mark.parametrize(
+    ("unit", "message"),
+    [
+        (("omega", "2024-01-01", "A1"), "field_id 'omega' is not a field"),
+        (("alpha", "2024-02-01", "A1"), "origin '2024-02-01' is not an origin"),
+        (("alpha", "2024-01-01", "A0"), "condition 'A0' has no Search tool"),
+    ],
+)
+def test_unknown_units_are_refused(session, unit, message) -> None:
+    with pytest.raises(ToolError, match=message):
+        session.call(*unit, Q)
+    assert session.records == []
+
+
+def test_a_backend_leak_is_never_recorded(tiny_archive) -> None:
+    def leaky(field_id, origin, regime, *args):
+        return 1, [{"arxiv_id": "x", "first_submitted": origin.isoformat(), "title": "", "abstract": ""}], None
+
+    s = SearchSession(Archive(tiny_archive.root), executor=leaky)
+    with pytest.raises(SearchError, match="on or after the origin 2024-01-01"):
+        s.call("alpha", "2024-01-01", "A1", Q)
+    assert s.records == []
+
+
+def _request(url: str, body: object | None = None) -> tuple[int, bytes]:
+    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    req = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def test_http_endpoint(session, tmp_path) -> None:
+    traces = tmp_path / "traces.jsonl"
+    appender = TraceAppender(traces)
+    session.on_record = appender
+    server = make_server(session, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        status, body = _request(base + "/search", {"field_id": "gamma", "origin": "2025-01-01", "condition": "A3", "arguments": Q})
+        first = json.loads(body)
+        assert status == 200 and first["call_index"] == 0 and first["total_hits"] > 0 and len(first["papers"]) == 8
+        status, body = _request(base + "/search", {"field_id": "gamma", "origin": "2025-01-01", "condition": "A3", "arguments": {"query": "q", "sort": "best"}})
+        assert status == 200 and json.loads(body)["error"].startswith("malformed call: sort")
+        assert _request(base + "/search", b"not json")[0] == 400
+        status, body = _request(base + "/search", {"field_id": "gamma", "origin": "2025-01-01", "condition": "A0", "arguments": Q})
+        assert status == 400 and "has no Search tool" in json.loads(body)["error"]
+        assert _request(base + "/nowhere")[0] == 404
+        status, body = _request(base + "/tools?condition=A0")
+        assert status == 200 and [t["function"]["name"] for t in json.loads(body)] == ["Finish"]
+        status, body = _request(base + "/health")
+        assert json.loads(body) == {"ok": True, "max_calls": 20, "top_k": 8}
+        status, body = _request(base + "/traces")
+        lines = [json.loads(l) for l in body.decode().splitlines()]
+        assert [l["call_index"] for l in lines] == [0, 1] and lines[1]["sort"] == "best"
+    finally:
+        server.shutdown()
+        server.server_close()
+        appender.close()
+    assert [json.loads(l) for l in traces.read_text().splitlines()] == lines
+
+
+def test_serve_search_is_loopback_only(tiny_archive, tmp_path) -> None:
+    result = CliRunner().invoke(cli, ["serve-search", "--root", str(tiny_archive.root), "--host", "0.0.0.0"])
+    assert result.exit_code == 2 and "loopback only" in result.stderr
+    existing = tmp_path / "t.jsonl"
+    existing.write_text("")
+    result = CliRunner().invoke(cli, ["serve-search", "--root", str(tiny_archive.root), "--traces", str(existing)])
+    assert result.exit_code == 2 and "already exists" in result.stderr

@@ -1,0 +1,171 @@
+"""``rapgen replay``: exact reproduction, tamper detection, diagnostics, synthetic traces."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import date
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from factory import reseal
+
+from rapgen.agents import add_agents_to_archive
+from rapgen.archive import Archive, recent_window
+from rapgen.cli import cli
+from rapgen.search import generate_traces, replay_archive
+from rapgen.search.replay import _spearman
+
+
+@pytest.fixture(autouse=True)
+def _no_env_cache(monkeypatch):
+    monkeypatch.delenv("RAPGEN_CACHE", raising=False)
+
+
+@pytest.fixture(scope="module")
+def replayable(tmp_path_factory, _tiny_template):
+    root = tmp_path_factory.mktemp("replayable") / "repo"
+    shutil.copytree(_tiny_template.root, root)
+    add_agents_to_archive(root, agent_ids=["ref-recent-hits"], submitted=date(2026, 11, 29))
+    written = generate_traces(root, ["model-a", "model-b"], seed=3)
+    reseal(root)
+    return root, written
+
+
+@pytest.fixture
+def replay_copy(replayable, tmp_path):
+    dest = tmp_path / "repo"
+    shutil.copytree(replayable[0], dest)
+    return dest
+
+
+def _edit_line(path, number, change):
+    lines = path.read_text().splitlines()
+    obj = json.loads(lines[number - 1])
+    change(obj)
+    lines[number - 1] = json.dumps(obj)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_every_call_reproduces_with_one_or_two_workers(replayable):
+    root, written = replayable
+    archive = Archive(root)
+    one = replay_archive(archive, jobs=1).data
+    two = replay_archive(archive, jobs=2).data
+    assert one == two
+    assert one["ok"] and one["failed"] == 0
+    calls = {m["model_id"]: m["calls"] for m in one["models"]}
+    assert calls["model-a"] == written["model-a"] and calls["model-b"] == written["model-b"]
+    assert calls["ref-recent-hits"] == 4 * 5 * 4 * 8  # fields x origins x A1-A4 x 8 calls
+
+
+def test_cli_replay_writes_replay_json(replayable, tmp_path):
+    root, _ = replayable
+    result = CliRunner().invoke(cli, ["replay", "--root", str(root), "--out", str(tmp_path / "out"), "--jobs", "1"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "reproduced, 0 failed" in result.stdout
+    data = json.loads((tmp_path / "out" / "replay.json").read_text())
+    assert data["schema_version"] == 1 and data["ok"] is True
+    cond = data["models"][0]["conditions"][0]
+    assert {"condition", "calls", "reproduced", "failed", "first_differences", "recent_share",
+            "spearman_recent", "spearman_future", "units"} <= set(cond)
+
+
+def test_a_tampered_trace_is_reported(replay_copy):
+    path = replay_copy / "archive" / "models" / "ref-recent-hits" / "traces.jsonl"
+    _edit_line(path, 7, lambda o: o.update(returned_ids=list(reversed(o["returned_ids"]))) if len(o["returned_ids"]) > 1 else o.update(total_hits=o["total_hits"] + 1))
+    _edit_line(path, 9, lambda o: o.update(total_hits=o["total_hits"] + 1))
+    reseal(replay_copy)
+    result = CliRunner().invoke(cli, ["replay", "--root", str(replay_copy), "--jobs", "1"])
+    assert result.exit_code == 1
+    assert "Error: 2 of" in result.stderr and "recorded Search calls did not reproduce" in result.stderr
+    assert "DIFF ref-recent-hits traces.jsonl:7" in result.stdout
+    assert "DIFF ref-recent-hits traces.jsonl:9" in result.stdout and "total_hits" in result.stdout
+
+
+def test_recorded_malformed_calls_reproduce_as_errors(replay_copy):
+    path = replay_copy / "archive" / "models" / "model-b" / "traces.jsonl"
+    first = json.loads(path.read_text().splitlines()[0])
+    key = {k: first[k] for k in ("field_id", "origin", "condition")}
+    used = {json.loads(l)["call_index"] for l in path.read_text().splitlines() if all(json.loads(l)[k] == v for k, v in key.items())}
+    bad = [
+        dict(key, call_index=max(used) + 1, query="parsing", sort="score", date_from=None, date_to=None, total_hits=0, returned_ids=[]),
+        dict(key, call_index=max(used) + 2, query="", sort="date", date_from=None, date_to=None, total_hits=3, returned_ids=[]),
+    ]
+    with path.open("a") as handle:
+        for b in bad:
+            handle.write(json.dumps(b) + "\n")
+    reseal(replay_copy)
+    data = replay_archive(Archive(replay_copy), jobs=1, models=["model-b"]).data
+    cond = next(c for c in data["models"][0]["conditions"] if c["condition"] == key["condition"])
+    assert cond["errors_recorded"] == 1 and cond["failed"] == 1
+    diff = cond["first_differences"][0]
+    assert diff["replayed"]["error"] == "the query is empty" and diff["recorded"]["total_hits"] == 3
+
+
+def test_recent_share_is_computed_from_the_ledger(replayable):
+    root, _ = replayable
+    archive = Archive(root)
+    data = replay_archive(archive, jobs=1, models=["model-a"]).data
+    con = archive.connect()
+    dates = {(f, p): d for f, p, d in con.execute("SELECT field_id, arxiv_id, first_submitted FROM assignments").fetchall()}
+    for cond in data["models"][0]["conditions"]:
+        slots = recent = 0
+        for c in archive.traces("model-a"):
+            if c.condition != cond["condition"]:
+                continue
+            lo, hi = recent_window(c.origin, 6)
+            for pid in c.returned_ids:
+                slots += 1
+                recent += lo <= dates[(c.field_id, pid)] < hi
+        assert cond["returned_slots"] == slots
+        assert cond["recent_share"] == pytest.approx(recent / slots, abs=1e-6)
+    fixed = {c["condition"]: c["recent_share"] for c in data["models"][0]["conditions"]}
+    assert fixed["A1"] == 1.0 and fixed["A3"] < 1.0  # the fixed shard is the recent window
+
+
+@pytest.mark.parametrize("a,b,expected", [
+    ([1, 2, 3, 4, 5, 6, 7, 8], [10, 20, 30, 40, 50, 60, 70, 80], 1.0),
+    ([1, 2, 3, 4, 5, 6, 7, 8], [8, 7, 6, 5, 4, 3, 2, 1], -1.0),
+    ([0, 0, 0, 0, 0, 0, 0, 0], [1, 2, 3, 4, 5, 6, 7, 8], None),
+    ([3, 1, 4, 1, 5, 9, 2, 6], [2, 7, 1, 8, 2, 8, 1, 8], "scipy"),
+])
+def test_spearman(a, b, expected):
+    got = _spearman(np.array(a, float), np.array(b, float))
+    if expected == "scipy":
+        from scipy.stats import spearmanr
+
+        expected = spearmanr(a, b).statistic
+    assert got == (None if expected is None else pytest.approx(expected, abs=1e-12))
+
+
+def test_generated_traces_are_deterministic_and_within_the_cap(replayable, tmp_path):
+    root, written = replayable
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy)
+    again = generate_traces(copy, ["model-a", "model-b"], seed=3)
+    assert again == written
+    for mid in ("model-a", "model-b"):
+        rel = f"archive/models/{mid}/traces.jsonl"
+        assert (copy / rel).read_bytes() == (root / rel).read_bytes()
+    generate_traces(copy, ["model-b"], seed=4)
+    assert (copy / "archive/models/model-b/traces.jsonl").read_bytes() != (root / "archive/models/model-b/traces.jsonl").read_bytes()
+    calls = Archive(root).traces("model-a")
+    per_unit: dict = {}
+    for c in calls:
+        per_unit.setdefault((c.field_id, c.origin, c.condition), []).append(c.call_index)
+    assert {k[2] for k in per_unit} == {"A1", "A2", "A3", "A4"}
+    assert len(per_unit) == 4 * 5 * 4
+    assert all(sorted(v) == list(range(len(v))) and len(v) <= 20 for v in per_unit.values())
+
+
+def test_spearman_matches_scipy_on_tie_heavy_vectors():
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        a, b = rng.integers(0, 4, 8).astype(float), rng.integers(0, 6, 8).astype(float)
+        got = _spearman(a, b)
+        if got is not None:
+            assert got == pytest.approx(spearmanr(a, b).statistic, abs=1e-12)

@@ -1,0 +1,116 @@
+"""The backend over a real (tiny) archive: cache, manifest checks and the ``rapgen search`` CLI."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pytest
+from click.testing import CliRunner
+
+from rapgen.archive import Archive
+from rapgen.cli import cli
+from rapgen.errors import SearchError
+from rapgen.search import Backend
+from rapgen.search import cache as search_cache
+
+
+@pytest.fixture(autouse=True)
+def _no_env_cache(monkeypatch):
+    monkeypatch.delenv("RAPGEN_CACHE", raising=False)
+
+
+def test_every_shard_matches_its_manifest(tiny_archive):
+    archive = Archive(tiny_archive.root)
+    backend = Backend(archive)
+    assert backend.folder.parent == tiny_archive.root / ".rapgen-cache" / "search"
+    for regime in ("fixed", "expanding"):
+        for m in archive.manifest(regime):
+            shard = backend.shard(m.field_id, m.origin, regime)  # raises if ids_sha256 differs
+            assert shard.n == m.n_papers
+            assert (shard.index.days[shard.member] < (m.origin - date(1970, 1, 1)).days).all()
+
+
+def test_cache_is_reused_and_keyed_by_inputs(tiny_archive, monkeypatch, tmp_path):
+    archive = Archive(tiny_archive.root)
+    first = Backend(archive, cache_dir=tmp_path / "c")
+    assert first.folder.parent == tmp_path / "c" / "search"
+
+    def boom(*a, **k):
+        raise AssertionError("rebuilt a warm cache")
+
+    original = search_cache.build_index
+    monkeypatch.setattr(search_cache, "build_index", boom)
+    again = Backend(Archive(tiny_archive.root), cache_dir=tmp_path / "c")
+    assert again.folder == first.folder
+    monkeypatch.setattr(search_cache, "build_index", original)
+    monkeypatch.setenv("RAPGEN_CACHE", str(tmp_path / "env"))
+    via_env = Backend(Archive(tiny_archive.root))
+    assert via_env.folder.parent == tmp_path / "env" / "search"
+    assert via_env.folder.name == first.folder.name  # same inputs, same key
+    inputs = json.loads((first.folder / "inputs.json").read_text())
+    assert set(inputs) >= {"engine", "papers_sha256", "assignments_sha256", "analyzer"}
+
+
+def test_rebuilt_cache_gives_identical_results(tiny_archive, tmp_path):
+    archive = Archive(tiny_archive.root)
+    a = Backend(archive, cache_dir=tmp_path / "a")
+    b = Backend(archive, cache_dir=tmp_path / "b")
+    for q in ("parsing translation", "model data speech", "reasoning2 safety"):
+        for sort in ("relevance", "date"):
+            args = {"query": q, "sort": sort}
+            assert a.search("beta", "2024-07-01", "expanding", args) == b.search("beta", "2024-07-01", "expanding", args)
+
+
+def test_stale_manifest_is_detected(tiny_archive):
+    path = tiny_archive.root / "archive" / "search" / "manifest_fixed.jsonl"
+    lines = path.read_text().splitlines()
+    row = json.loads(lines[0])
+    row["ids_sha256"] = "0" * 64
+    lines[0] = json.dumps(row)
+    path.write_text("\n".join(lines) + "\n")
+    backend = Backend(Archive(tiny_archive.root))
+    with pytest.raises(SearchError, match="do not match the manifest"):
+        backend.shard(row["field_id"], row["origin"], "fixed")
+
+
+def test_unknown_shard_is_a_search_error(tiny_archive):
+    backend = Backend(Archive(tiny_archive.root))
+    with pytest.raises(SearchError, match="not a field"):
+        backend.shard("nope", "2024-01-01", "fixed")
+    with pytest.raises(SearchError, match="no fixed shard"):
+        backend.shard("alpha", "2024-02-01", "fixed")
+
+
+def test_cli_search_text_and_json(tiny_archive):
+    runner = CliRunner()
+    root = str(tiny_archive.root)
+    result = runner.invoke(cli, ["search", "alpha", "2024-07-01", "fixed", "parsing translation", "--root", root], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "hits in alpha 2024-07-01 fixed [2024-01-01, 2024-07-01)" in result.output
+    result = runner.invoke(cli, ["search", "alpha", "2024-07-01", "expanding", "parsing", "--sort", "date", "--json", "--root", root])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    dates = [p["first_submitted"] for p in data["results"]]
+    assert dates == sorted(dates, reverse=True) and all(d < "2024-07-01" for d in dates)
+    assert data["total_hits"] >= len(data["results"]) > 0
+    assert set(data["results"][0]) == {"arxiv_id", "first_submitted", "title", "abstract"}
+
+
+@pytest.mark.parametrize("extra,code,message", [
+    (["--date-from", "2024-13-01"], 2, "Error: malformed Search call: date_from '2024-13-01' is not a calendar date"),
+    (["--date-from", "2024-03-01", "--date-to", "2024-02-01"], 2, "Error: malformed Search call: date_from 2024-03-01 must be before date_to 2024-02-01"),
+])
+def test_cli_search_malformed_call(tiny_archive, extra, code, message):
+    result = CliRunner().invoke(cli, ["search", "alpha", "2024-07-01", "fixed", "parsing", "--root", str(tiny_archive.root), *extra])
+    assert result.exit_code == code
+    assert message in result.stderr
+
+
+def test_cli_search_unknown_field_and_regime(tiny_archive):
+    runner = CliRunner()
+    result = runner.invoke(cli, ["search", "nope", "2024-07-01", "fixed", "parsing", "--root", str(tiny_archive.root)])
+    assert result.exit_code == 1
+    assert "Error: field 'nope' is not a field of this archive" in result.stderr
+    result = runner.invoke(cli, ["search", "alpha", "2024-07-01", "rolling", "parsing", "--root", str(tiny_archive.root)])
+    assert result.exit_code == 2

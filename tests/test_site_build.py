@@ -1,0 +1,127 @@
+"""`rapgen build` end to end on the factory archive: verify -> score -> render -> mkdocs --strict."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from rapgen.archive import Archive
+from rapgen.cli import cli
+from rapgen.errors import SiteError
+from rapgen.site import build_site, render_docs
+from test_site_support import make_score_outputs, make_site_archive
+
+FIELD_PAGE_LIMIT = 80 * 1024
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    from factory import make_archive
+
+    base = tmp_path_factory.mktemp("site-build")
+    root = make_archive(base / "repo").root
+    site = base / "site"
+    result = CliRunner().invoke(cli, ["build", "--root", str(root), "--site-dir", str(site), "--resamples", "50", "--json"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return root, site, json.loads(result.stdout)
+
+
+def test_build_writes_every_page(built):
+    root, site, report = built
+    assert report["pages"] >= 13 and report["synthetic"] is True
+    assert set(report["seconds"]) == {"verify", "score", "render", "mkdocs"}
+    archive = Archive(root)
+    for page in ["index.html", "leaderboard/index.html", "fields/index.html", "models/index.html", "diagnostics/index.html",
+                 "archive/index.html", "submit/index.html", "search/search_index.json", "downloads/leaderboard.csv",
+                 "downloads/leaderboard.json", "assets/javascripts/plotly.min.js", "assets/javascripts/tablesort.min.js"]:
+        assert (site / page).is_file(), page
+    for f in archive.fields:
+        assert (site / "fields" / f.field_id / "index.html").is_file()
+    for mid in archive.model_ids:
+        assert (site / "models" / mid / "index.html").is_file()
+    # real ranks.csv ranks baselines inside each condition: the baseline block shows the A3 column's rank
+    board = (site / "leaderboard" / "index.html").read_text(encoding="utf-8")
+    assert "rank among the Expanding (A3) column" in board and 'id="leaderboard-test-all-origin"' in board
+    # scores/ and docs/ land in the work folder, not in the archive
+    assert (root / "build" / "scores" / "leaderboard.csv").is_file() and (root / "build" / "docs" / "index.md").is_file()
+
+
+def test_every_page_carries_banner_digest_and_no_external_assets(built):
+    root, site, report = built
+    digest = report["manifest_sha256"]
+    assert digest == Archive(root).manifest_sha256
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) >= 14
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        assert "Synthetic archive:" in html, page
+        assert digest in html, page
+        for tag in re.findall(r"<(?:script|link|img|iframe)\b[^>]*>", html):
+            if 'rel="canonical"' in tag:
+                continue  # the canonical URL is an identifier, not a fetched resource
+            for ref in re.findall(r'(?:src|href)="([^"]+)"', tag):
+                assert not ref.startswith(("http://", "https://", "//")), (page, tag)
+        assert "fonts.googleapis" not in html and "cdn.plot.ly" not in html and "unpkg.com" not in html
+    assert len(list(site.rglob("plotly.min.js"))) == 1
+
+
+def test_field_pages_stay_small_and_out_of_the_sidebar(built):
+    _, site, _ = built
+    for page in (site / "fields").glob("*/index.html"):
+        html = page.read_text(encoding="utf-8")
+        assert len(html.encode()) <= FIELD_PAGE_LIMIT, page
+    home = (site / "index.html").read_text(encoding="utf-8")
+    assert "fields/alpha/" not in home  # field pages are reached from the index table, not the nav
+
+
+def test_build_refuses_an_archive_that_fails_verification(tmp_path):
+    from factory import make_archive
+
+    root = make_archive(tmp_path / "repo").root
+    target = root / "archive" / "benchmark" / "fields.jsonl"
+    data = bytearray(target.read_bytes())
+    data[10] ^= 1
+    target.write_bytes(bytes(data))
+    site = tmp_path / "site"
+    result = CliRunner().invoke(cli, ["build", "--root", str(root), "--site-dir", str(site)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: ") and "failed verification" in result.stderr
+    assert not site.exists() and not (root / "build").exists()
+
+
+def test_build_rejects_bad_resamples(tmp_path):
+    result = CliRunner().invoke(cli, ["build", "--root", str(tmp_path), "--resamples", "0"])
+    assert result.exit_code == 2
+
+
+def test_strict_mkdocs_failure_is_a_site_error_with_the_log_tail(tmp_path):
+    root = make_site_archive(tmp_path / "repo")
+    scores = make_score_outputs(tmp_path / "scores", Archive(root).manifest_sha256)
+    rendered = render_docs(Archive(root), scores, tmp_path / "work" / "docs")
+    page = rendered.docs_dir / "submit.md"
+    page.write_text(page.read_text() + "\nSee [nowhere](no-such-page.md).\n")
+    with pytest.raises(SiteError) as info:
+        build_site(rendered.docs_dir, tmp_path / "site", synthetic=True, manifest_sha256="0" * 64)
+    message = str(info.value)
+    assert "mkdocs build --strict failed" in message and "no-such-page.md" in message
+
+
+def test_build_site_needs_rendered_pages(tmp_path):
+    (tmp_path / "docs").mkdir()
+    with pytest.raises(SiteError, match=r"no rendered pages \(index\.md missing\); run 'rapgen render' first"):
+        build_site(tmp_path / "docs", tmp_path / "site", synthetic=False, manifest_sha256="0" * 64)
+
+
+def test_real_archive_has_no_synthetic_banner(tmp_path):
+    root = make_site_archive(tmp_path / "repo", synthetic=False)
+    scores = make_score_outputs(tmp_path / "scores", Archive(root).manifest_sha256)
+    rendered = render_docs(Archive(root), scores, tmp_path / "work" / "docs")
+    result = build_site(rendered.docs_dir, tmp_path / "site", synthetic=rendered.synthetic,
+                        manifest_sha256=rendered.manifest_sha256, archive_name=rendered.archive_name)
+    assert result.n_pages >= 13
+    home = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "Synthetic archive" not in home and rendered.manifest_sha256 in home
