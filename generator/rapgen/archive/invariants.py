@@ -54,8 +54,9 @@ ASSIGNMENT_RULES = (
 
 
 class InvariantChecker:
-    def __init__(self, root: str | Path, verified: set[str], listed: set[str]):
+    def __init__(self, root: str | Path, verified: set[str], listed: set[str], cache: dict | None = None):
         self.root = Path(root)
+        self.cache = cache if cache is not None else {}  # parsed model files, reused by the reader
         self.verified = verified
         self.listed = listed
         self.findings: list[Finding] = []
@@ -343,7 +344,9 @@ class InvariantChecker:
             upstream = {FIELDS_JSONL: fields_ok, ORIGINS_JSON: self.origins is not None}
             rel = f"{folder}/predictions.jsonl"
             if "predictions.jsonl" in names and self.gate("predictions", (FIELDS_JSONL, ORIGINS_JSON, rel), upstream):
-                self.parsed(rel, lambda p, d: parse.parse_predictions(p, d, field_ids, self.origins.origins))
+                units, ok = self.parsed(rel, lambda p, d: parse.parse_predictions(p, d, field_ids, self.origins.origins))
+                if ok:
+                    self.cache[("predictions", model_id)] = units
             rel = f"{folder}/traces.jsonl"
             upstream = {**upstream, LEDGER_JSON: self.ledger is not None}
             if "traces.jsonl" in names and self.gate("traces", (FIELDS_JSONL, LEDGER_JSON, ORIGINS_JSON, rel), upstream):
@@ -353,6 +356,7 @@ class InvariantChecker:
                 )
                 if ledger_ok and calls:
                     self.check_returned(rel, calls)
+                self.cache[("traces", model_id)] = calls
 
     def check_returned(self, rel: str, calls: list) -> None:
         """Every returned paper must be in its episode's shard: a member of the field dated before the origin."""
@@ -385,6 +389,10 @@ class InvariantChecker:
                 self.add(rel, f"returned paper {arxiv_id} dated {when} lies outside the episode's shard (on or after its origin, or before the window)", line)
 
 
-def check_invariants(root: str | Path, verified: set[str], listed: set[str]) -> list[Finding]:
-    """Run every structural check; return all findings (INVARIANT / NOT-EVALUATED)."""
-    return InvariantChecker(root, verified, listed).run()
+def check_invariants(root: str | Path, verified: set[str], listed: set[str], cache: dict | None = None) -> list[Finding]:
+    """Run every structural check; return all findings (INVARIANT / NOT-EVALUATED).
+
+    ``cache``, if given, receives the parsed predictions and traces of every model
+    so that a reader opened on the verified archive need not parse them again.
+    """
+    return InvariantChecker(root, verified, listed, cache).run()

@@ -54,6 +54,7 @@ class Archive:
             raise UsageProblem(f"{self.root}: not a directory")
         self.archive_dir = self.root / ARCHIVE_DIR
         self.verified = False
+        self._parsed_models: dict = {}  # ("predictions" | "traces", model_id) -> records
 
     # ------------------------------------------------------------ raw access
     def path(self, relative: str) -> Path:
@@ -133,15 +134,21 @@ class Archive:
         return out
 
     def predictions(self, model_id: str) -> list[Unit]:
-        rel = model_file(model_id, "predictions.jsonl")
-        units, findings = parse.parse_predictions(rel, self.read_bytes(rel), self.field_map, self.origins.origins)
-        _raise_on(findings)
-        return units
+        key = ("predictions", model_id)
+        if key not in self._parsed_models:
+            rel = model_file(model_id, "predictions.jsonl")
+            units, findings = parse.parse_predictions(rel, self.read_bytes(rel), self.field_map, self.origins.origins)
+            _raise_on(findings)
+            self._parsed_models[key] = units
+        return self._parsed_models[key]
 
     def has_traces(self, model_id: str) -> bool:
         return (self.root / model_file(model_id, "traces.jsonl")).is_file()
 
     def traces(self, model_id: str) -> list[TraceCall]:
+        key = ("traces", model_id)
+        if key in self._parsed_models:
+            return self._parsed_models[key]
         rel = model_file(model_id, "traces.jsonl")
         if not self.has_traces(model_id):
             return []
@@ -149,6 +156,7 @@ class Archive:
             rel, self.read_bytes(rel), self.field_map, self.origins.origins, int(self.ledger["search"]["max_calls"])
         )
         _raise_on(findings)
+        self._parsed_models[key] = calls
         return calls
 
     # ------------------------------------------------------------ tables
@@ -189,4 +197,5 @@ def open_verified(root: str | Path, *, jobs: int | None = None) -> Archive:
         raise ArchiveError(f"{root}: archive failed verification with {n} finding{'s' * (n != 1)}; run 'rapgen verify --root {root}' for details")
     archive = Archive(root)
     archive.verified = True
+    archive._parsed_models.update(report.cache)  # the verifier already parsed every model file
     return archive

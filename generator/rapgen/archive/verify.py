@@ -24,6 +24,7 @@ class VerifyReport:
     n_files: int = 0
     n_bytes: int = 0
     n_listed: int = 0
+    cache: dict = field(default_factory=dict, repr=False)  # parsed model files, see check_invariants
 
     @property
     def errors(self) -> list[Finding]:
@@ -173,7 +174,7 @@ def verify_archive(
 
     # 5. Structural invariants, on verified files only.
     if invariants and data is not None:
-        findings.extend(check_invariants(root, verified, set(listed)))
+        findings.extend(check_invariants(root, verified, set(listed), report.cache))
 
     report.findings = sorted(set(findings), key=Finding.sort_key)
     return report
