@@ -138,3 +138,26 @@ def test_cli_synth_small_and_usage_errors(tmp_path):
     assert bad.exit_code == 2 and "'huge' is not one of 'full', 'small'" in bad.output
     neg = runner.invoke(cli, ["synth", "--seed", "-1", "--out", str(tmp_path / "x")])
     assert neg.exit_code == 2
+
+
+def test_default_traces_are_made_through_the_backend_and_replay(small):
+    root, _ = small
+    calls = [
+        json.loads(line)
+        for p in sorted((root / "archive" / "models").glob("*/traces.jsonl"))
+        for line in p.read_text().splitlines()
+    ]
+    assert len(calls) > 100
+    assert {c["condition"] for c in calls} == {"A1", "A2", "A3", "A4"}
+    result = CliRunner().invoke(cli, ["replay", "--root", str(root), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["ok"] is True and report["failed"] == 0
+    assert report["calls"] == report["reproduced"] == len(calls)
+
+
+def test_no_traces_option(tmp_path):
+    out = tmp_path / "n"
+    result = CliRunner().invoke(cli, ["synth", "--scale", "small", "--out", str(out), "--no-traces"])
+    assert result.exit_code == 0, result.output
+    assert not list((out / "archive" / "models").glob("*/traces.jsonl"))

@@ -64,10 +64,11 @@ def build(out: Path, data: Path | None, force: bool, as_json: bool, debug: bool)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the generator; the same seed gives the same bytes.")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Root folder to write archive/ and SHA256SUMS into (must not hold an archive yet, see --force).")
 @click.option("--force", is_flag=True, help="Replace an existing archive/ and SHA256SUMS in --out (refused if it holds model folders).")
+@click.option("--no-traces", is_flag=True, help="Skip the models' Search traces (made through the Search backend so that they replay).")
 @json_option
 @debug_option
 @handle_errors
-def synth(scale: str, seed: int, out: Path, force: bool, as_json: bool, debug: bool) -> None:
+def synth(scale: str, seed: int, out: Path, force: bool, no_traces: bool, as_json: bool, debug: bool) -> None:
     """Write an entirely SYNTHETIC archive (papers, labels and seven models) at the
     benchmark's size, for speed measurements and tests. Never commit it.
 
@@ -77,7 +78,7 @@ def synth(scale: str, seed: int, out: Path, force: bool, as_json: bool, debug: b
     """
     from rapgen.sample import write_synthetic_archive
 
-    summary = write_synthetic_archive(out, scale, seed, force=force)
+    summary = write_synthetic_archive(out, scale, seed, force=force, with_traces=not no_traces)
     if as_json:
         echo_json(summary)
         return

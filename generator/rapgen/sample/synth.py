@@ -108,12 +108,21 @@ def write_synthetic_archive(
     *,
     force: bool = False,
     traces: TracesHook | None = None,
+    with_traces: bool = True,
 ) -> dict:
     """Write a synthetic archive under ``out_root`` and seal it; return a summary.
 
-    ``traces``, if given, is called as ``traces(staging_root, model_ids)`` after
-    the models are written and before sealing, to add ``traces.jsonl`` files.
+    ``traces`` is called as ``traces(staging_root, model_ids)`` after the models
+    are written and before sealing, to add ``traces.jsonl`` files. By default
+    (``with_traces``) the models' Search calls are made through the frozen Search
+    backend (:func:`rapgen.search.generate_traces`), so every one of them replays.
     """
+    if traces is None and with_traces:
+        from rapgen.search import generate_traces
+
+        def traces(root: Path, model_ids: list[str]) -> None:
+            generate_traces(root, model_ids, seed=seed, jobs=2)
+
     if scale not in SCALES:
         raise UsageProblem(f"unknown scale {scale!r}; choose one of {', '.join(sorted(SCALES))}")
     if seed < 0:
