@@ -1,4 +1,4 @@
-"""The one cross-stage orchestrator: verify -> score -> render -> mkdocs build.
+"""The one cross-stage orchestrator: verify -> score (+ replay) -> render -> mkdocs build.
 
 ``run_build`` refuses an archive that fails verification (``open_verified``
 raises ArchiveError before anything is scored or written). Intermediate
@@ -31,9 +31,11 @@ class PipelineResult:
 
 def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int | None = None,
               work_dir: str | Path | None = None, scores_dir: str | Path | None = None,
-              site_url: str | None = None) -> PipelineResult:
+              site_url: str | None = None, replay: bool = True) -> PipelineResult:
     """Verify the archive at ``root``, score it (unless ``scores_dir`` already holds
-    scores to reuse), render the pages and build the site into ``site_dir``."""
+    scores to reuse), replay the recorded Search calls when any model has traces
+    (``replay``; the model pages show the result), render the pages and build the
+    site into ``site_dir``."""
     if resamples is not None and resamples < 1:
         raise UsageProblem(f"--resamples must be a positive integer, got {resamples}")
     root = Path(root)
@@ -49,6 +51,12 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
         scores_dir = work / "scores"
         write_scores(compute_scores(archive, resamples=resamples), scores_dir)
         timings["score"] = time.perf_counter() - t0
+        if replay and any(archive.has_traces(m) for m in archive.model_ids):
+            from rapgen.search import replay_archive, write_replay
+
+            t0 = time.perf_counter()
+            write_replay(replay_archive(archive), scores_dir)
+            timings["replay"] = time.perf_counter() - t0
     scores_dir = Path(scores_dir)
     t0 = time.perf_counter()
     rendered = render_docs(archive, scores_dir, work / "docs")

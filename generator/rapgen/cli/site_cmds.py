@@ -21,15 +21,17 @@ from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, js
               help="Reuse the output folder of an earlier 'rapgen score' instead of scoring again.")
 @click.option("--site-url", default=None,
               help="URL the site will be served from (overrides mkdocs.yml); instant navigation needs it to match.")
+@click.option("--no-replay", is_flag=True, help="Skip replaying the recorded Search calls (model pages then show no replay status).")
 @json_option
 @debug_option
 @handle_errors
 def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | None, scores_dir: Path | None,
-          site_url: str | None, as_json: bool, debug: bool) -> None:
+          site_url: str | None, no_replay: bool, as_json: bool, debug: bool) -> None:
     """Verify, score, render and build the leaderboard site.
 
-    Runs verify -> score -> render -> 'mkdocs build --strict'. An archive that
-    fails verification is refused before anything is written.
+    Runs verify -> score -> replay (when models have Search traces) -> render ->
+    'mkdocs build --strict'. An archive that fails verification is refused
+    before anything is written.
 
     \b
       rapgen build                       # ./SHA256SUMS + ./archive -> ./site
@@ -38,7 +40,8 @@ def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | No
     """
     from rapgen.pipeline import run_build
 
-    result = run_build(root, site_dir, resamples=resamples, work_dir=work_dir, scores_dir=scores_dir, site_url=site_url)
+    result = run_build(root, site_dir, resamples=resamples, work_dir=work_dir, scores_dir=scores_dir, site_url=site_url,
+                       replay=not no_replay)
     if as_json:
         echo_json({"site_dir": str(result.site_dir), "docs_dir": str(result.docs_dir), "scores_dir": str(result.scores_dir),
                    "pages": result.n_pages, "manifest_sha256": result.manifest_sha256, "synthetic": result.synthetic,
