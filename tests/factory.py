@@ -20,24 +20,13 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from rapgen.archive.calendar import add_months
-from rapgen.archive.records import SLOTS
+from rapgen.archive.records import BENCHMARK_LEDGER, SLOTS
 from rapgen.archive.sums import format_sums
 from rapgen.archive.walk import hash_files, walk
 from rapgen.archive.writer import atomic_write_bytes, write_assignments, write_json, write_jsonl, write_papers
 
 ORIGINS = ["2023-01-01", "2023-07-01", "2024-01-01", "2024-07-01", "2025-01-01"]
-LEDGER = {
-    "bm25": {"k1": 1.5, "b": 0.75},
-    "search": {"top_k": 8, "max_calls": 20},
-    "bootstrap": {"resamples": 10000, "seed": 0, "level": 0.95},
-    "ewma_weights": [0.25, 0.25, 0.5],
-    "arima110": {"phi": -0.4},
-    "holt": {"alpha": 0.85, "beta": 0.6},
-    "var_ridge": {"ratio": 133.352},
-    "residual": {"direct_permutations": 2048, "seed": 0},
-    "change_rich": {"p_max": 0.05, "repeatability_min": 0.5, "null_draws": 2000, "seed": 0},
-    "reliability": {"splits": 200, "seed": 0},
-}
+LEDGER = BENCHMARK_LEDGER
 FIELDS = [
     # field_id, split, block, eligible_pre2024
     ("alpha", "test", "b1", True),

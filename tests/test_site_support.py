@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rapgen.archive import BENCHMARK_LEDGER
 from rapgen.archive.writer import write_assignments, write_json, write_jsonl, write_papers
 
 SLOTS = [f"D{i}" for i in range(8)]
@@ -32,16 +33,7 @@ MODELS = {
     "m-prop": {"display_name": "Prop <Model>", "provider": "Corp B", "proprietary": True,
                "knowledge_cutoff": None, "release_date": "2026-03-01", "diagnostic": False},
 }
-LEDGER = {
-    "bm25": {"k1": 1.5, "b": 0.75}, "search": {"top_k": 8, "max_calls": 20},
-    "bootstrap": {"resamples": 200, "seed": 0, "level": 0.95},
-    "ewma_weights": [0.25, 0.25, 0.5],
-    "arima110": {"phi": -0.4}, "holt": {"alpha": 0.85, "beta": 0.6},
-    "var_ridge": {"ratio": 133.352},
-    "residual": {"direct_permutations": 2048, "seed": 0},
-    "change_rich": {"p_max": 0.05, "repeatability_min": 0.5, "null_draws": 2000, "seed": 0},
-    "reliability": {"splits": 200, "seed": 0},
-}
+LEDGER = {**BENCHMARK_LEDGER, "bootstrap": {"resamples": 200, "seed": 0, "level": 0.95}}  # fewer resamples: fast tests
 BASELINES = ["arima110", "ewma", "holt", "linear_trend", "recent", "var_ridge"]
 
 

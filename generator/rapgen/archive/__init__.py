@@ -8,6 +8,7 @@ and the calendar helpers. Later stages import only from here.
 from rapgen.archive.calendar import add_months, history_windows, recent_window, target_window
 from rapgen.archive.reader import Archive, open_verified
 from rapgen.archive.records import (
+    BENCHMARK_LEDGER,
     CONDITION_REGIME,
     CONDITIONS,
     FORECAST_CONDITIONS,
@@ -29,7 +30,7 @@ from rapgen.archive.records import (
 __all__ = [
     "Archive", "open_verified", "verify_archive", "VerifyReport", "seal_archive",
     "add_months", "history_windows", "recent_window", "target_window",
-    "CONDITION_REGIME", "CONDITIONS", "FORECAST_CONDITIONS", "SEARCH_CONDITIONS", "SLOTS", "STATE_CONDITIONS",
+    "BENCHMARK_LEDGER", "CONDITION_REGIME", "CONDITIONS", "FORECAST_CONDITIONS", "SEARCH_CONDITIONS", "SLOTS", "STATE_CONDITIONS",
     "Block", "Category", "Direction", "Field", "Finding", "ModelInfo", "Origins", "ShardManifest", "TraceCall", "Unit",
 ]
 

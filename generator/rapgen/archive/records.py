@@ -17,6 +17,21 @@ ASSIGNMENT_TYPES: tuple[str, ...] = ("single", "boundary", "bridge", "other", "l
 SPLITS: tuple[str, ...] = ("dev", "test")
 REGIMES: tuple[str, ...] = ("fixed", "expanding")
 MODEL_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+# The benchmark's parameter ledger (ARCHIVE.md, FINAL_PARAMETER_LEDGER_V1.json), verbatim.
+# Scoring and search read constants from an archive's own ledger file, never from here;
+# this copy is what new archives (the sample, synth, test fixtures) are written with.
+BENCHMARK_LEDGER: dict = {
+    "bm25": {"k1": 1.5, "b": 0.75},
+    "search": {"top_k": 8, "max_calls": 20},
+    "bootstrap": {"resamples": 10000, "seed": 0, "level": 0.95},
+    "ewma_weights": [0.25, 0.25, 0.5],
+    "arima110": {"phi": -0.4},
+    "holt": {"alpha": 0.85, "beta": 0.6},
+    "var_ridge": {"ratio": 133.352},
+    "residual": {"direct_permutations": 2048, "seed": 0},
+    "change_rich": {"p_max": 0.05, "repeatability_min": 0.5, "null_draws": 2000, "seed": 0},
+    "reliability": {"splits": 200, "seed": 0},
+}
 FIELD_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
 
 

@@ -22,7 +22,8 @@ from rapgen.archive.writer import write_assignments, write_jsonl, write_papers
 from rapgen.errors import RapgenError, UsageProblem
 from rapgen.sample import blocks as blocks_mod
 from rapgen.sample.codebooks import FIELDS, FieldText
-from rapgen.sample.common import SLOTS, manifest_rows, origins_doc, seal, staged, write_common, write_manifests
+from rapgen.archive import SLOTS
+from rapgen.sample.common import manifest_rows, origins_doc, seal, staged, write_common, write_manifests
 from rapgen.sample.instrument import DIRECTION_QUANTILE, THRESHOLDS, TYPES, TfidfSpace, assign_many, calibrate, cosine_scores, tokenize
 
 ORIGINS = (date(2023, 1, 1), date(2023, 7, 1), date(2024, 1, 1), date(2024, 7, 1), date(2025, 1, 1))

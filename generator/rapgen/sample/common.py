@@ -14,25 +14,14 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from rapgen.archive import add_months
+from rapgen.archive import BENCHMARK_LEDGER, add_months
 from rapgen.archive.writer import write_json, write_jsonl
 from rapgen.errors import UsageProblem
 
 # ARCHIVE.md, provenance/FINAL_PARAMETER_LEDGER_V1.json: the benchmark's values, verbatim.
-LEDGER: dict = {
-    "bm25": {"k1": 1.5, "b": 0.75},
-    "search": {"top_k": 8, "max_calls": 20},
-    "bootstrap": {"resamples": 10000, "seed": 0, "level": 0.95},
-    "ewma_weights": [0.25, 0.25, 0.5],
-    "arima110": {"phi": -0.4},
-    "holt": {"alpha": 0.85, "beta": 0.6},
-    "var_ridge": {"ratio": 133.352},
-    "residual": {"direct_permutations": 2048, "seed": 0},
-    "change_rich": {"p_max": 0.05, "repeatability_min": 0.5, "null_draws": 2000, "seed": 0},
-    "reliability": {"splits": 200, "seed": 0},
-}
+LEDGER: dict = BENCHMARK_LEDGER
 
-SLOTS = tuple(f"D{i}" for i in range(8))
+
 
 
 def origins_doc(origins: Sequence[date], window_months: int, history_windows: int, strict_origin: date) -> dict:

@@ -38,7 +38,8 @@ import numpy as np
 from rapgen.archive import add_months
 from rapgen.archive.writer import write_assignments, write_json, write_jsonl, write_papers
 from rapgen.errors import UsageProblem
-from rapgen.sample.common import SLOTS, manifest_rows, origins_doc, seal, staged, write_common, write_manifests
+from rapgen.archive import SLOTS
+from rapgen.sample.common import manifest_rows, origins_doc, seal, staged, write_common, write_manifests
 
 ORIGINS = (date(2024, 1, 1), date(2024, 7, 1), date(2025, 1, 1), date(2025, 7, 1), date(2026, 1, 1))
 STRICT_ORIGIN = date(2026, 1, 1)
