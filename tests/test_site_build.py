@@ -127,3 +127,24 @@ def test_real_archive_has_no_synthetic_banner(tmp_path):
     assert result.n_pages >= 13
     home = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert "Synthetic archive" not in home and rendered.manifest_sha256 in home
+
+
+def test_build_refuses_to_empty_a_folder_it_did_not_build(tmp_path):
+    from factory import make_archive
+
+    root = make_archive(tmp_path / "repo").root
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "keep.txt").write_text("mine")
+    result = CliRunner().invoke(cli, ["build", "--root", str(root), "--site-dir", str(precious), "--resamples", "20", "--no-replay"])
+    assert result.exit_code == 2, result.output
+    assert "refusing to build into a non-empty folder that rapgen did not build" in result.stderr
+    assert (precious / "keep.txt").read_text() == "mine"
+    assert not (root / "build").exists()  # refused before any work
+
+
+def test_rebuild_into_its_own_site_folder(built):
+    root, site, _ = built
+    assert (site / ".rapgen-site").is_file()
+    result = CliRunner().invoke(cli, ["build", "--root", str(root), "--site-dir", str(site), "--resamples", "20", "--no-replay"])
+    assert result.exit_code == 0, result.output

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rapgen.archive import open_verified
 from rapgen.errors import UsageProblem
-from rapgen.site import build_site, render_docs
+from rapgen.site import build_site, check_site_dir, render_docs
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
     if resamples is not None and resamples < 1:
         raise UsageProblem(f"--resamples must be a positive integer, got {resamples}")
     root = Path(root)
+    check_site_dir(Path(site_dir))  # before any work: building empties the site folder
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     archive = open_verified(root)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from rapgen.errors import SiteError
+from rapgen.errors import UsageProblem, SiteError
 from rapgen.site.env import MKDOCS_YML, REPO_DIR
 
 STDERR_TAIL_LINES = 20
@@ -71,14 +71,30 @@ def run_mkdocs(config_path: Path) -> str:
     return log
 
 
+SITE_MARKER = ".rapgen-site"
+
+
+def check_site_dir(site_dir: Path) -> None:
+    """Refuse a non-empty folder that rapgen did not build: mkdocs empties the site folder."""
+    if site_dir.exists() and not site_dir.is_dir():
+        raise UsageProblem(f"{site_dir}: --site-dir exists and is not a folder")
+    if site_dir.is_dir() and any(site_dir.iterdir()) and not (site_dir / SITE_MARKER).is_file():
+        raise UsageProblem(
+            f"{site_dir}: refusing to build into a non-empty folder that rapgen did not build "
+            "(building empties it); choose a new or empty --site-dir"
+        )
+
+
 def build_site(docs_dir: str | Path, site_dir: str | Path, *, synthetic: bool, manifest_sha256: str,
                archive_name: str = "", site_url: str | None = None) -> BuildResult:
     """Build ``docs_dir`` into ``site_dir`` with mkdocs-material (strict)."""
     docs_dir, site_dir = Path(docs_dir), Path(site_dir)
+    check_site_dir(site_dir)
     if not (docs_dir / "index.md").is_file():
         raise SiteError(f"{docs_dir}: no rendered pages (index.md missing); run 'rapgen render' first")
     config = write_config(docs_dir, site_dir, synthetic=synthetic, manifest_sha256=manifest_sha256,
                           archive_name=archive_name, site_url=site_url)
     log = run_mkdocs(config)
+    (site_dir / SITE_MARKER).write_text(f"Built by rapgen from archive {manifest_sha256}; rebuilding empties this folder.\n")
     n_pages = sum(1 for _ in site_dir.rglob("index.html"))
     return BuildResult(site_dir, config, n_pages, log)
