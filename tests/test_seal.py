@@ -32,6 +32,8 @@ def test_seal_appends_a_new_model_folder_only(tiny_archive):
     models = tiny_archive.root / "archive" / "models"
     before = (tiny_archive.root / "SHA256SUMS").read_text().splitlines()
     shutil.copytree(models / "model-b", models / "model-c")
+    meta = models / "model-c" / "model.json"
+    meta.write_text(meta.read_text().replace('"model-b"', '"model-c"'))
     result = run(tiny_archive.root)
     assert result.exit_code == 0, result.output
     assert "added archive/models/model-c/model.json" in result.stdout
@@ -50,6 +52,48 @@ def test_seal_refuses_to_change_a_frozen_line(tiny_archive):
     assert result.exit_code == 1
     assert "refusing to change the existing SHA256SUMS line for archive/benchmark/fields.jsonl" in result.stderr
     assert (tiny_archive.root / "SHA256SUMS").read_bytes() == sums_before
+
+
+def test_seal_names_every_changed_line(tiny_archive):
+    for name in ("fields.jsonl", "blocks.jsonl"):
+        target = tiny_archive.root / "archive" / "benchmark" / name
+        target.write_text(target.read_text() + "\n")
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1
+    assert "lines for archive/benchmark/blocks.jsonl, archive/benchmark/fields.jsonl" in result.stderr
+
+
+def test_seal_refuses_a_malformed_new_model(tiny_archive):
+    models = tiny_archive.root / "archive" / "models"
+    before = (tiny_archive.root / "SHA256SUMS").read_bytes()
+    (models / "Bad_ID").mkdir()
+    (models / "Bad_ID" / "model.json").write_text("{}")
+    (models / "Bad_ID" / "predictions.jsonl").write_text("")
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1 and "model id 'Bad_ID' does not match" in result.stderr
+    shutil.rmtree(models / "Bad_ID")
+    (models / "new-model").mkdir()
+    (models / "new-model" / "model.json").write_text("{}")
+    (models / "new-model" / "predictions.jsonl").write_text("")
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1 and "archive/models/new-model/model.json: missing key" in result.stderr
+    assert (tiny_archive.root / "SHA256SUMS").read_bytes() == before
+
+
+def test_seal_never_reads_through_a_link_or_blocks_on_a_fifo(tiny_archive):
+    import os
+
+    sums = tiny_archive.root / "SHA256SUMS"
+    real = tiny_archive.root / "real-sums"
+    sums.rename(real)
+    sums.symlink_to(real)
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1 and "not a link" in result.stderr
+    assert sums.is_symlink()
+    sums.unlink()
+    os.mkfifo(sums)
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1 and "not a regular file" in result.stderr
 
 
 def test_seal_refuses_new_file_in_frozen_part(tiny_archive):

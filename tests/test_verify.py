@@ -446,3 +446,62 @@ def test_internal_error_is_one_line_exit_3(tiny_archive, monkeypatch):
     assert "internal error: ZeroDivisionError" in result.stderr and "Traceback" not in result.stderr
     debug = run(tiny_archive.root, "--debug")
     assert debug.exit_code == 3 and "Traceback" in debug.stderr
+
+
+def test_empty_folders_are_unlisted(tiny_archive):
+    (tiny_archive.root / "archive" / "junk").mkdir()
+    (tiny_archive.root / "archive" / "models" / "empty-model").mkdir()
+    assert_finding(tiny_archive.root, "UNLISTED", "archive/junk", detail="empty folder")
+    assert_finding(tiny_archive.root, "UNLISTED", "archive/models/empty-model", detail="empty folder")
+
+
+def test_a_malformed_line_is_not_also_a_missing_file(tiny_archive):
+    lines = sums_lines(tiny_archive.root)
+    n = line_no(tiny_archive.root, BLOCKS)
+    lines[n - 1] = lines[n - 1][:64] + b" " + lines[n - 1][66:]
+    write_sums(tiny_archive.root, lines)
+    code, found = findings(tiny_archive.root)
+    assert code == 1
+    assert not any("required file" in f["detail"] for f in found), found
+    assert_finding(tiny_archive.root, "UNLISTED", BLOCKS)
+
+
+def test_a_short_codebook_is_one_finding(tiny_archive):
+    edit_jsonl(tiny_archive.root, CODEBOOKS, lambda rows: [dict(r, directions=r["directions"][:7]) if i == 0 else r for i, r in enumerate(rows)])
+    code, found = findings(tiny_archive.root)
+    assert [f["detail"] for f in found if f["path"] == CODEBOOKS] == [
+        "field 'alpha' must have exactly eight directions D0–D7, found 7"
+    ]
+
+
+@pytest.mark.parametrize(
+    "weight, reason",
+    [("1" + "0" * 400, "not finite"), ("-1" + "0" * 400, "not finite")],
+    ids=["huge-int", "huge-negative-int"],
+)
+def test_huge_integer_weight_is_an_invalid_unit_not_a_crash(tiny_archive, weight, reason):
+    from rapgen.archive import Archive
+
+    path = tiny_archive.root / PRED_A
+    lines = path.read_text().splitlines()
+    row = json.loads(lines[0])
+    lines[0] = json.dumps(row).replace(f'"D0": {row["weights"]["D0"]}', f'"D0": {weight}')
+    path.write_text("\n".join(lines) + "\n")
+    reseal(tiny_archive.root)
+    assert run(tiny_archive.root).exit_code == 0
+    unit = Archive(tiny_archive.root).predictions("model-a")[0]
+    assert not unit.valid and reason in unit.reason
+
+
+@pytest.mark.parametrize(
+    "text, detail",
+    [("[" * 100000 + "]" * 100000, "nested too deeply"), ('{"a": ' + "1" * 5000 + "}", "4300 digits")],
+    ids=["deep-nesting", "5000-digit-int"],
+)
+def test_unparseable_json_is_malformed_not_a_crash(tiny_archive, text, detail):
+    path = tiny_archive.root / PRED_A
+    path.write_text(path.read_text() + text + "\n")
+    reseal(tiny_archive.root)
+    code, found = findings(tiny_archive.root)
+    assert code == 1
+    assert any(f["path"] == PRED_A and detail in f["detail"] for f in found), found

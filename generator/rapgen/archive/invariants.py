@@ -54,8 +54,9 @@ ASSIGNMENT_RULES = (
 
 
 class InvariantChecker:
-    def __init__(self, root: str | Path, verified: set[str], listed: set[str], cache: dict | None = None):
+    def __init__(self, root: str | Path, verified: set[str], listed: set[str], cache: dict | None = None, present: set[str] | None = None):
         self.root = Path(root)
+        self.present = present if present is not None else listed  # regular files found on disk
         self.cache = cache if cache is not None else {}  # parsed model files, reused by the reader
         self.verified = verified
         self.listed = listed
@@ -109,7 +110,9 @@ class InvariantChecker:
 
     def run(self) -> list[Finding]:
         for rel in REQUIRED:
-            if rel not in self.listed:
+            # A required file that exists but is unlisted (or listed on a malformed line) is
+            # already an UNLISTED finding; only a file that is nowhere is missing here.
+            if rel not in self.listed and rel not in self.present:
                 self.add(rel, "required file is not in the archive")
         if self.need("ARCHIVE.json schema", ARCHIVE_JSON):
             self.parsed(ARCHIVE_JSON, parse.parse_archive_json)
@@ -152,7 +155,8 @@ class InvariantChecker:
     def check_codebooks(self) -> None:
         books, _ = self.parsed(CODEBOOKS_JSONL, parse.parse_codebooks)
         known = {f.field_id for f in self.fields}
-        for fid in sorted(known - set(books)):
+        named = set(books) | _field_ids_named((self.root / CODEBOOKS_JSONL).read_bytes())
+        for fid in sorted(known - named):  # a malformed codebook line is its own finding
             self.add(CODEBOOKS_JSONL, f"field {fid!r} has no codebook")
         for fid in sorted(set(books) - known):
             self.add(CODEBOOKS_JSONL, f"codebook for unknown field {fid!r}")
@@ -389,10 +393,25 @@ class InvariantChecker:
                 self.add(rel, f"returned paper {arxiv_id} dated {when} lies outside the episode's shard (on or after its origin, or before the window)", line)
 
 
-def check_invariants(root: str | Path, verified: set[str], listed: set[str], cache: dict | None = None) -> list[Finding]:
+def _field_ids_named(data: bytes) -> set[str]:
+    """Field ids named on any JSON line of a file, valid or not (to avoid a second finding)."""
+    out = set()
+    for raw in data.decode("utf-8", "replace").splitlines():
+        try:
+            obj = parse.loads_strict(raw)
+        except Exception:  # noqa: BLE001 - malformed lines are reported by the parser
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("field_id"), str):
+            out.add(obj["field_id"])
+    return out
+
+
+def check_invariants(
+    root: str | Path, verified: set[str], listed: set[str], cache: dict | None = None, present: set[str] | None = None
+) -> list[Finding]:
     """Run every structural check; return all findings (INVARIANT / NOT-EVALUATED).
 
     ``cache``, if given, receives the parsed predictions and traces of every model
     so that a reader opened on the verified archive need not parse them again.
     """
-    return InvariantChecker(root, verified, listed, cache).run()
+    return InvariantChecker(root, verified, listed, cache, present).run()

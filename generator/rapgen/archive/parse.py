@@ -57,8 +57,28 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
 
 
 def loads_strict(text: str) -> Any:
-    """``json.loads`` that rejects NaN/Infinity literals and duplicate keys."""
-    return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys)
+    """``json.loads`` that rejects NaN/Infinity literals and duplicate keys.
+
+    Inputs Python's parser cannot hold (integers of more than 4,300 digits,
+    nesting deeper than the recursion limit) are reported as not JSON, never
+    raised as an internal error.
+    """
+    try:
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys)
+    except (_Bad, json.JSONDecodeError):
+        raise
+    except RecursionError:
+        raise _Bad("not JSON: nested too deeply") from None
+    except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
+        raise _Bad(f"not JSON: {str(exc).split(';')[0]}") from None
+
+
+def as_float(value: int | float) -> float:
+    """A JSON number as a float; integers too large for a float become infinity (like ``1e400``)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _lines(path: str, data: bytes, findings: list[Finding]) -> Iterator[tuple[int, dict]]:
@@ -260,7 +280,7 @@ def parse_ledger(path: str, data: bytes) -> tuple[dict | None, list[Finding]]:
                 if key not in obj[section]:
                     raise _Bad(f"missing constant {section}.{key}")
                 value = obj[section][key]
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(as_float(value)):
                     raise _Bad(f"{section}.{key} must be a finite number")
                 if key in _INTEGER_CONSTANTS and (not isinstance(value, int) or value < 0):
                     raise _Bad(f"{section}.{key} must be a non-negative integer")
@@ -440,7 +460,7 @@ def _unit_validity(weights: dict) -> tuple[tuple[float, ...] | None, str]:
         missing = [s for s in SLOTS if s not in weights]
         what = f"missing {', '.join(missing)}" if missing else f"unexpected {', '.join(extra)}"
         return None, f"weights keys must be exactly D0–D7 ({what})"
-    values = [float(weights[s]) for s in SLOTS]
+    values = [as_float(weights[s]) for s in SLOTS]
     if any(not math.isfinite(v) for v in values):
         return None, "a weight is not finite"
     if any(v < 0 for v in values):

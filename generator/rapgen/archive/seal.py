@@ -9,10 +9,14 @@ have no listed file yet. Nothing is written unless every rule holds.
 from __future__ import annotations
 
 import os
+import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from rapgen.archive.parse import parse_model_json
 from rapgen.archive.reader import MODELS_DIR
+from rapgen.archive.records import MODEL_ID_PATTERN
 from rapgen.archive.sums import SUMS, check_paths, escape, format_sums, parse_sums
 from rapgen.archive.walk import hash_files, walk
 from rapgen.archive.writer import atomic_write_bytes
@@ -39,7 +43,7 @@ def seal_archive(root: str | Path, *, jobs: int | None = None) -> SealResult:
     files = sorted(p for p, e in found.items() if e.kind == "file")
     sums_path = os.path.join(root, SUMS)
 
-    if not os.path.exists(sums_path):
+    if not os.path.lexists(sums_path):
         digests = hash_files(root, files, jobs=jobs)
         safe, findings = check_paths([_entry(p, "0" * 64) for p in files], strict=False)
         bad = [f for f in findings if f.category.value != "WARNING"]
@@ -48,7 +52,7 @@ def seal_archive(root: str | Path, *, jobs: int | None = None) -> SealResult:
         atomic_write_bytes(sums_path, format_sums({p: digests[p].digest for p in files}))
         return SealResult(True, tuple(files), len(files))
 
-    entries, findings = parse_sums(open(sums_path, "rb").read(), strict=True)
+    entries, findings = parse_sums(_read_sums(sums_path), strict=True)
     if findings:
         f = findings[0]
         raise ArchiveError(f"{SUMS}:{f.line or ''}: {f.detail}; fix SHA256SUMS (rapgen verify --strict lists every problem) before sealing")
@@ -60,9 +64,8 @@ def seal_archive(root: str | Path, *, jobs: int | None = None) -> SealResult:
     changed = sorted(p for p, d in listed.items() if current[p].digest != d)
     if changed:
         raise ArchiveError(
-            f"refusing to change the existing SHA256SUMS line for {changed[0]}"
-            + (f" (and {len(changed) - 1} more)" if len(changed) > 1 else "")
-            + ": archived files are frozen or append-only; restore the original bytes"
+            f"refusing to change the existing SHA256SUMS line{'s' * (len(changed) > 1)} for {', '.join(changed)}"
+            ": archived files are frozen or append-only; restore the original bytes"
         )
     new = [p for p in files if p not in listed]
     listed_models = {p.split("/")[2] for p in listed if p.startswith(MODELS_DIR + "/") and p.count("/") >= 3}
@@ -74,11 +77,46 @@ def seal_archive(root: str | Path, *, jobs: int | None = None) -> SealResult:
             raise ArchiveError(f"refusing to add {escape(p)}: model {parts[2]!r} is already sealed and its files never change")
     if not new:
         return SealResult(False, (), len(listed))
+    for model_id in sorted({p.split("/")[2] for p in new}):
+        _check_new_model(root, model_id, {p.split("/")[3] for p in new if p.split("/")[2] == model_id})
     digests = hash_files(root, new, jobs=jobs)
     merged = dict(listed)
     merged.update({p: digests[p].digest for p in new})
     atomic_write_bytes(sums_path, format_sums(merged))
     return SealResult(False, tuple(new), len(merged))
+
+
+def _read_sums(path: str) -> bytes:
+    """SHA256SUMS opened like the verifier does: never through a link, never blocking on a FIFO."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ArchiveError(f"{SUMS}: cannot be read ({exc.strerror}); it must be a regular file, not a link") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ArchiveError(f"{SUMS}: is not a regular file")
+        os.set_blocking(fd, True)
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
+def _check_new_model(root: str, model_id: str, names: set[str]) -> None:
+    """A new model folder must be well-formed before its lines are appended."""
+    folder = f"{MODELS_DIR}/{model_id}"
+    if not re.match(MODEL_ID_PATTERN, model_id):
+        raise ArchiveError(f"refusing to add {folder}: model id {model_id!r} does not match {MODEL_ID_PATTERN}")
+    extra = sorted(names - {"model.json", "predictions.jsonl", "traces.jsonl"})
+    if extra:
+        raise ArchiveError(f"refusing to add {folder}/{extra[0]}: a model folder holds only model.json, predictions.jsonl and traces.jsonl")
+    for required in ("model.json", "predictions.jsonl"):
+        if required not in names:
+            raise ArchiveError(f"refusing to add {folder}: {required} is missing")
+    rel = f"{folder}/model.json"
+    _, findings = parse_model_json(rel, Path(root, rel).read_bytes(), folder=model_id)
+    if findings:
+        raise ArchiveError(f"refusing to add {folder}: {rel}: {findings[0].detail}; 'rapgen submit check' lists every problem")
 
 
 def _entry(path: str, digest: str):

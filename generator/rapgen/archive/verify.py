@@ -142,6 +142,13 @@ def verify_archive(
         else:
             what = "a folder" if hit.kind == "dir" else hit.detail
             findings.append(Finding(escape(path), entry.line, Category.NOT_REGULAR, f"is {what}, not a regular file"))
+    # A folder is accounted for by the listed files below it; an empty one is not
+    # (ARCHIVE.md: nothing may exist under archive/ that SHA256SUMS does not list).
+    parents = {p.rsplit("/", 1)[0] for p in found}
+    listed_ancestors = {"/".join(p.split("/")[:i]) for p in listed for i in range(1, p.count("/") + 1)}
+    for path, hit in found.items():
+        if hit.kind == "dir" and path not in listed_ancestors and path not in parents:
+            findings.append(Finding(escape(path), None, Category.UNLISTED, "empty folder not accounted for by SHA256SUMS"))
     for path, hit in found.items():
         if path in listed:
             continue
@@ -174,7 +181,8 @@ def verify_archive(
 
     # 5. Structural invariants, on verified files only.
     if invariants and data is not None:
-        findings.extend(check_invariants(root, verified, set(listed), report.cache))
+        present = {p for p, e in found.items() if e.kind == "file"}
+        findings.extend(check_invariants(root, verified, set(listed), report.cache, present))
 
     report.findings = sorted(set(findings), key=Finding.sort_key)
     return report

@@ -33,4 +33,5 @@ for _module in (archive_cmds, sample_cmds, score_cmds, search_cmds, site_cmds, s
 
 
 def main() -> None:
+    # click already turns a closed pipe (``rapgen prompt ... | head``) into a quiet exit 1.
     cli(prog_name="rapgen")

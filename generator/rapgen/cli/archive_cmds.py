@@ -41,6 +41,8 @@ def verify(root: Path, as_json: bool, strict: bool, quiet: bool, jobs: int | Non
         )
     except UsageProblem as exc:
         fail(str(exc), 2)
+    except BrokenPipeError:
+        raise
     except Exception as exc:  # noqa: BLE001 - program boundary: exit 3, one line
         if debug:
             import traceback

@@ -62,8 +62,8 @@ def handle_errors(f: Callable) -> Callable:
             return f(*args, **kwargs)
         except RapgenError as exc:
             fail(str(exc), exc.exit_code)
-        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
-            raise
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, BrokenPipeError):
+            raise  # click reports these itself (a closed pipe becomes a quiet exit 1)
         except KeyboardInterrupt:
             fail("interrupted", 130)
         except Exception as exc:  # noqa: BLE001 - the boundary of the program
