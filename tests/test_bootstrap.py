@@ -72,6 +72,30 @@ def test_chunking_does_not_change_results(monkeypatch):
     assert np.array_equal(whole.low, parts.low, equal_nan=True) and np.array_equal(whole.high, parts.high, equal_nan=True)
 
 
+def test_duplicate_statistics_share_their_replicates_and_keep_their_own_keys():
+    """Identical (S, N) rows are resampled once; every row still gets its interval
+    and, if kept, its replicate vector, equal to resampling it on its own."""
+    rng = np.random.default_rng(9)
+    K, R = 6, 4000  # long rows: the percentile path of the real scorer
+    S, N = rng.random((5, K)), rng.integers(0, 3, (5, K)).astype(float)
+    N[2, :] = 0  # nothing defined
+    S2 = np.concatenate([S, S[[1, 3, 2]], S[:1]])
+    N2 = np.concatenate([N, N[[1, 3, 2]], N[:1]])
+    C = draw_counts(K, R, 3)
+    both = bootstrap_intervals(C, S2, N2, 0.95, keep=np.array([1, 5, 6, 8]))
+    for i, j in ((1, 5), (3, 6), (2, 7), (0, 8)):
+        assert np.array_equal(both.low[[i, j]], both.low[[i, i]], equal_nan=True)
+        assert np.array_equal(both.high[[i, j]], both.high[[i, i]], equal_nan=True)
+    assert sorted(both.replicates) == [1, 5, 6, 8]
+    assert np.array_equal(both.replicates[1], both.replicates[5], equal_nan=True)
+    lo, hi, reps = _direct(S2, N2, K, R, 3, 0.95)
+    np.testing.assert_allclose(both.low, lo, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(both.high, hi, rtol=0, atol=1e-12)
+    assert np.isnan(both.low[[2, 7]]).all()
+    for k in (1, 5, 6, 8):
+        np.testing.assert_allclose(both.replicates[k], reps[k], rtol=0, atol=1e-12)
+
+
 def test_unit_sums_count_only_defined_values():
     values = np.array([[1.0, 2.0, np.nan, 4.0]])
     S, N = unit_sums(values, np.array([0, 0, 1, 1]), 3)

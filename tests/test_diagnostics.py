@@ -217,6 +217,12 @@ def test_average_ranks_match_scipy():
     rng = np.random.default_rng(0)
     a = rng.integers(0, 4, size=(200, 8)).astype(float)
     np.testing.assert_array_equal(average_ranks(a), rankdata(a, axis=1))
+    # Eight slots take the packed-comparison path; other lengths the plain one.
+    b = rng.normal(size=(3, 5, 8))
+    b[0, 0] = 0.25  # all tied
+    np.testing.assert_array_equal(average_ranks(b), rankdata(b, axis=-1))
+    c = rng.integers(0, 3, size=(50, 5)).astype(float)
+    np.testing.assert_array_equal(average_ranks(c), rankdata(c, axis=1))
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from rapgen.cli import cli
 from rapgen.errors import ArchiveError, ScoringError
 from rapgen.scores import compute_scores, write_scores
 from rapgen.scores.counts import POLICIES, build_windows, compute_counts
+from rapgen.scores.diagnostics import UNIT_COLUMNS as DIAGNOSTIC_UNIT_COLUMNS
 
 RESAMPLES = 200
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "score.py"
@@ -124,6 +125,21 @@ def test_files_and_exact_columns(scored):
     assert meta["archive"] == {"name": "tiny test archive", "synthetic": True}
     diag = json.loads((out / "diagnostics.json").read_text())
     assert diag["schema_version"] == 1 and diag["manifest_sha256"] == meta["manifest_sha256"]
+
+
+@pytest.mark.parametrize("n", [10, 5000])
+def test_float_cells_are_shortest_round_trip_for_short_and_long_columns(n):
+    """Long columns format each distinct value once; the text must not change."""
+    from rapgen.scores.outputs import _format_floats
+
+    rng = np.random.default_rng(n)
+    values = np.round(rng.normal(size=n), 2)
+    values[::3] = np.nan
+    values[1], values[2], values[4] = -0.0, 1e-17, -2.5e-20
+    want = ["" if np.isnan(v) else repr(float(v) + 0.0) for v in values]
+    assert _format_floats(values) == want
+    assert _format_floats([None if np.isnan(v) else float(v) for v in values]) == want
+    assert "-0.0" not in want and "1e-17" in want
 
 
 def test_same_inputs_same_bytes(scored, tmp_path):
@@ -280,7 +296,11 @@ def test_units_parquet(scored):
     assert len(frame) == 4 * n_entries * 4 * 5
     assert not frame.duplicated(["policy", "entry", "kind", "condition", "field_id", "origin"]).any()
     assert table.column_names[:9] == ["policy", "entry", "kind", "condition", "field_id", "origin", "split", "valid", "reason"]
-    assert table.column_names[-8:] == [f"p_D{i}" for i in range(8)]
+    assert table.column_names[9:23] == ["spearman", "tv", "jsd", "pred_recent", "state_recent", "tv_gain"] + [f"p_D{i}" for i in range(8)]
+    assert tuple(table.column_names[23:]) == DIAGNOSTIC_UNIT_COLUMNS
+    assert all(str(table.schema.field(c).type) == "double" for c in DIAGNOSTIC_UNIT_COLUMNS)
+    # Scored without the §6 diagnostics: the alignment columns exist and are null.
+    assert frame[list(DIAGNOSTIC_UNIT_COLUMNS)].isna().all().all()
     bad = frame[(frame.entry == "model-a") & (frame.condition == "A1") & (frame.field_id == "gamma") & (frame.origin == date(2024, 1, 1))]
     assert len(bad) == 4 and not bad.valid.any() and (bad.reason == "no Finish call").all()
     assert bad[["spearman", "tv", "jsd", "pred_recent", "tv_gain", "p_D0"]].isna().all().all()
@@ -290,6 +310,49 @@ def test_units_parquet(scored):
     assert np.allclose(ok[[f"p_D{i}" for i in range(8)]].sum(axis=1), 1.0)
     assert frame[frame.condition.isin(["A2", "A4"])].pred_recent.isna().all()
     assert frame[~frame.condition.isin(["A2", "A4"])].state_recent.isna().all()
+
+
+@pytest.fixture(scope="module")
+def scored_with_diagnostics(_tiny_template, tmp_path_factory):
+    result = compute_scores(Archive(_tiny_template.root), resamples=50)
+    out = tmp_path_factory.mktemp("scores-diag")
+    write_scores(result, out)
+    return result, pq.read_table(out / "units.parquet").to_pandas()
+
+
+def test_units_parquet_carries_the_unit_diagnostics_on_canonical_rows(scored_with_diagnostics):
+    """The §6 per-unit alignment values land on the canonical rows, equal to the
+    diagnostics functions applied to that unit alone; other policies are null."""
+    from rapgen.scores.diag_residual import direct_alignment, direct_permutations, partial_residual
+
+    result, frame = scored_with_diagnostics
+    inputs = result.inputs
+    assert (frame.loc[frame.policy != "canonical", list(DIAGNOSTIC_UNIT_COLUMNS)].isna().all().all())
+    canonical = frame[frame.policy == "canonical"]
+    assert canonical["partial_residual"].notna().sum() > 20 and canonical["direct_cos"].notna().sum() > 20
+    perms = direct_permutations(int(inputs.archive.ledger["residual"]["direct_permutations"]), int(inputs.archive.ledger["residual"]["seed"]))
+    c = list(inputs.policies).index("canonical")
+    index = {(e.entry, e.kind, e.condition): i for i, e in enumerate(inputs.entries)}
+    checked = 0
+    for row in canonical[canonical.direct_cos.notna() | canonical.partial_residual.notna()].iloc[::7].itertuples():
+        e = index[(row.entry, row.kind, row.condition)]
+        f = inputs.field_ids.index(row.field_id)
+        o = inputs.origins.index(row.origin)
+        p, ew, y = (v[None] for v in (inputs.predictions[e, c, f, o], inputs.ewma[c, f, o], inputs.y[c, f, o]))
+        d, pr = direct_alignment(p, ew, y, perms), partial_residual(p, ew, y)
+        want = {
+            "direct_cos": d.cos, "direct_cos_null": d.cos_null, "direct_cos_corrected": d.cos_corrected,
+            "direct_spearman": d.spearman, "direct_spearman_null": d.spearman_null, "direct_spearman_corrected": d.spearman_corrected,
+            "partial_residual": pr.c, "partial_residual_null": pr.null, "partial_residual_corrected": pr.corrected,
+        }
+        for name in DIAGNOSTIC_UNIT_COLUMNS:
+            got = getattr(row, name)
+            assert (np.isnan(got) and np.isnan(want[name][0])) or got == pytest.approx(float(want[name][0]), abs=1e-12), (row, name)
+        checked += 1
+    assert checked >= 5
+    # The EWMA baseline has no residual against itself, and invalid units have no values.
+    assert canonical.loc[canonical.entry == "ewma", list(DIAGNOSTIC_UNIT_COLUMNS)].isna().all().all()
+    assert canonical.loc[~canonical.valid, list(DIAGNOSTIC_UNIT_COLUMNS)].isna().all().all()
 
 
 def test_compositions(scored):
@@ -344,7 +407,9 @@ def no_diagnostics(monkeypatch):
     """Skip the §6 diagnostics in CLI tests that are about the command itself."""
     import rapgen.scores.pipeline as pipeline
 
-    monkeypatch.setattr(pipeline, "compute_diagnostics_section", lambda inputs: {**pipeline._diagnostics_head(inputs), "status": "skipped"})
+    monkeypatch.setattr(
+        pipeline, "compute_diagnostics_section", lambda inputs: ({**pipeline._diagnostics_head(inputs), "status": "skipped"}, None)
+    )
 
 
 def test_cli_scores_and_reports(tiny_archive, tmp_path, no_diagnostics):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 # Columns of statistics processed at once: bounds memory to R x CHUNK doubles per matrix.
-CHUNK = 512
+CHUNK = 128
 
 
 def draw_counts(n_units: int, resamples: int, seed: int) -> np.ndarray:
@@ -102,20 +102,31 @@ def bootstrap_intervals(C: np.ndarray, S: np.ndarray, N: np.ndarray, level: floa
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    n_stats = S.shape[0]
+    n_all = S.shape[0]
     q = percentiles(level)
+    low_all = np.full(n_all, np.nan)
+    high_all = np.full(n_all, np.nan)
+    kept: dict[int, np.ndarray] = {}
+    if n_all == 0 or C.shape[0] == 0:
+        return BootstrapResult(low_all, high_all, kept)
+    # Statistics with the same (S, N) rows have the same replicates: resample each once.
+    S_all, N_all = np.ascontiguousarray(S, dtype=np.float64), np.ascontiguousarray(N, dtype=np.float64)
+    seen: dict[bytes, int] = {}
+    rep_of = np.array([seen.setdefault(S_all[i].tobytes() + N_all[i].tobytes(), len(seen)) for i in range(n_all)], dtype=np.int64)
+    first_of = np.unique(rep_of, return_index=True)[1]
+    S, N = S_all[first_of], N_all[first_of]
+    n_stats = S.shape[0]
     low = np.full(n_stats, np.nan)
     high = np.full(n_stats, np.nan)
-    kept: dict[int, np.ndarray] = {}
-    keep_set = set(int(i) for i in keep) if keep is not None else set()
-    if n_stats == 0 or C.shape[0] == 0:
-        return BootstrapResult(low, high, kept)
+    keep_set = {int(rep_of[int(i)]) for i in keep} if keep is not None else set()
+    kept_unique: dict[int, np.ndarray] = {}
+    R = C.shape[0]
     Ct = np.ascontiguousarray(C.T)  # (K, R)
     # Many statistics share their denominators (same fields defined): compute each
     # distinct N once, and visit the statistics grouped by denominator so that
     # each run of rows is divided by one broadcast row (no gather).
     first: dict[bytes, int] = {}
-    n_inverse = np.array([first.setdefault(row.tobytes(), len(first)) for row in np.ascontiguousarray(N)], dtype=np.int64)
+    n_inverse = np.array([first.setdefault(row.tobytes(), len(first)) for row in N], dtype=np.int64)
     N_unique = N[np.unique(n_inverse, return_index=True)[1]]
     den_all = N_unique @ Ct  # (n_unique, R)
     zero_all = den_all == 0
@@ -134,12 +145,16 @@ def bootstrap_intervals(C: np.ndarray, S: np.ndarray, N: np.ndarray, level: floa
         elif full.any():
             low[idx[full]], high[idx[full]] = _percentile_rows(stat[full], q)
 
+    # Two replicate buffers, alternately filled by the product and reordered by
+    # `finish`: no fresh (CHUNK, R) allocation (and its page faults) per chunk.
+    buffers = [np.empty((min(CHUNK, n_stats), R)) for _ in range(2)]
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = None
-        for start in range(0, n_stats, CHUNK):
+        for number, start in enumerate(range(0, n_stats, CHUNK)):
             idx = order[start:start + CHUNK]
             pattern = n_inverse[idx]
-            stat = S[idx] @ Ct  # numerators (chunk, R)
+            stat = buffers[number % 2][: len(idx)]
+            np.matmul(S[idx], Ct, out=stat)  # numerators (chunk, R)
             runs = np.flatnonzero(np.diff(pattern)) + 1
             with np.errstate(invalid="ignore", divide="ignore"):
                 for a, b in zip(np.r_[0, runs], np.r_[runs, len(idx)]):
@@ -148,10 +163,13 @@ def bootstrap_intervals(C: np.ndarray, S: np.ndarray, N: np.ndarray, level: floa
                 if i in keep_set:
                     column = stat[j].copy()
                     column[zero_all[pattern[j]]] = np.nan
-                    kept[i] = column
+                    kept_unique[i] = column
             if pending is not None:
-                pending.result()
+                pending.result()  # also frees the other buffer for the next chunk
             pending = pool.submit(finish, idx, pattern, stat)
         if pending is not None:
             pending.result()
-    return BootstrapResult(low, high, kept)
+    low_all[:], high_all[:] = low[rep_of], high[rep_of]
+    if keep is not None:
+        kept = {int(i): kept_unique[int(rep_of[int(i)])] for i in keep}
+    return BootstrapResult(low_all, high_all, kept)

@@ -22,21 +22,28 @@ TIE_DECIMALS = 12
 ROW_CHUNK = 1 << 16
 
 
+_CONTROLLER: list = []  # the process's threadpoolctl controller, created on first use
+
+
 @contextmanager
 def single_threaded_blas() -> Iterator[None]:
-    """Run the enclosed matrix products on one BLAS thread.
+    """Run the enclosed matrix products on one BLAS thread, then restore the limit.
 
     The diagnostics' products are many and small (inner dimension 8 or 64);
     a threaded BLAS spends more on waking threads than on arithmetic, and on a
-    busy machine its spinning threads make them 10-50x slower. Uses
-    ``threadpoolctl`` when it is installed; otherwise does nothing.
+    busy machine its spinning threads make them 10-50x slower. The scoring
+    bootstrap uses it too, around its two job threads. Uses ``threadpoolctl``
+    when it is installed (otherwise does nothing); the loaded libraries are
+    inspected once per process, so entering the context costs microseconds.
     """
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import ThreadpoolController
     except ImportError:  # pragma: no cover - optional dependency
         yield
         return
-    with threadpool_limits(limits=1, user_api="blas"):
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    with _CONTROLLER[0].limit(limits=1, user_api="blas"):
         yield
 
 
@@ -51,20 +58,40 @@ def constant_rows(a: np.ndarray) -> np.ndarray:
         return (np.max(a, axis=-1) - np.min(a, axis=-1)) <= TOL
 
 
+_BYTE_SUM = np.uint64(0x0101010101010101)
+
+
+def pairwise_counts8(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For rows of eight values: #{j: a_j < a_i} and #{j: a_j <= a_i} for every i.
+
+    The eight comparison bytes of one i are adjacent in memory, so they are read
+    as one uint64 and summed by a multiply (each byte is 0 or 1, the sum at most
+    8, so it lands in the top byte without carries): no reduction over a short axis.
+    """
+    lt = a[:, None, :] < a[:, :, None]  # [r, i, j]: a_j < a_i
+    le = a[:, None, :] <= a[:, :, None]
+    shift = np.uint64(56)
+    return (lt.view(np.uint64)[..., 0] * _BYTE_SUM) >> shift, (le.view(np.uint64)[..., 0] * _BYTE_SUM) >> shift
+
+
 def average_ranks(a: np.ndarray) -> np.ndarray:
     """Average ranks (1-based, ties share the mean rank) along the last axis.
 
     Same values as ``scipy.stats.rankdata(a, method="average", axis=-1)``,
-    computed by pairwise comparison: rank_i = #{j: a_j < a_i} + (#{j: a_j = a_i} + 1) / 2.
-    Fast for the short rows used here (k = 8).
+    computed by pairwise comparison: rank_i = #{j: a_j < a_i} + (#{j: a_j = a_i} + 1) / 2
+    = (#{a_j < a_i} + #{a_j <= a_i} + 1) / 2. Fast for the short rows used here (k = 8).
     """
     a = np.asarray(a, dtype=np.float64)
     shape = a.shape
     k = shape[-1]
-    flat = a.reshape(-1, k)
+    flat = np.ascontiguousarray(a.reshape(-1, k))
     out = np.empty(flat.shape, dtype=np.float64)
     for start in range(0, flat.shape[0], ROW_CHUNK):
         block = flat[start:start + ROW_CHUNK]
+        if k == 8:
+            lt, le = pairwise_counts8(block)
+            out[start:start + ROW_CHUNK] = (lt + le + 1) / 2.0
+            continue
         less = (block[:, None, :] < block[:, :, None]).sum(axis=-1)
         equal = (block[:, None, :] == block[:, :, None]).sum(axis=-1)
         out[start:start + ROW_CHUNK] = less + (equal + 1) / 2.0

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+
 from rapgen.errors import ScoringError
+from rapgen.scores.diag_core import pairwise_counts8
 
 # "Constant" means max - min <= 1e-12 (SCORING.md §2, edge rules).
 CONSTANT_TOL = 1e-12
@@ -43,6 +45,11 @@ def ranks(a: np.ndarray) -> np.ndarray:
     rank_i = 1 + #{j: a_j < a_i} + (#{j: a_j == a_i} - 1) / 2, exact half-integers.
     """
     a = np.nan_to_num(np.asarray(a, dtype=float))
+    if a.shape[-1] == 8 and a.size:
+        # Eight slots: the comparison counts come from one uint64 per slot.
+        flat = np.ascontiguousarray(a.reshape(-1, 8))
+        lt, le = pairwise_counts8(flat)
+        return ((lt + le + 1) / 2.0).reshape(a.shape)
     left = a[..., None, :]
     right = a[..., :, None]
     less = (left < right).sum(axis=-1)

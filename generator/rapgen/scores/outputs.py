@@ -35,9 +35,30 @@ COMPOSITIONS_COLUMNS = ("field_id", "policy", "window_start", "window_end", "n_t
 SCHEMA_VERSION = 1
 
 
+@dataclass(frozen=True)
+class Coded:
+    """A column of few distinct values, stored as integer ``codes`` into ``labels``
+    (each label is formatted or converted once, not once per row)."""
+
+    codes: np.ndarray
+    labels: tuple
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def label_array(self) -> np.ndarray:
+        out = np.empty(len(self.labels), dtype=object)
+        out[:] = list(self.labels)
+        return out
+
+    def tolist(self) -> list:
+        return self.label_array()[self.codes].tolist()
+
+
 @dataclass
 class Table:
-    """A column-oriented table: names and one sequence per column."""
+    """A column-oriented table: names and one sequence per column (a list, a
+    numpy array or a :class:`Coded` column)."""
 
     columns: tuple[str, ...]
     data: dict[str, object]
@@ -48,7 +69,7 @@ class Table:
 
     def column(self, name: str) -> list:
         value = self.data[name]
-        return value.tolist() if isinstance(value, np.ndarray) else list(value)  # type: ignore[arg-type]
+        return value.tolist() if isinstance(value, (np.ndarray, Coded)) else list(value)  # type: ignore[arg-type]
 
     def rows(self) -> list[tuple]:
         return list(zip(*(self.column(c) for c in self.columns)))
@@ -81,6 +102,14 @@ def _format_floats(values: object) -> list[str]:
     if np.isinf(arr).any():
         raise ScoringError("refusing to write a non-finite value")
     arr = arr + 0.0  # -0.0 -> 0.0
+    if arr.size > 4096:
+        # Long columns repeat values (spearman takes few distinct values): format each
+        # distinct value once. factorize keeps first-seen order; NaN gets code -1.
+        import pandas as pd
+
+        codes, uniques = pd.factorize(arr, use_na_sentinel=True)
+        formatted = np.array(list(map(repr, np.asarray(uniques, dtype=np.float64).tolist())) + [""], dtype=object)
+        return formatted[codes].tolist()  # code -1 picks the trailing "" (NaN)
     out = list(map(repr, arr.tolist()))
     if np.isnan(arr).any():
         for i in np.flatnonzero(np.isnan(arr)).tolist():
@@ -102,6 +131,9 @@ def _format_other(values: object) -> list[str]:
     """Text and integer cells: format each distinct value once (factorised)."""
     import pandas as pd
 
+    if isinstance(values, Coded):
+        formatted = np.array([_format_one(u) for u in values.labels] + [None], dtype=object)[:-1]
+        return formatted[values.codes].tolist()
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
         return list(map(str, values.tolist()))
     items = values if isinstance(values, np.ndarray) else np.array(list(values) + [None], dtype=object)[:-1]  # type: ignore[arg-type]
@@ -136,11 +168,17 @@ def parquet_bytes(table: Table, types: dict[str, str]) -> bytes:
         if kind == "float64":
             arr = np.asarray(value, dtype=np.float64)
             arrays.append(pa.array(arr, type=pa.float64(), mask=np.isnan(arr)))
+        elif isinstance(value, Coded):
+            # Each label converted once; Arrow gathers the rows (a plain, non-dictionary array).
+            labels = pa.array(list(value.labels), type=arrow_types[kind])
+            arrays.append(labels.take(pa.array(np.asarray(value.codes, dtype=np.int64))))
         else:
-            arrays.append(pa.array(value if not isinstance(value, np.ndarray) else value.tolist(), type=arrow_types[kind]))
+            arrays.append(pa.array(value, type=arrow_types[kind]))
     arrow = pa.Table.from_arrays(arrays, schema=pa.schema([(n, arrow_types[types[n]]) for n in table.columns]))
     sink = pa.BufferOutputStream()
-    pq.write_table(arrow, sink, compression="zstd", row_group_size=1 << 20, write_statistics=True)
+    # Dictionary encoding pays off only for the repetitive (non-float) columns.
+    dictionary = [n for n in table.columns if types[n] != "float64"]
+    pq.write_table(arrow, sink, compression="zstd", row_group_size=1 << 20, write_statistics=True, use_dictionary=dictionary)
     return sink.getvalue().to_pybytes()
 
 

@@ -3,12 +3,13 @@
 Steps: counts by policy (DuckDB) -> compositions -> baselines -> unit values
 for every entry -> field scores per track -> statistics (leaderboard rows and
 contrasts) -> per-split field-macro estimates and bootstrap intervals (block
-and field-clustered) -> ranks -> tables.
+and field-clustered) -> ranks -> tables -> §6 diagnostics (whose per-unit
+alignment columns join units.parquet on the canonical rows).
 """
 
 from __future__ import annotations
 
-import importlib.util
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -30,6 +31,9 @@ from rapgen.scores.aggregate import (
 from rapgen.scores.baselines import BASELINES, compute_baselines
 from rapgen.scores.bootstrap import bootstrap_intervals, draw_counts, unit_sums
 from rapgen.scores.counts import POLICIES, Windows, build_windows, compositions, compute_counts
+from rapgen.scores.diag_core import single_threaded_blas
+from rapgen.scores.diagnostics import UNIT_COLUMNS as DIAGNOSTIC_UNIT_COLUMNS
+from rapgen.scores.diagnostics import compute_diagnostics, compute_unit_diagnostics
 from rapgen.scores.metrics import UNIT_METRIC_NAMES
 from rapgen.scores.outputs import Table
 from rapgen.scores.units import BASELINE, Entry, baseline_entries, compute_unit_values, read_model_units
@@ -107,15 +111,21 @@ def compute_scores(archive: Archive, resamples: int | None = None, *, diagnostic
     field_block = np.array([f.block_id for f in fields], dtype=object)
     F, O, P = len(field_ids), len(origins), len(POLICIES)
 
-    # §1 counts (DuckDB, which releases the GIL: it runs in a worker thread while
-    # the predictions are parsed) and compositions; §3 baselines.
-    from concurrent.futures import ThreadPoolExecutor
+    # §5 resampling units of every (split, unit kind): sorted ids, and each field's unit.
+    splits = sorted(set(field_split.tolist()))
+    units_of = _resampling_units(archive, field_ids, field_split, field_block, splits)
 
+    # §1 counts (DuckDB) and the §5 count matrices run in worker threads (both
+    # release the GIL) while the predictions are parsed; then compositions and
+    # the §3 baselines.
     windows = build_windows(origins, og.window_months, og.history_windows)
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    with ThreadPoolExecutor(max_workers=2) as pool:
         counting = pool.submit(compute_counts, archive, field_ids, windows)
+        # A fresh default_rng(seed) per (split, unit kind), drawn once.
+        drawing = {key: pool.submit(draw_counts, len(unit_ids), R, seed) for key, (unit_ids, _) in units_of.items()}
         mu = read_model_units(archive, field_ids, origins)
         counts = counting.result()
+        draws = {key: (units_of[key][0], future.result()) for key, future in drawing.items()}
     comps = compositions(counts)
     y = comps[:, :, windows.target]
     hist = comps[:, :, windows.history]  # (P, F, O, 3, 8)
@@ -177,43 +187,31 @@ def compute_scores(archive: Archive, resamples: int | None = None, *, diagnostic
     rank_stats = np.array([i for i, k in enumerate(lb_keys) if k[3] == M_INDEX[PRIMARY_METRIC]], dtype=np.int64)
 
     # §5 per split: estimates and bootstrap intervals under both unit kinds.
-    splits = sorted(set(field_split.tolist()))
-    blocks_by_split: dict[str, list[str]] = {}
-    for block in archive.blocks:
-        blocks_by_split.setdefault(block.split, []).append(block.block_id)
     est = {}
     nfields = {}
     intervals: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
     kept: dict[str, dict[int, np.ndarray]] = {}
-    draws: dict[tuple[str, str], tuple[tuple[str, ...], np.ndarray]] = {}
     jobs: dict[tuple[str, str], tuple] = {}
     for split in splits:
         cols = np.flatnonzero(field_split == split)
         Zs = Z[:, cols]
         est[split], nfields[split] = mean_over(Zs, axis=1)
         for kind in UNIT_KINDS:
-            if kind == "block":
-                unit_ids = tuple(sorted(blocks_by_split.get(split, []), key=lambda b: b.encode("utf-8")))
-                position = {b: i for i, b in enumerate(unit_ids)}
-                missing = [c for c in cols if field_block[c] not in position]
-                if missing:
-                    raise ScoringError(
-                        f"archive/benchmark/fields.jsonl: field {field_ids[missing[0]]!r} names block {field_block[missing[0]]!r}, "
-                        f"which is not a {split} block in blocks.jsonl"
-                    )
-                unit_of = np.array([position[field_block[c]] for c in cols], dtype=np.int64)
-            else:
-                unit_ids = tuple(sorted((field_ids[c] for c in cols), key=lambda f: f.encode("utf-8")))
-                position = {f: i for i, f in enumerate(unit_ids)}
-                unit_of = np.array([position[field_ids[c]] for c in cols], dtype=np.int64)
-            C = draw_counts(len(unit_ids), R, seed)  # a fresh default_rng(seed) per (split, unit kind)
-            draws[(split, kind)] = (unit_ids, C)
+            unit_ids, unit_of = units_of[(split, kind)]
             S, N = unit_sums(Zs, unit_of, len(unit_ids))
-            jobs[(split, kind)] = (C, S, N, rank_stats if kind == "block" else None)
+            jobs[(split, kind)] = (draws[(split, kind)][1], S, N, rank_stats if kind == "block" else None)
     # The (split, unit kind) jobs are independent; numpy releases the GIL in its
-    # products, divisions and partitions, so two run side by side.
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    # products, divisions and partitions, so two run side by side while this
+    # thread builds the tables that need no interval. The job threads are the
+    # parallelism: BLAS runs on one thread here (a threaded BLAS under two job
+    # threads only spins, which measurably cost CPU), and the limit ends with the block.
+    with single_threaded_blas(), ThreadPoolExecutor(max_workers=2) as pool:
         futures = {key: pool.submit(bootstrap_intervals, C, S, N, level, keep) for key, (C, S, N, keep) in jobs.items()}
+        plain = {
+            "field_scores.csv": _field_scores_table(entries, field_ids, field_split, field_scores, participates, applicable),
+            "origin_scores.csv": _origin_scores_table(entries, origins, splits, field_split, values, applicable),
+            "compositions.csv": _compositions_table(field_ids, windows, counts, comps),
+        }
         for (split, kind), future in futures.items():
             result = future.result()
             intervals[(split, kind)] = (result.low, result.high)
@@ -228,10 +226,7 @@ def compute_scores(archive: Archive, resamples: int | None = None, *, diagnostic
     tables["contrasts.csv"] = _contrasts_table(contrasts, ct_keys, n_lb, splits, est, nfields, intervals)
     tables["ranks.csv"] = _ranks_table(entries, lb_keys, splits, est, intervals, kept)
     tables["field_clustered.csv"] = _field_clustered_table(entries, contrasts, lb_keys, ct_keys, splits, est, intervals)
-    tables["field_scores.csv"] = _field_scores_table(entries, field_ids, field_split, field_scores, participates, applicable)
-    tables["origin_scores.csv"] = _origin_scores_table(entries, origins, splits, field_split, values, applicable)
-    tables["compositions.csv"] = _compositions_table(field_ids, windows, counts, comps)
-    units, unit_types = _units_table(entries, field_ids, field_split, origins, preds, values, mu.valid, mu.reasons, base_ok, Em)
+    tables.update(plain)
 
     inputs = DiagnosticsInputs(
         archive=archive, field_ids=field_ids, field_split=field_split, field_block=field_block, origins=origins,
@@ -260,26 +255,55 @@ def compute_scores(archive: Archive, resamples: int | None = None, *, diagnostic
             "origins": O,
             "models": len({e.entry for e in mu.entries}),
             "entries": E,
-            "units": len(units),
+            "units": E * P * F * O,
             **{name.rsplit(".", 1)[0] + "_rows": len(table) for name, table in tables.items()},
         },
     }
-    section = compute_diagnostics_section(inputs) if diagnostics else _diagnostics_head(inputs) | {"status": "not computed"}
+    if diagnostics:
+        section, unit_cols = compute_diagnostics_section(inputs)
+    else:
+        section, unit_cols = _diagnostics_head(inputs) | {"status": "not computed"}, None
+    units, unit_types = _units_table(entries, field_ids, field_split, origins, preds, values, mu.valid, mu.reasons, base_ok, Em, unit_cols)
     return ScoreResult(meta, tables, units, unit_types, section, inputs)
 
 
-def compute_diagnostics_section(inputs: DiagnosticsInputs) -> dict:
+def _resampling_units(archive: Archive, field_ids, field_split, field_block, splits) -> dict[tuple[str, str], tuple[tuple[str, ...], np.ndarray]]:
+    """(split, unit kind) -> (unit ids sorted in byte order, the unit index of each of the split's fields)."""
+    blocks_by_split: dict[str, list[str]] = {}
+    for block in archive.blocks:
+        blocks_by_split.setdefault(block.split, []).append(block.block_id)
+    out = {}
+    for split in splits:
+        cols = np.flatnonzero(field_split == split)
+        for kind in UNIT_KINDS:
+            if kind == "block":
+                unit_ids = tuple(sorted(blocks_by_split.get(split, []), key=lambda b: b.encode("utf-8")))
+                position = {b: i for i, b in enumerate(unit_ids)}
+                missing = [c for c in cols if field_block[c] not in position]
+                if missing:
+                    raise ScoringError(
+                        f"archive/benchmark/fields.jsonl: field {field_ids[missing[0]]!r} names block {field_block[missing[0]]!r}, "
+                        f"which is not a {split} block in blocks.jsonl"
+                    )
+                unit_of = np.array([position[field_block[c]] for c in cols], dtype=np.int64)
+            else:
+                unit_ids = tuple(sorted((field_ids[c] for c in cols), key=lambda f: f.encode("utf-8")))
+                position = {f: i for i, f in enumerate(unit_ids)}
+                unit_of = np.array([position[field_ids[c]] for c in cols], dtype=np.int64)
+            out[(split, kind)] = (unit_ids, unit_of)
+    return out
+
+
+def compute_diagnostics_section(inputs: DiagnosticsInputs) -> tuple[dict, dict[str, np.ndarray]]:
     """The single call site of the §6 diagnostics (``rapgen.scores.diagnostics``).
 
-    Until that module exists the section says so; diagnostics.json still
-    carries its schema version and the archive's identity.
+    Returns the diagnostics.json body (headed by the schema version and the
+    archive's identity) and the per-unit alignment columns of units.parquet
+    (``{name: (E, F, O) array}``, canonical policy), computed once and shared.
     """
-    head = _diagnostics_head(inputs)
-    if importlib.util.find_spec("rapgen.scores.diagnostics") is None:
-        return {**head, "status": "not computed"}
-    from rapgen.scores.diagnostics import compute_diagnostics
-
-    return {**head, **compute_diagnostics(inputs)}
+    unit_cols = compute_unit_diagnostics(inputs)
+    body = compute_diagnostics(inputs, unit_diagnostics=unit_cols)
+    return {**_diagnostics_head(inputs), **body}, unit_cols
 
 
 def _diagnostics_head(inputs: DiagnosticsInputs) -> dict:
@@ -288,8 +312,11 @@ def _diagnostics_head(inputs: DiagnosticsInputs) -> dict:
 
 def write_scores(result: ScoreResult, out_dir: str | Path) -> list[Path]:
     """Write every output file of ``rapgen score`` into ``out_dir``."""
-    files = {name: outputs.csv_bytes(table) for name, table in result.tables.items()}
-    files["units.parquet"] = outputs.parquet_bytes(result.units, result.unit_types)
+    # Arrow encodes and compresses the parquet file outside the GIL, next to the CSV formatting.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        parquet = pool.submit(outputs.parquet_bytes, result.units, result.unit_types)
+        files = {name: outputs.csv_bytes(table) for name, table in result.tables.items()}
+        files["units.parquet"] = parquet.result()
     files["scores.json"] = outputs.json_bytes(result.meta)
     files["diagnostics.json"] = outputs.json_bytes(result.diagnostics)
     return outputs.write_folder(out_dir, files)
@@ -404,79 +431,106 @@ def _entry_order(entries: list[Entry]) -> list[int]:
 
 def _field_scores_table(entries, field_ids, field_split, field_scores, participates, applicable) -> Table:
     """Defined field scores only (a field without one has no row)."""
-    order = _entry_order(entries)
+    order = np.array(_entry_order(entries), dtype=np.int64)
+    split_names = sorted(set(field_split.tolist()))
     parts: dict[str, list] = {c: [] for c in outputs.FIELD_SCORES_COLUMNS}
-    field_arr = np.array(field_ids, dtype=object)
-    split_order = {s: i for i, s in enumerate(sorted(set(field_split.tolist())))}
     for t, track in enumerate(TRACKS):
-        fs, n_orig = field_scores[track]
-        for split in sorted(split_order):
+        fs, n_orig = field_scores[track]  # (E, P, M, F)
+        for s, split in enumerate(split_names):
             cols = np.flatnonzero(field_split == split)
-            for p, policy in enumerate(POLICIES):
-                for e in order:
-                    if not participates[track][e]:
-                        continue
-                    entry = entries[e]
-                    for m, metric in enumerate(UNIT_METRIC_NAMES):
-                        if not applicable[e, m]:
-                            continue
-                        v = fs[e, p, m, cols]
-                        ok = ~np.isnan(v)
-                        k = int(ok.sum())
-                        if k == 0:
-                            continue
-                        parts["track"].append(np.full(k, track, dtype=object))
-                        parts["split"].append(np.full(k, split, dtype=object))
-                        parts["policy"].append(np.full(k, policy, dtype=object))
-                        parts["entry"].append(np.full(k, entry.entry, dtype=object))
-                        parts["kind"].append(np.full(k, entry.kind, dtype=object))
-                        parts["condition"].append(np.full(k, entry.condition, dtype=object))
-                        parts["metric"].append(np.full(k, metric, dtype=object))
-                        parts["field_id"].append(field_arr[cols][ok])
-                        parts["estimate"].append(v[ok])
-                        parts["n_origins"].append(n_orig[e, p, m, cols][ok].astype(np.int64))
-    data = {c: (np.concatenate(parts[c]) if parts[c] else np.array([], dtype=object)) for c in outputs.FIELD_SCORES_COLUMNS}
+            # Row order: policy, entry (output order), metric, field -- np.nonzero walks it in C order.
+            sub = fs[order][:, :, :, cols].transpose(1, 0, 2, 3)  # (P, E, M, Fs)
+            keep = ~np.isnan(sub) & (participates[track][order][:, None] & applicable[order])[None, :, :, None]
+            p_i, e_k, m_i, f_k = np.nonzero(keep)
+            e_i = order[e_k]
+            parts["track"].append(np.full(len(p_i), t, dtype=np.int64))
+            parts["split"].append(np.full(len(p_i), s, dtype=np.int64))
+            parts["policy"].append(p_i)
+            parts["entry"].append(e_i)
+            parts["metric"].append(m_i)
+            parts["field_id"].append(cols[f_k])
+            parts["estimate"].append(fs[e_i, p_i, m_i, cols[f_k]])
+            parts["n_origins"].append(n_orig[e_i, p_i, m_i, cols[f_k]].astype(np.int64))
+    stacked = {name: np.concatenate(v) if v else np.zeros(0) for name, v in parts.items()}
+    entry = stacked["entry"].astype(np.int64)
+    data = {
+        "track": outputs.Coded(stacked["track"].astype(np.int64), TRACKS),
+        "split": outputs.Coded(stacked["split"].astype(np.int64), tuple(split_names)),
+        "policy": outputs.Coded(stacked["policy"].astype(np.int64), POLICIES),
+        "entry": outputs.Coded(entry, tuple(x.entry for x in entries)),
+        "kind": outputs.Coded(entry, tuple(x.kind for x in entries)),
+        "condition": outputs.Coded(entry, tuple(x.condition for x in entries)),
+        "metric": outputs.Coded(stacked["metric"].astype(np.int64), UNIT_METRIC_NAMES),
+        "field_id": outputs.Coded(stacked["field_id"].astype(np.int64), tuple(field_ids)),
+        "estimate": stacked["estimate"].astype(np.float64),
+        "n_origins": stacked["n_origins"].astype(np.int64),
+    }
     return Table(outputs.FIELD_SCORES_COLUMNS, data)
 
 
 def _origin_scores_table(entries, origins, splits, field_split, values, applicable) -> Table:
     """Field-macro per origin (every origin, every entry; no track filter)."""
-    order = _entry_order(entries)
-    rows = []
-    for split in splits:
+    order = np.array(_entry_order(entries), dtype=np.int64)
+    O = len(origins)
+    parts: dict[str, list] = {c: [] for c in ("split", "policy", "entry", "metric", "origin", "estimate", "n_fields")}
+    for s, split in enumerate(splits):
         cols = np.flatnonzero(field_split == split)
         mean, n = mean_over(values[:, :, :, cols, :], axis=3)  # (E, P, M, O)
-        for p, policy in enumerate(POLICIES):
-            for e in order:
-                entry = entries[e]
-                for m, metric in enumerate(UNIT_METRIC_NAMES):
-                    if not applicable[e, m]:
-                        continue
-                    for o, origin in enumerate(origins):
-                        rows.append((split, policy, entry.entry, entry.kind, entry.condition, metric, origin.isoformat(),
-                                     _nan_to_none(mean[e, p, m, o]), int(n[e, p, m, o])))
-    return _table(outputs.ORIGIN_SCORES_COLUMNS, rows)
+        # Row order: policy, entry (output order), applicable metric, origin.
+        keep = np.broadcast_to(applicable[order][None, :, :, None], (len(POLICIES), len(order), applicable.shape[1], O))
+        p_i, e_k, m_i, o_i = np.nonzero(keep)
+        e_i = order[e_k]
+        parts["split"].append(np.full(len(p_i), s, dtype=np.int64))
+        for name, v in (("policy", p_i), ("entry", e_i), ("metric", m_i), ("origin", o_i)):
+            parts[name].append(v)
+        parts["estimate"].append(mean[e_i, p_i, m_i, o_i])
+        parts["n_fields"].append(n[e_i, p_i, m_i, o_i].astype(np.int64))
+    col = {name: (np.concatenate(v) if v else np.zeros(0, dtype=np.int64)) for name, v in parts.items()}
+    entry = col["entry"].astype(np.int64)
+    data = {
+        "split": outputs.Coded(col["split"].astype(np.int64), tuple(splits)),
+        "policy": outputs.Coded(col["policy"].astype(np.int64), POLICIES),
+        "entry": outputs.Coded(entry, tuple(x.entry for x in entries)),
+        "kind": outputs.Coded(entry, tuple(x.kind for x in entries)),
+        "condition": outputs.Coded(entry, tuple(x.condition for x in entries)),
+        "metric": outputs.Coded(col["metric"].astype(np.int64), UNIT_METRIC_NAMES),
+        "origin": outputs.Coded(col["origin"].astype(np.int64), tuple(o.isoformat() for o in origins)),
+        "estimate": col["estimate"].astype(np.float64),
+        "n_fields": col["n_fields"].astype(np.int64),
+    }
+    return Table(outputs.ORIGIN_SCORES_COLUMNS, data)
 
 
 def _compositions_table(field_ids, windows: Windows, counts, comps) -> Table:
-    rows = []
-    totals = counts.sum(axis=-1)
-    for f, fid in enumerate(field_ids):
-        for p, policy in enumerate(POLICIES):
-            for w in range(len(windows.starts)):
-                share = comps[p, f, w]
-                rows.append((fid, policy, windows.starts[w].isoformat(), windows.ends[w].isoformat(), float(totals[p, f, w]))
-                            + tuple(_nan_to_none(v) for v in share))
-    return _table(outputs.COMPOSITIONS_COLUMNS, rows)
+    """Every window's shares, by field, policy and window (empty shares: no counted papers)."""
+    F, W = len(field_ids), len(windows.starts)
+    f_i, p_i, w_i = (g.ravel() for g in np.meshgrid(np.arange(F), np.arange(len(POLICIES)), np.arange(W), indexing="ij"))
+    data: dict[str, object] = {
+        "field_id": outputs.Coded(f_i, tuple(field_ids)),
+        "policy": outputs.Coded(p_i, POLICIES),
+        "window_start": outputs.Coded(w_i, tuple(d.isoformat() for d in windows.starts)),
+        "window_end": outputs.Coded(w_i, tuple(d.isoformat() for d in windows.ends)),
+        "n_total": counts.sum(axis=-1)[p_i, f_i, w_i],
+    }
+    for k in range(len(SLOTS)):
+        data[f"D{k}"] = comps[p_i, f_i, w_i, k]
+    return Table(outputs.COMPOSITIONS_COLUMNS, data)
 
 
-UNIT_COLUMNS = ("policy", "entry", "kind", "condition", "field_id", "origin", "split", "valid", "reason") + UNIT_METRIC_NAMES + tuple(
-    f"p_{s}" for s in SLOTS
+UNIT_COLUMNS = (
+    ("policy", "entry", "kind", "condition", "field_id", "origin", "split", "valid", "reason")
+    + UNIT_METRIC_NAMES
+    + tuple(f"p_{s}" for s in SLOTS)
+    + DIAGNOSTIC_UNIT_COLUMNS
 )
 
 
-def _units_table(entries, field_ids, field_split, origins, preds, values, valid, reasons, base_ok, Em) -> tuple[Table, dict[str, str]]:
-    """One row per (policy, entry, kind, condition, field_id, origin)."""
+def _units_table(entries, field_ids, field_split, origins, preds, values, valid, reasons, base_ok, Em, unit_cols=None) -> tuple[Table, dict[str, str]]:
+    """One row per (policy, entry, kind, condition, field_id, origin).
+
+    ``unit_cols``: the §6 per-unit alignment columns ({name: (E, F, O)}, canonical
+    policy) placed on the canonical rows; every other row, and every row when
+    the diagnostics were not computed, holds null there."""
     E, P, F, O = preds.shape[:4]
     order = np.array(_entry_order(entries), dtype=np.int64)
     # index grids in output order: policy, entry (ordered), field, origin
@@ -496,13 +550,13 @@ def _units_table(entries, field_ids, field_split, origins, preds, values, valid,
         np.where(base_valid, "", "a history window has no counted papers"),
     )
     data: dict[str, object] = {
-        "policy": np.array(POLICIES, dtype=object)[p_i],
-        "entry": entry_name[e_i],
-        "kind": entry_kind[e_i],
-        "condition": entry_cond[e_i],
-        "field_id": np.array(field_ids, dtype=object)[f_i],
-        "origin": np.array(origins, dtype=object)[o_i],
-        "split": field_split[f_i],
+        "policy": outputs.Coded(p_i, POLICIES),
+        "entry": outputs.Coded(e_i, tuple(entry_name)),
+        "kind": outputs.Coded(e_i, tuple(entry_kind)),
+        "condition": outputs.Coded(e_i, tuple(entry_cond)),
+        "field_id": outputs.Coded(f_i, tuple(field_ids)),
+        "origin": outputs.Coded(o_i, tuple(origins)),
+        "split": outputs.Coded(f_i, tuple(field_split.tolist())),
         "valid": unit_valid.astype(bool),
         "reason": reason.astype(object),
     }
@@ -510,10 +564,17 @@ def _units_table(entries, field_ids, field_split, origins, preds, values, valid,
         data[name] = values[e_i, p_i, m, f_i, o_i]
     for s, slot in enumerate(SLOTS):
         data[f"p_{slot}"] = preds[e_i, p_i, f_i, o_i, s]
+    canonical = p_i == POLICIES.index("canonical")
+    for name in DIAGNOSTIC_UNIT_COLUMNS:
+        column = np.full(len(e_i), np.nan)
+        if unit_cols is not None:
+            column[canonical] = np.asarray(unit_cols[name], dtype=np.float64)[e_i[canonical], f_i[canonical], o_i[canonical]]
+        data[name] = column
     types = {c: "string" for c in UNIT_COLUMNS}
     types.update({"origin": "date32", "valid": "bool"})
     types.update({m: "float64" for m in UNIT_METRIC_NAMES})
     types.update({f"p_{s}": "float64" for s in SLOTS})
+    types.update({name: "float64" for name in DIAGNOSTIC_UNIT_COLUMNS})
     return Table(UNIT_COLUMNS, data), types
 
 
