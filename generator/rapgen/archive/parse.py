@@ -56,6 +56,10 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
+# One decoder for every line: json.loads with options would build a new one per call.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys)
+
+
 def loads_strict(text: str) -> Any:
     """``json.loads`` that rejects NaN/Infinity literals and duplicate keys.
 
@@ -64,7 +68,7 @@ def loads_strict(text: str) -> Any:
     raised as an internal error.
     """
     try:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys)
+        return _DECODER.decode(text)
     except (_Bad, json.JSONDecodeError):
         raise
     except RecursionError:
@@ -455,15 +459,16 @@ PREDICTION_OPTIONAL = ("rationale", "status", "reason")
 
 def _unit_validity(weights: dict) -> tuple[tuple[float, ...] | None, str]:
     """SUBMISSION.md problem kind 2: keys exactly D0..D7, finite, non-negative, positive total."""
-    if set(weights) != set(SLOTS):
+    if len(weights) != len(SLOTS) or not all(s in weights for s in SLOTS):
         extra = sorted(set(weights) - set(SLOTS))
         missing = [s for s in SLOTS if s not in weights]
         what = f"missing {', '.join(missing)}" if missing else f"unexpected {', '.join(extra)}"
         return None, f"weights keys must be exactly D0–D7 ({what})"
     values = [as_float(weights[s]) for s in SLOTS]
-    if any(not math.isfinite(v) for v in values):
+    low, high = min(values), max(values)
+    if math.isnan(math.fsum(values)) or math.isinf(high) or math.isinf(low):
         return None, "a weight is not finite"
-    if any(v < 0 for v in values):
+    if low < 0:
         return None, "a weight is negative"
     total = math.fsum(values)
     if total <= 0:
