@@ -114,6 +114,18 @@ def test_cli_agents_run_into_archive_then_seal(tiny_archive):
     assert "Error: archive/models/ref-closed-book/ already exists" in again.stderr
 
 
+@pytest.mark.parametrize("dest", ["--out", "--into-archive"])
+def test_cli_agents_run_unknown_agent_is_a_usage_error(tiny_archive, tmp_path, dest):
+    before = sorted(p.name for p in (tiny_archive.root / "archive" / "models").iterdir())
+    where = ["--out", str(tmp_path / "o")] if dest == "--out" else ["--into-archive"]
+    result = CliRunner().invoke(cli, ["agents", "run", "--root", str(tiny_archive.root), *where, "--agent", "ref-closed-book", "--agent", "nope"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: unknown reference agent 'nope'; choose from ref-closed-book, ref-recent-hits, ")
+    assert "(see 'rapgen agents list')" in result.stderr
+    assert not (tmp_path / "o").exists()
+    assert sorted(p.name for p in (tiny_archive.root / "archive" / "models").iterdir()) == before
+
+
 @pytest.mark.parametrize("args", [[], ["--out", "x", "--into-archive"]])
 def test_cli_agents_run_needs_exactly_one_destination(tiny_archive, args):
     result = CliRunner().invoke(cli, ["agents", "run", "--root", str(tiny_archive.root), *args])
@@ -156,3 +168,33 @@ def test_direction_classifier_labels_by_specific_words():
     assert sum(shares) == pytest.approx(1.0)
     assert shares[2] > shares[1] > shares[0] == shares[7]
     assert "treebank" in clf.broad_query.split()
+
+
+def test_site_marks_reference_agents_and_only_them(tmp_path):
+    """model.json "reference_agent": true gives a badge on the leaderboard, the models index and the model page."""
+    from test_site_support import MODELS, make_score_outputs, make_site_archive
+
+    from rapgen.site import load_score_outputs
+    from rapgen.site.model import build_site_model
+    from rapgen.site.render import render_pages
+
+    models = {**MODELS, "m-ref": {"display_name": "Reference agent: recent hits", "provider": "rapgen", "proprietary": False,
+                                  "knowledge_cutoff": None, "release_date": None, "diagnostic": False, "reference_agent": True}}
+    root = make_site_archive(tmp_path / "repo", models=models)
+    scores = make_score_outputs(tmp_path / "scores", Archive(root).manifest_sha256, models=models)
+    site = build_site_model(Archive(root), load_score_outputs(scores))
+    rows = [r for p in site.panels["test"] for r in p.rows]
+    assert {r.entry for r in rows if r.reference_agent} == {"m-ref"}
+    assert {r.entry for r in rows} >= {"m-open", "m-prop"}
+    pages = render_pages(site)
+    badge = '<span class="rap-badge" title="a deterministic reference agent shipped with rapgen, not a language model">reference agent</span>'
+    board = [line for line in pages["leaderboard.md"].splitlines() if line.startswith("<tr><td>")]
+    ref_lines = [line for line in board if "Reference agent: recent hits" in line]
+    assert ref_lines and all(badge in line for line in ref_lines)
+    assert not any(badge in line for line in board if "Reference agent: recent hits" not in line)
+    assert pages["models/m-ref.md"].count(badge) == 1 and '!!! note "Reference agent"' in pages["models/m-ref.md"]
+    assert "| reference_agent |" not in pages["models/m-ref.md"]  # shown as the marker, not as a raw row
+    for other in ("models/m-open.md", "models/m-prop.md"):
+        assert badge not in pages[other] and "Reference agent" not in pages[other]
+    index = [line for line in pages["models/index.md"].splitlines() if line.startswith("<tr>")]
+    assert [badge in line for line in index] == ["m-ref" in line for line in index]

@@ -43,12 +43,14 @@ def test_agent_run_writes_an_honest_submission(tiny_archive, tmp_path) -> None:
     assert first["model"] == "fake-1" and first["tool_choice"] == "auto" and first["temperature"] == 0.0
     assert [t["function"]["name"] for t in first["tools"]] == ["Finish"]  # A0 runs first
     assert chat.headers[0]["Authorization"] == "Bearer sk-test"
-    # Traces: two calls per Search unit; beta 2024-01-01 recorded only its representable malformed call.
+    # Traces: two calls per Search unit; beta 2024-01-01's two malformed calls are both recorded,
+    # the unknown-key one sanitised (query "") so that it replays as an error too.
     traces = read_jsonl(out / "traces.jsonl")
     beta = [t for t in traces if t["field_id"] == "beta" and t["origin"] == "2024-01-01"]
-    assert [(t["condition"], t["call_index"], t["sort"], t["total_hits"], t["returned_ids"]) for t in beta] == [
-        ("A1", 0, "popularity", 0, []), ("A3", 0, "popularity", 0, [])]
-    assert len(traces) == 2 * 2 * 20 - 2 - 2 * 2  # two Search conditions × 20 units × 2 calls, minus beta's and delta's
+    assert [(t["condition"], t["call_index"], t["query"], t["sort"], t["total_hits"], t["returned_ids"]) for t in beta] == [
+        ("A1", 0, "", "relevance", 0, []), ("A1", 1, "parsing", "popularity", 0, []),
+        ("A3", 0, "", "relevance", 0, []), ("A3", 1, "parsing", "popularity", 0, [])]
+    assert len(traces) == 2 * 2 * 20 - 2 * 2  # two Search conditions × 20 units × 2 calls, minus delta's
     model = json.loads((out / "model.json").read_text())
     assert model["model_id"] == "kit-model" and model["display_name"] == "fake-1" and model["diagnostic"] is False
 
@@ -100,9 +102,11 @@ def test_agent_run_refuses_to_overwrite_and_bad_options(tiny_archive, tmp_path) 
     r = runner.invoke(cli, base + ["--out", str(tmp_path / "Bad Name")])
     assert r.exit_code == 2 and "not a valid model id" in r.stderr
     r = runner.invoke(cli, base + ["--out", str(tmp_path / "ok"), "--fields", "omega"])
-    assert r.exit_code == 2 and "field 'omega' is not in this archive" in r.stderr
+    assert r.exit_code == 2 and "field 'omega' is not in this archive; choose from alpha, beta, " in r.stderr
+    r = runner.invoke(cli, base + ["--out", str(tmp_path / "ok"), "--origins", "2024-02-01"])
+    assert r.exit_code == 2 and "origin '2024-02-01' is not in this archive; choose from 2023-01-01, " in r.stderr
     r = runner.invoke(cli, base + ["--out", str(tmp_path / "ok"), "--conditions", "A9"])
-    assert r.exit_code == 2 and "condition 'A9'" in r.stderr
+    assert r.exit_code == 2 and "condition 'A9' is not a condition; choose from A0, A1, A2, A3, A4" in r.stderr
     r = runner.invoke(cli, base + ["--out", str(tmp_path / "ok"), "--knowledge-cutoff", "2024-13-01"])
     assert r.exit_code == 2 and "not a valid date" in r.stderr
 
@@ -126,4 +130,23 @@ def test_a_dead_endpoint_stops_the_run_and_writes_nothing(tiny_archive, tmp_path
     assert result.exit_code == 1
     assert result.stderr.splitlines()[-1].startswith("Error: the endpoint failed on the first 3 units (endpoint error: cannot reach")
     assert "[1/20] A0 alpha 2023-01-01: invalid (endpoint error" in result.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("notaurl", "--base-url 'notaurl' is not an http:// or https:// URL with a host"),
+        ("127.0.0.1:8000/v1", "--base-url '127.0.0.1:8000/v1' is not an http:// or https:// URL with a host"),
+        ("ftp://example.org/v1", "--base-url 'ftp://example.org/v1' is not an http:// or https:// URL with a host"),
+        ("http:///v1", "--base-url 'http:///v1' is not an http:// or https:// URL with a host"),
+        ("http://127.0.0.1:99999/v1", "--base-url 'http://127.0.0.1:99999/v1' is not a valid URL"),
+    ],
+)
+def test_agent_run_rejects_a_bad_base_url(tiny_archive, tmp_path, url, message) -> None:
+    out = tmp_path / "m"
+    r = CliRunner().invoke(cli, ["agent", "run", "--base-url", url, "--model", "x", "--root", str(tiny_archive.root), "--out", str(out)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"Error: {message}")
+    assert "e.g. http://127.0.0.1:8000/v1" in r.stderr and "internal error" not in r.stderr
     assert not out.exists()

@@ -85,7 +85,7 @@ def test_prompt_cli_text_and_json(tiny_archive) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["omega", "2024-01-01", "A1"], "field 'omega' is not a field of this archive"),
+        (["omega", "2024-01-01", "A1"], "field 'omega' is not a field of this archive; choose from alpha, beta, delta, gamma"),
         (["alpha", "2024-02-01", "A1"], "origin 2024-02-01 is not an origin of this archive"),
         (["alpha", "January", "A1"], "origin 'January' is not a YYYY-MM-DD date"),
     ],

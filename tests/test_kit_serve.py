@@ -37,27 +37,40 @@ def test_a_valid_call_is_executed_and_recorded(session, tiny_archive) -> None:
     }]
 
 
+SANITISED = {"query": "", "sort": "relevance", "date_from": None, "date_to": None}
+
+
 @pytest.mark.parametrize(
     ("arguments", "error", "recorded"),
     [
-        ({**Q, "limit": 3}, "unknown argument 'limit'; Search takes only query, sort, date_from, date_to", False),
-        ({"query": "x"}, "query and sort are required", False),
-        ("parsing", "the arguments must be a JSON object", False),
-        ({"query": "", "sort": "date"}, "query must be a non-empty string", True),
-        ({"query": "q", "sort": "popularity"}, "sort must be 'relevance' or 'date'", True),
-        ({**Q, "date_from": "2023-02-30"}, "date_from '2023-02-30' is not a valid date", True),
-        ({**Q, "date_to": 20230101}, "date_to must be a YYYY-MM-DD date or null", False),
-        ({**Q, "date_to": "2023-W01-1"}, "date_to must be a YYYY-MM-DD date or null", True),
-        ({**Q, "date_from": "2023-10-01", "date_to": "2023-09-01"}, "date_from must be before date_to", True),
+        ({**Q, "limit": 3}, "unknown argument 'limit'; Search takes only query, sort, date_from, date_to", SANITISED),
+        ({"query": "x"}, "query and sort are required", {**SANITISED, "sort": ""}),
+        ("parsing", "the arguments must be a JSON object", {**SANITISED, "sort": ""}),
+        ({"query": 5, "sort": "date"}, "query must be a non-empty string", {**SANITISED, "sort": "date"}),
+        ({"query": "", "sort": "date"}, "query must be a non-empty string", {**SANITISED, "sort": "date"}),
+        ({"query": "q", "sort": "popularity"}, "sort must be 'relevance' or 'date'", {"query": "q", "sort": "popularity", "date_from": None, "date_to": None}),
+        ({**Q, "date_from": "2023-02-30"}, "date_from '2023-02-30' is not a valid date", {**Q, "date_from": "2023-02-30", "date_to": None}),
+        ({**Q, "date_to": 20230101}, "date_to must be a YYYY-MM-DD date or null", SANITISED),
+        ({**Q, "date_from": float("nan"), "date_to": "2023-09-01"}, "date_from must be a YYYY-MM-DD date or null", {**SANITISED, "date_to": "2023-09-01"}),
+        ({**Q, "date_to": "2023-W01-1"}, "date_to must be a YYYY-MM-DD date or null", {**Q, "date_from": None, "date_to": "2023-W01-1"}),
+        ({**Q, "date_from": "2023-10-01", "date_to": "2023-09-01"}, "date_from must be before date_to", {**Q, "date_from": "2023-10-01", "date_to": "2023-09-01"}),
     ],
 )
-def test_malformed_calls_count_and_are_recorded_when_representable(session, arguments, error, recorded) -> None:
+def test_every_malformed_call_counts_and_is_recorded(session, arguments, error, recorded) -> None:
     out = session.call("alpha", "2024-01-01", "A3", arguments)
-    assert out.error == f"malformed call: {error}"
+    assert out.error == f"malformed call: {error}" and out.call_index == 0
     assert session.calls_made("alpha", date(2024, 1, 1), "A3") == 1
-    assert len(session.records) == (1 if recorded else 0)
-    if recorded:
-        assert session.records[0]["total_hits"] == 0 and session.records[0]["returned_ids"] == []
+    assert session.records == [{
+        "field_id": "alpha", "origin": "2024-01-01", "condition": "A3", "call_index": 0, **recorded,
+        "total_hits": 0, "returned_ids": [],
+    }]
+
+
+def test_malformed_calls_fill_the_cap_in_the_trace(session) -> None:
+    for k in range(20):
+        assert session.call("beta", "2023-07-01", "A1", {"query": 5, "bogus": True}).call_index == k
+    assert session.call("beta", "2023-07-01", "A1", Q).error.startswith("the call cap of 20")
+    assert [r["call_index"] for r in session.records] == list(range(20))
 
 
 def test_the_call_cap_is_enforced_per_unit(session) -> None:

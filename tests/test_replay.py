@@ -169,3 +169,58 @@ def test_spearman_matches_scipy_on_tie_heavy_vectors():
         got = _spearman(a, b)
         if got is not None:
             assert got == pytest.approx(spearmanr(a, b).statistic, abs=1e-12)
+
+
+def test_every_counted_session_call_is_recorded_and_replays(replay_copy):
+    """Malformed calls count against the cap, so serve-search records each of them
+    (sanitised when the trace format cannot hold the arguments) and replay agrees."""
+    from rapgen.submit import SearchSession
+
+    path = replay_copy / "archive" / "models" / "model-b" / "traces.jsonl"
+    first = json.loads(path.read_text().splitlines()[0])
+    unit = (first["field_id"], first["origin"], first["condition"])
+    session = SearchSession(Archive(replay_copy))
+    good = {"query": "parsing language models", "sort": "relevance"}
+    calls = [
+        good,
+        {**good, "limit": 3},                       # unknown argument, otherwise valid
+        ["parsing", "date"],                        # not an object
+        {"query": 5, "sort": "date"},               # non-string query
+        {"query": ["parsing"], "sort": "relevance"},
+        {**good, "date_from": float("nan")},        # non-string date
+        {"query": "parsing"},                       # sort missing
+        {"query": "parsing", "sort": "score"},      # representable: recorded as given
+        {"query": "the of and", "sort": "date"},    # stopwords only: valid, 0 hits
+        {**good, "sort": "date"},
+    ]
+    outcomes = [session.call(*unit, c) for c in calls]
+    assert [o.call_index for o in outcomes] == list(range(len(calls)))
+    assert [o.error is not None for o in outcomes] == [False, True, True, True, True, True, True, True, False, False]
+    assert session.calls_made(unit[0], date.fromisoformat(unit[1]), unit[2]) == len(session.records) == len(calls)
+    rec = session.records
+    assert rec[0]["total_hits"] > 0 and rec[9]["total_hits"] > 0
+    assert {k: rec[1][k] for k in ("query", "sort", "date_from", "date_to")} == {"query": "", "sort": "relevance", "date_from": None, "date_to": None}
+    assert (rec[2]["query"], rec[2]["sort"]) == ("", "")
+    assert (rec[3]["query"], rec[3]["sort"]) == ("", "date")
+    assert (rec[5]["query"], rec[5]["date_from"]) == ("", None)
+    assert (rec[6]["query"], rec[6]["sort"]) == ("", "")
+    assert (rec[7]["query"], rec[7]["sort"]) == ("parsing", "score")
+    assert (rec[8]["query"], rec[8]["total_hits"], rec[8]["returned_ids"]) == ("the of and", 0, [])
+    assert all(r["total_hits"] == 0 and r["returned_ids"] == [] for r in rec[1:9])
+    path.write_text("".join(json.dumps(r) + "\n" for r in rec))
+    reseal(replay_copy)
+    data = replay_archive(Archive(replay_copy), jobs=1, models=["model-b"]).data
+    assert data["ok"] is True
+    cond = next(c for c in data["models"][0]["conditions"] if c["condition"] == unit[2])
+    assert cond["calls"] == cond["reproduced"] == len(calls) and cond["failed"] == 0
+    assert cond["errors_recorded"] == 7
+
+
+def test_cli_replay_unknown_model_is_a_usage_error(replayable, tmp_path):
+    root, _ = replayable
+    cache = tmp_path / "cache"
+    result = CliRunner().invoke(cli, ["replay", "--root", str(root), "--model", "nope", "--cache-dir", str(cache)])
+    assert result.exit_code == 2
+    assert "Error: model 'nope' is not in the archive; its models are: " in result.stderr
+    assert "model-a" in result.stderr and "ref-recent-hits" in result.stderr
+    assert not cache.exists()  # refused before any index is built

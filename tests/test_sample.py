@@ -286,3 +286,15 @@ def test_committed_sample_codebooks_and_ledger():
     splits = [f.split for f in arch.fields]
     assert 0.15 <= splits.count("dev") / len(splits) <= 0.35
     assert (COMMITTED / "archive").stat() and sum(p.stat().st_size for p in (COMMITTED / "archive").rglob("*") if p.is_file()) < 40e6
+
+
+def test_build_help_shows_a_reproducibility_check_that_works_in_a_clone():
+    """The committed SHA256SUMS also lists reference-agent files sealed later, so the check
+    filters archive/models/ lines; and a clone already holds an archive, so no --out ."""
+    text = CliRunner().invoke(cli, ["sample", "build", "--help"]).output
+    assert "rapgen sample build --out /tmp/again && rapgen verify --root /tmp/again" in text
+    assert "grep -v '^[0-9a-f]*  archive/models/' SHA256SUMS | cmp - /tmp/again/SHA256SUMS" in text
+    assert "--out . " not in text and "--out .\n" not in text
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "sample-archive.md").read_text()
+    assert "grep -v '^[0-9a-f]*  archive/models/' SHA256SUMS | cmp - /tmp/again/SHA256SUMS" in docs
+    assert "cmp SHA256SUMS /tmp/again/SHA256SUMS" not in docs

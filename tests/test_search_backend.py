@@ -110,7 +110,11 @@ def test_cli_search_malformed_call(tiny_archive, extra, code, message):
 def test_cli_search_unknown_field_and_regime(tiny_archive):
     runner = CliRunner()
     result = runner.invoke(cli, ["search", "nope", "2024-07-01", "fixed", "parsing", "--root", str(tiny_archive.root)])
-    assert result.exit_code == 1
-    assert "Error: field 'nope' is not a field of this archive" in result.stderr
+    assert result.exit_code == 2  # a name given on the command line: a usage error
+    assert "Error: field 'nope' is not a field of this archive; choose from alpha, beta, " in result.stderr
+    for origin in ("2024-08-01", "July", "2024-W27-1"):
+        result = runner.invoke(cli, ["search", "alpha", origin, "fixed", "parsing", "--root", str(tiny_archive.root)])
+        assert result.exit_code == 2
+        assert f"Error: origin '{origin}' is not an origin of this archive; choose from 2023-01-01, " in result.stderr
     result = runner.invoke(cli, ["search", "alpha", "2024-07-01", "rolling", "parsing", "--root", str(tiny_archive.root)])
     assert result.exit_code == 2

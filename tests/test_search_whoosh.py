@@ -145,3 +145,18 @@ def test_length_quantiser_equals_whoosh():
     lengths = np.concatenate([np.arange(0, 3000), np.arange(3000, 200000, 37), [106373, 106374, 10**7]])
     expected = [byte_to_length(length_to_byte(int(n))) for n in lengths]
     assert quantise_lengths(lengths).tolist() == expected
+
+
+@pytest.mark.parametrize("query", ["the of and", "a of the", "i"])
+def test_stopword_only_query_is_valid_with_no_hits_as_in_whoosh(small_field, query):
+    """SEARCH.md does not list it as malformed, and Whoosh answers it with nothing."""
+    from whoosh.query import Or, Term
+
+    papers, _, _, index, vocab = small_field
+    reference = WhooshShard(papers, k1=K1, b=B)
+    terms = [t.text for t in reference.analyzer(query)]
+    assert terms == []
+    whoosh_hits = reference.searcher.search(Or([Term(f, t) for t in terms for f in FIELDS]), limit=8)
+    assert len(whoosh_hits) == 0 and whoosh_hits.scored_length() == 0
+    got = Shard(index, None, date(2025, 1, 1), lookup=vocab.get).search({"query": query, "sort": "relevance"}, top_k=8, k1=K1, b=B)
+    assert got.error is None and (got.total_hits, got.ids) == (0, ())

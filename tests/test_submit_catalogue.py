@@ -243,6 +243,8 @@ CASES = [
     Case("predictions-missing", "MISSING-FILE", PRED, "predictions.jsonl is missing", pre=remove("predictions.jsonl")),
     Case("model-json-not-json", "MODEL-JSON", f"{MODEL}:2", "not JSON", pre=model_raw('{"model_id": "newbie",\n')),
     Case("model-json-unknown-key", "MODEL-JSON", MODEL, "unknown key 'homepage'", pre=model(homepage="https://example.org")),
+    Case("model-json-reference-agent", "MODEL-JSON", f"{MODEL}:", "the key 'reference_agent' is reserved for rapgen's own reference agents", pre=model(reference_agent=True)),
+    Case("model-json-reference-agent-false", "MODEL-JSON", f"{MODEL}:", "remove it from a submission's model.json", pre=model(reference_agent=False)),
     Case("model-json-id-mismatch", "MODEL-JSON", MODEL, "differs from its folder name", pre=model(model_id="someone-else")),
     Case("model-json-bad-date", "MODEL-JSON", MODEL, "'knowledge_cutoff' must be a YYYY-MM-DD date", pre=model(knowledge_cutoff="Dec 2023")),
     Case("model-json-placeholder", "PLACEHOLDER", f"{MODEL}:3", "template placeholder", pre=model(display_name="TODO: the name")),

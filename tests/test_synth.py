@@ -161,3 +161,30 @@ def test_no_traces_option(tmp_path):
     result = CliRunner().invoke(cli, ["synth", "--scale", "small", "--out", str(out), "--no-traces"])
     assert result.exit_code == 0, result.output
     assert not list((out / "archive" / "models").glob("*/traces.jsonl"))
+
+
+def test_force_replaces_an_earlier_synth_output_but_never_submissions(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "f"
+    args = ["synth", "--scale", "small", "--seed", "3", "--out", str(out), "--no-traces"]
+    assert runner.invoke(cli, args).exit_code == 0
+    sums = (out / "SHA256SUMS").read_bytes()
+    # An earlier synth output holds synth's own seven models: --force replaces it.
+    again = runner.invoke(cli, [*args, "--force"])
+    assert again.exit_code == 0, again.output
+    assert (out / "SHA256SUMS").read_bytes() == sums
+    assert verify_archive(out).ok
+    # A model folder synth did not write is a submission: refused, nothing touched.
+    (out / "archive" / "models" / "someone-else").mkdir()
+    refused = runner.invoke(cli, [*args, "--force"])
+    assert refused.exit_code == 2
+    assert "holds model folders; --force would delete submissions" in refused.output
+    assert (out / "archive" / "models" / "someone-else").is_dir()
+    (out / "archive" / "models" / "someone-else").rmdir()
+    # An archive that is not synth's (another name, or not synthetic) is refused too.
+    info_path = out / "archive" / "ARCHIVE.json"
+    info = json.loads(info_path.read_text())
+    for changed in ({**info, "name": "RAP v1"}, {**info, "synthetic": False}):
+        info_path.write_text(json.dumps(changed))
+        refused = runner.invoke(cli, [*args, "--force"])
+        assert refused.exit_code == 2 and "--force would delete submissions" in refused.output

@@ -22,7 +22,7 @@ from rapgen.agents.policies import (
 )
 from rapgen.archive import CONDITIONS, SLOTS, Archive, open_verified
 from rapgen.archive.writer import write_json, write_jsonl
-from rapgen.errors import SubmissionError
+from rapgen.errors import SubmissionError, UsageProblem
 from rapgen.search import REGIME_OF_CONDITION, Backend, trace_line
 
 Policy = Callable[[Unit, tuple], tuple[list[float], str]]
@@ -125,7 +125,7 @@ def _select(agent_ids: list[str] | None) -> list[AgentSpec]:
         return list(REFERENCE_AGENTS)
     bad = [a for a in agent_ids if a not in known]
     if bad:
-        raise SubmissionError(f"unknown reference agent {bad[0]!r}; known: {', '.join(known)}")
+        raise UsageProblem(f"unknown reference agent {bad[0]!r}; choose from {', '.join(known)} (see 'rapgen agents list')")
     return [known[a] for a in agent_ids]
 
 
@@ -142,9 +142,9 @@ def run_agents(
     """Run the agents on every field × origin and write ``out_dir/<model_id>/``
     (model.json, predictions.jsonl, traces.jsonl when the agent searched).
     Returns one summary per agent: model_id, units, calls, max_calls_per_unit, path."""
+    specs = _select(agent_ids)  # unknown agent ids fail before any work
     archive = open_verified(root) if verify else Archive(root)
     backend = Backend(archive, cache_dir=cache_dir)
-    specs = _select(agent_ids)
     window = archive.origins.window_months
     submitted = submitted or date.today()
     out_dir = Path(out_dir)

@@ -37,9 +37,15 @@ def build(out: Path, data: Path | None, force: bool, as_json: bool, debug: bool)
     (2021-07 to 2025-06), labelled by a TF-IDF instrument, with blocks, split,
     manifests and the parameter ledger, then sealed with SHA256SUMS.
 
+    The committed sample is built already; to check that it rebuilds
+    byte for byte, build into a fresh folder and compare the checksums,
+    leaving out the reference-agent lines under archive/models/ (added
+    later by `rapgen seal`):
+
     \b
     Example (from the repository root):
-      rapgen sample build --out . && rapgen verify
+      rapgen sample build --out /tmp/again && rapgen verify --root /tmp/again
+      grep -v '^[0-9a-f]*  archive/models/' SHA256SUMS | cmp - /tmp/again/SHA256SUMS
     """
     from rapgen.sample import build_sample, default_data_path
 
@@ -63,7 +69,7 @@ def build(out: Path, data: Path | None, force: bool, as_json: bool, debug: bool)
 @click.option("--scale", type=click.Choice(["full", "small"]), default="full", show_default=True, help="full: the benchmark's real size (278 fields, 1,390 episodes, 279,365 papers); small: 12 fields for tests.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the generator; the same seed gives the same bytes.")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Root folder to write archive/ and SHA256SUMS into (must not hold an archive yet, see --force).")
-@click.option("--force", is_flag=True, help="Replace an existing archive/ and SHA256SUMS in --out (refused if it holds model folders).")
+@click.option("--force", is_flag=True, help="Replace an existing archive/ and SHA256SUMS in --out. Refused if it holds model folders, unless the archive is an earlier rapgen synth output holding only synth's own models.")
 @click.option("--no-traces", is_flag=True, help="Skip the models' Search traces (made through the Search backend so that they replay).")
 @json_option
 @debug_option

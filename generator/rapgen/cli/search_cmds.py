@@ -73,9 +73,10 @@ def search(field_id, origin, regime, query, sort, date_from, date_to, no_verify,
       rapgen search nlp-agents 2025-07-01 fixed "tool use benchmark"
       rapgen search nlp-agents 2025-07-01 expanding "tool use" --sort date --date-from 2024-01-01
     """
-    from rapgen.search import Backend
+    from rapgen.search import Backend, resolve_unit
 
     archive = _open(root, not no_verify)
+    resolve_unit(archive, field_id, origin)  # unknown field or origin: exit 2, listing the choices
     backend = Backend(archive, cache_dir=cache_dir, log=_log)
     shard = backend.shard(field_id, origin, regime)
     args = {"query": query, "sort": sort, "date_from": date_from, "date_to": date_to}

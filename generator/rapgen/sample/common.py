@@ -4,6 +4,7 @@ origins, search manifests, ARCHIVE.json, staging and sealing."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -105,7 +106,32 @@ def seal(root: Path) -> None:
     seal_archive(root)
 
 
-def _check_target(out_root: Path, force: bool) -> None:
+def _is_own_output(archive: Path, own: OwnOutput | None) -> bool:
+    """True when ``archive`` was written by the generator described by ``own``:
+    ARCHIVE.json has ``synthetic: true`` and ``own``'s name, and every model
+    folder is one of ``own``'s model ids (so no submission can be lost)."""
+    if own is None:
+        return False
+    try:
+        info = json.loads((archive / "ARCHIVE.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(info, dict) or info.get("synthetic") is not True or info.get("name") != own.name:
+        return False
+    models = archive / "models"
+    names = {p.name for p in models.iterdir()} if models.is_dir() else set()
+    return names <= set(own.model_ids)
+
+
+class OwnOutput:
+    """What a generator's own earlier output looks like (for ``--force``)."""
+
+    def __init__(self, name: str, model_ids: Sequence[str]) -> None:
+        self.name = name
+        self.model_ids = tuple(model_ids)
+
+
+def _check_target(out_root: Path, force: bool, own: OwnOutput | None = None) -> None:
     if out_root.exists() and not out_root.is_dir():
         raise UsageProblem(f"{out_root}: exists and is not a directory")
     archive = out_root / "archive"
@@ -114,16 +140,20 @@ def _check_target(out_root: Path, force: bool) -> None:
     if occupied and not force:
         raise UsageProblem(f"{out_root}: already holds archive/ or SHA256SUMS; choose an empty --out folder or pass --force")
     models = archive / "models"
-    if force and models.is_dir() and any(models.iterdir()):
+    if force and models.is_dir() and any(models.iterdir()) and not _is_own_output(archive, own):
         raise UsageProblem(f"{models}: holds model folders; --force would delete submissions, so build into another folder")
 
 
 @contextmanager
-def staged(out_root: str | Path, force: bool = False) -> Iterator[Path]:
+def staged(out_root: str | Path, force: bool = False, own: OwnOutput | None = None) -> Iterator[Path]:
     """Build in a hidden staging folder next to the target, then move
-    ``archive/`` and ``SHA256SUMS`` into ``out_root``: nothing half-written."""
+    ``archive/`` and ``SHA256SUMS`` into ``out_root``: nothing half-written.
+
+    With ``force``, an existing archive is replaced unless it holds model
+    folders; those are replaced only when the archive is ``own``'s earlier
+    output (e.g. a previous ``rapgen synth``), never real submissions."""
     out_root = Path(out_root)
-    _check_target(out_root, force)
+    _check_target(out_root, force, own)
     out_root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".rapgen-build-", dir=out_root))
     try:

@@ -39,7 +39,7 @@ from rapgen.archive import add_months
 from rapgen.archive.writer import write_assignments, write_json, write_jsonl, write_papers
 from rapgen.errors import UsageProblem
 from rapgen.archive import SLOTS
-from rapgen.sample.common import manifest_rows, origins_doc, seal, staged, write_common, write_manifests
+from rapgen.sample.common import OwnOutput, manifest_rows, origins_doc, seal, staged, write_common, write_manifests
 
 ORIGINS = (date(2024, 1, 1), date(2024, 7, 1), date(2025, 1, 1), date(2025, 7, 1), date(2026, 1, 1))
 STRICT_ORIGIN = date(2026, 1, 1)
@@ -208,7 +208,8 @@ def write_synthetic_archive(
     exemplars = _exemplars(ids, rp, rf, primary, paper_day, sc.fields)
 
     t_gen = time.perf_counter() - t0
-    with staged(out_root, force) as staging:
+    own = OwnOutput(INFO["name"], [m[0] for m in MODELS])
+    with staged(out_root, force, own) as staging:
         bench = staging / "archive" / "benchmark"
         write_common(staging, INFO, origins_doc(ORIGINS, WINDOW_MONTHS, HISTORY_WINDOWS, STRICT_ORIGIN))
         write_jsonl(

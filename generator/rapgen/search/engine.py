@@ -39,7 +39,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from rapgen.errors import SearchError
+from rapgen.errors import SearchError, UsageProblem
 from rapgen.search.analysis import CALL_KEYS, FIELDS, SORTS, query_terms
 from rapgen.search.cache import ensure_index, resolve_cache_dir
 from rapgen.search.index import FieldIndex, day_date, day_number, sha256_ids
@@ -111,9 +111,9 @@ def validate_call(args: object) -> CallArgs:
         raise CallProblem(f"date_from {date_from} must be before date_to {date_to}")
     if not query.strip():
         raise CallProblem("the query is empty")
+    # A query of stopwords or one-letter tokens only is valid (SEARCH.md lists the
+    # malformed calls and it is not one of them): no terms, so 0 hits, as in Whoosh.
     terms = tuple(query_terms(query))
-    if not terms:
-        raise CallProblem("the query has no searchable terms (only stopwords or one-letter tokens)")
     return CallArgs(query, sort, date_from, date_to, terms)
 
 
@@ -237,6 +237,32 @@ class Shard:
 
 _NONE_I = np.zeros(0, dtype=np.int32)
 _NONE_F = np.zeros(0, dtype=np.float64)
+
+
+def _listing(values: list[str], limit: int = 20) -> str:
+    if len(values) <= limit:
+        return ", ".join(values)
+    return f"{', '.join(values[:limit])}, … ({len(values)} in all; see archive/benchmark/fields.jsonl)"
+
+
+def resolve_unit(archive, field_id: str, origin: str | date) -> date:
+    """Check a field id and origin given by a user (e.g. on the command line).
+
+    Returns the origin as a date; raises :class:`UsageProblem` (exit 2) naming
+    the value and the valid choices when either is not in ``archive``."""
+    fields = sorted(archive.field_map)
+    if field_id not in archive.field_map:
+        raise UsageProblem(f"field {field_id!r} is not a field of this archive; choose from {_listing(fields)}")
+    origins = [o.isoformat() for o in archive.origins.origins]
+    value = origin
+    if isinstance(origin, str):
+        try:
+            value = date.fromisoformat(origin) if _ISO_DATE.match(origin) else None
+        except ValueError:
+            value = None
+    if value not in archive.origins.origins:
+        raise UsageProblem(f"origin {str(origin)!r} is not an origin of this archive; choose from {', '.join(origins)}")
+    return value
 
 
 class Backend:

@@ -33,7 +33,7 @@ from typing import Callable
 
 import numpy as np
 
-from rapgen.errors import SearchError
+from rapgen.errors import SearchError, UsageProblem
 from rapgen.search.engine import REGIME_OF_CONDITION, Backend
 
 SCHEMA_VERSION = 1
@@ -100,11 +100,12 @@ def replay_archive(
 ) -> ReplayReport:
     """Replay the traces of every model (or of ``models``) of ``archive``."""
     jobs = jobs or default_jobs()
-    backend = Backend(archive, cache_dir=cache_dir, jobs=jobs, log=log)
     model_ids = list(models) if models else list(archive.model_ids)
     unknown = [m for m in model_ids if m not in archive.model_ids]
-    if unknown:
-        raise SearchError(f"model {unknown[0]!r} is not in the archive")
+    if unknown:  # a name given by the user: a usage error, raised before any index is built
+        known = ", ".join(archive.model_ids) or "none"
+        raise UsageProblem(f"model {unknown[0]!r} is not in the archive; its models are: {known}")
+    backend = Backend(archive, cache_dir=cache_dir, jobs=jobs, log=log)
     traces = {mid: archive.traces(mid) for mid in model_ids}
     recorded: dict[tuple[str, int], object] = {}
     by_field: dict[str, list[_Call]] = defaultdict(list)

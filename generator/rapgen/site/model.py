@@ -67,6 +67,7 @@ class LeaderRow:
     n_valid: int
     n_expected: int
     validity_title: str
+    reference_agent: bool = False  # one of rapgen's own reference agents (model.json "reference_agent": true)
 
 
 @dataclass
@@ -246,6 +247,15 @@ def _rank_lookup(ranks: pd.DataFrame) -> dict[tuple, tuple[float | None, bool, f
     return out
 
 
+REFERENCE_AGENT_KEY = "reference_agent"
+
+
+def is_reference_agent(info: Any) -> bool:
+    """True for rapgen's own reference agents: model.json carries ``"reference_agent": true``
+    (``rapgen agents run`` writes it; ``rapgen submit check`` rejects it in a submission)."""
+    return bool(info is not None and info.extra.get(REFERENCE_AGENT_KEY) is True)
+
+
 def _leader_panels(archive: Archive, out: ScoreOutputs, page: str) -> dict[str, list[LeaderPanel]]:
     lb = out.leaderboard
     lb = lb[(lb["policy"] == PRIMARY_POLICY) & (lb["metric"] == PRIMARY_METRIC)]
@@ -276,7 +286,7 @@ def _leader_panels(archive: Archive, out: ScoreOutputs, page: str) -> dict[str, 
                 cutoff = info.effective_cutoff.isoformat() if info and info.effective_cutoff else ""
                 rows.append(LeaderRow(entry, info.display_name if info else entry, page_url(page, f"models/{entry}.md") if info else None,
                                       "model", info.proprietary if info else None, cutoff, cells, n_valid, n_exp,
-                                      "valid/expected units: " + ", ".join(parts)))
+                                      "valid/expected units: " + ", ".join(parts), is_reference_agent(info)))
             baselines: list[LeaderRow] = []
             for entry in sorted(set(part[part["kind"] == "baseline"]["entry"])):
                 row = idx.get((track, split, "baseline", entry, "BASE"))
@@ -518,12 +528,14 @@ def _model_pages(archive: Archive, out: ScoreOutputs) -> tuple[list[ModelPage], 
             "strict": bool(m.effective_cutoff and m.effective_cutoff < archive.origins.strict_origin),
             "cutoff_source": m.cutoff_source, "diagnostic": m.diagnostic,
             "submitted": m.submitted.isoformat() if m.submitted else "", "contact": m.contact, "notes": m.notes,
-            "extra": sorted((k, json.dumps(v) if not isinstance(v, str) else v) for k, v in m.extra.items()),
+            "extra": sorted((k, json.dumps(v) if not isinstance(v, str) else v) for k, v in m.extra.items() if k != REFERENCE_AGENT_KEY),
+            "reference_agent": is_reference_agent(m),
             "conditions": conds,
         }
         pages.append(ModelPage(m.model_id, path, info, matrices, origin_charts, contrasts, validity, invalid_reasons, search))
         headline = idx.get(("all_origin", "test", m.model_id, "A3", PRIMARY_METRIC))
         index.append({"model_id": m.model_id, "name": m.display_name, "provider": m.provider, "proprietary": m.proprietary,
+                      "reference_agent": info["reference_agent"],
                       "cutoff": info["effective_cutoff"], "url": page_url("models/index.md", path),
                       "conditions": " ".join(conds), "headline": _cell(headline) if headline else Cell(None, note="not evaluated")})
     return pages, index

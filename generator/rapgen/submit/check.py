@@ -57,6 +57,14 @@ PLACEHOLDER = "TODO"
 VALID_SORTS = ("relevance", "date")
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
+# model.json's "reference_agent" marks rapgen's own reference agents, which maintainers
+# add with `rapgen agents run --into-archive`; a submission may not claim it.
+RESERVED_MODEL_KEY = "reference_agent"
+RESERVED_MODEL_KEY_DETAIL = (
+    "the key 'reference_agent' is reserved for rapgen's own reference agents, which maintainers add with "
+    "`rapgen agents run --into-archive`; remove it from a submission's model.json"
+)
+
 STAGES = ("integrity", "submission", "checksums", "scores", "replay", "site")
 
 # Fix-it texts, one per problem keyword (STYLE: long texts live as constants).
@@ -360,6 +368,8 @@ def _check_submission_files(
             result.add(stage, "MODEL-JSON", f.path, f.line, f.detail)
         if model is not None:
             _placeholders(result, display + "model.json", raw)
+            if RESERVED_MODEL_KEY in model.extra:
+                result.add(stage, "MODEL-JSON", display + "model.json", _key_line(raw, RESERVED_MODEL_KEY), RESERVED_MODEL_KEY_DETAIL)
         result.model = model
     if not result.in_archive and mid in existing:
         result.add(stage, "EXISTS", display.rstrip("/"), None, f"model {mid!r} already exists in {MODELS_PREFIX}{mid}/")

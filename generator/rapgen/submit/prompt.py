@@ -128,10 +128,18 @@ def _parse_origin(archive: Archive, origin: str | date) -> date:
     return value
 
 
+def choices(values: list[str] | tuple[str, ...], limit: int = 20) -> str:
+    """``values`` for an error message; long lists are cut with a count."""
+    values = list(values)
+    if len(values) <= limit:
+        return ", ".join(values)
+    return f"{', '.join(values[:limit])}, … ({len(values)} in all; see archive/benchmark/fields.jsonl)"
+
+
 def build_prompt(archive: Archive, field_id: str, origin: str | date, condition: str) -> Prompt:
     """Render the system prompt, user message and tools for one unit of ``archive``."""
     if field_id not in archive.field_map:
-        raise UsageProblem(f"field {field_id!r} is not a field of this archive (try one of: {', '.join(sorted(archive.field_map)[:8])})")
+        raise UsageProblem(f"field {field_id!r} is not a field of this archive; choose from {choices(sorted(archive.field_map))}")
     origin_date = _parse_origin(archive, origin)
     tools = tool_schemas(condition)
     window = archive.origins.window_months

@@ -20,6 +20,7 @@ import math
 import re
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from datetime import date
@@ -29,7 +30,7 @@ from typing import Any, Callable
 from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, SLOTS, STATE_CONDITIONS, Archive
 from rapgen.archive.writer import write_json, write_jsonl
 from rapgen.errors import RapgenError, UsageProblem
-from rapgen.submit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, build_prompt
+from rapgen.submit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, build_prompt, choices
 from rapgen.submit.scaffold import MODEL_ID_RE, model_template
 from rapgen.submit.session import SearchSession
 
@@ -110,11 +111,27 @@ def finish_to_unit(arguments: Any) -> tuple[dict | None, str, str | None]:
     return weights, "", rationale
 
 
+def check_base_url(base_url: str) -> str:
+    """Return ``base_url`` if it is an http(s) URL with a host; else a usage error."""
+    try:
+        parts = urllib.parse.urlsplit(base_url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as exc:
+        raise UsageProblem(f"--base-url {base_url!r} is not a valid URL ({exc}); give e.g. http://127.0.0.1:8000/v1") from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise UsageProblem(
+            f"--base-url {base_url!r} is not an http:// or https:// URL with a host; "
+            "give the API base, e.g. http://127.0.0.1:8000/v1"
+        )
+    return base_url
+
+
 class ChatClient:
     """Minimal OpenAI-compatible chat-completions client on urllib."""
 
     def __init__(self, base_url: str, api_key: str | None, timeout: float, retries: int):
-        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.url = check_base_url(base_url).rstrip("/") + "/chat/completions"
         self.api_key = api_key
         self.timeout = timeout
         self.retries = retries
@@ -197,7 +214,7 @@ def _select(requested: tuple[str, ...] | None, available: list[str], what: str) 
         return available
     unknown = [r for r in requested if r not in available]
     if unknown:
-        raise UsageProblem(f"{what} {unknown[0]!r} is not in this archive (available: {', '.join(available[:10])}{' …' if len(available) > 10 else ''})")
+        raise UsageProblem(f"{what} {unknown[0]!r} is not in this archive; choose from {choices(available)}")
     return [a for a in available if a in requested]
 
 
@@ -217,6 +234,7 @@ def run_agent(
     :data:`ABORT_AFTER` units all fail with endpoint errors the run stops with
     :class:`EndpointError` and writes nothing.
     """
+    check_base_url(config.base_url)
     out = Path(out_dir)
     model_id = out.resolve().name
     if not MODEL_ID_RE.match(model_id):
@@ -226,7 +244,7 @@ def run_agent(
             raise UsageProblem(f"{out / name}: already exists; use a new folder or --force to replace it")
     unknown = [c for c in config.conditions if c not in CONDITIONS]
     if unknown:
-        raise UsageProblem(f"condition {unknown[0]!r} is not one of {', '.join(CONDITIONS)}")
+        raise UsageProblem(f"condition {unknown[0]!r} is not a condition; choose from {', '.join(CONDITIONS)}")
     archive = Archive(root)
     fields = _select(config.fields, sorted(archive.field_map), "field")
     origins = _select(config.origins, [o.isoformat() for o in archive.origins.origins], "origin")

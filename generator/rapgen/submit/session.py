@@ -8,11 +8,16 @@ format. ``rapgen serve-search`` exposes one session over loopback HTTP;
 
 Decisions where SEARCH.md is silent (docs/submitting.md repeats them):
 
-- A malformed call is an error result and counts against the cap. It is
-  recorded (``total_hits`` 0, no ids) when it fits the trace format (string
-  ``query`` and ``sort``, string-or-null dates), so that replay sees the same
-  error; a call that does not fit it (not an object, an unknown key, a
-  non-string value) counts but cannot be recorded.
+- A malformed call is an error result, counts against the cap and is always
+  recorded with ``total_hits`` 0 and no ids, so the trace proves the cap.
+  When its arguments fit the trace format (an object with only the four keys,
+  string ``query`` and ``sort``, string-or-null dates) they are recorded as
+  given and replay sees the same error. Otherwise (not an object, an unknown
+  key, a missing or non-string ``query``/``sort``, a non-string date) a
+  sanitised line is recorded (:func:`trace_arguments`): ``query`` "" — which
+  the backend rejects as an empty query, so the line replays as 0 hits and no
+  ids whatever else the call held — ``sort`` as given if a string else "",
+  each date as given if a string else null.
 - Calls after the cap are refused, not counted and not recorded, so a trace
   never exceeds ``max_calls`` per unit.
 - Dates: an absent ``date_from``/``date_to`` means null.
@@ -102,6 +107,21 @@ def validate_arguments(arguments: Any) -> tuple[dict | None, str | None, bool]:
     return {"query": query, "sort": sort, "date_from": lo, "date_to": hi}, None, True
 
 
+def trace_arguments(arguments: Any, faithful: bool) -> dict:
+    """The query/sort/date values a trace line records for a call.
+
+    ``faithful`` calls are recorded as given. Any other malformed call gets
+    ``query`` "" (an empty query is malformed for the backend, so replay gives
+    0 hits and no ids too), ``sort`` as given when a string else "", and each
+    date as given when a string else null."""
+    args = arguments if isinstance(arguments, dict) else {}
+    if faithful:
+        return {"query": args["query"], "sort": args["sort"], "date_from": args.get("date_from"), "date_to": args.get("date_to")}
+    sort = args.get("sort")
+    dates = {k: (args.get(k) if isinstance(args.get(k), str) else None) for k in ("date_from", "date_to")}
+    return {"query": "", "sort": sort if isinstance(sort, str) else "", **dates}
+
+
 class SearchSession:
     """Per-unit call counting, schema enforcement and trace recording over one archive."""
 
@@ -148,12 +168,12 @@ class SearchSession:
             left = self.max_calls - made - 1
             clean, error, recordable = validate_arguments(arguments)
             if clean is None:
-                index = self._record(key, arguments, 0, []) if recordable else None
+                index = self._record(key, trace_arguments(arguments, recordable), 0, [])
                 return SearchOutcome(index, 0, (), f"malformed call: {error}", left)
             regime = CONDITION_REGIME[key[2]]
             total, papers, error = self.executor(key[0], key[1], regime, clean["query"], clean["sort"], clean["date_from"], clean["date_to"])
-            if error is not None:  # the backend's own schema rules (e.g. a query of stopwords only)
-                index = self._record(key, arguments, 0, [])
+            if error is not None:  # the backend's own schema rules
+                index = self._record(key, trace_arguments(arguments, True), 0, [])
                 return SearchOutcome(index, 0, (), f"malformed call: {error}", left)
             papers = [dict(p) for p in papers][: self.top_k]
             for p in papers:
@@ -162,16 +182,16 @@ class SearchSession:
                 if when is None or when >= key[1]:
                     raise SearchError(f"the Search backend returned {p.get('arxiv_id')} ({when}) on or after the origin {key[1]}; refusing to record it")
                 p["first_submitted"] = when.isoformat()
-            index = self._record(key, arguments, int(total), [p["arxiv_id"] for p in papers])
+            index = self._record(key, trace_arguments(arguments, True), int(total), [p["arxiv_id"] for p in papers])
             return SearchOutcome(index, int(total), tuple(papers), None, left)
 
-    def _record(self, key: tuple[str, date, str], arguments: dict, total: int, ids: list[str]) -> int:
+    def _record(self, key: tuple[str, date, str], args: dict, total: int, ids: list[str]) -> int:
+        """Append one trace line; ``args`` holds the four recorded values (see :func:`trace_arguments`)."""
         index = self.recorded[key]
         self.recorded[key] = index + 1
         record = {
             "field_id": key[0], "origin": key[1].isoformat(), "condition": key[2], "call_index": index,
-            "query": arguments["query"], "sort": arguments["sort"],
-            "date_from": arguments.get("date_from"), "date_to": arguments.get("date_to"),
+            "query": args["query"], "sort": args["sort"], "date_from": args["date_from"], "date_to": args["date_to"],
             "total_hits": total, "returned_ids": ids,
         }
         self.records.append(record)
