@@ -274,6 +274,9 @@ def test_ranks_groups_and_probabilities(scored):
     lb = {(r["track"], r["split"], r["policy"], r["condition"] if r["kind"] == "model" else "BASE", r["entry"]): r
           for r in read_csv(out / "leaderboard.csv") if r["metric"] == "spearman"}
     for key, members in groups.items():
+        if all(r["p_first"] == "" for r in members):  # no replicate with a defined entry
+            assert all(r["estimate"] == "" for r in members), key
+            continue
         total = sum(float(r["p_first"]) for r in members)
         assert total == pytest.approx(1.0, abs=1e-12)
         for r in members:
@@ -504,3 +507,27 @@ def test_a_field_whose_block_is_not_in_its_split(tiny_archive):
     path.write_text("".join(json.dumps(b) + "\n" for b in lines))
     with pytest.raises(ScoringError, match=r"fields.jsonl: field 'delta' names block 'b3', which is not a dev block in blocks.jsonl"):
         compute_scores(Archive(tiny_archive.root), resamples=10, diagnostics=False)
+
+
+@pytest.mark.parametrize(
+    "replicates, higher, expected",
+    [
+        # two replicates: A best, then B best
+        ([[0.9, 0.1], [0.2, 0.8]], True, [0.5, 0.5]),
+        # lower is better (tv): B wins both
+        ([[0.9, 0.1], [0.3, 0.2]], False, [0.0, 1.0]),
+        # an exact tie splits the replicate
+        ([[0.5, 0.5], [0.6, 0.1]], True, [0.75, 0.25]),
+        # equal up to float noise (one unit in the last place) is a tie too
+        ([[0.1 + 0.2, 0.3], [0.6, 0.1]], True, [0.75, 0.25]),
+        # an undefined entry takes no part; a replicate with nothing defined is not counted
+        ([[np.nan, 0.4], [np.nan, np.nan], [0.7, 0.2]], True, [0.5, 0.5]),
+        # nothing defined anywhere: undefined, not zero
+        ([[np.nan, np.nan]], True, [np.nan, np.nan]),
+    ],
+)
+def test_probability_first_table(replicates, higher, expected):
+    from rapgen.scores.aggregate import probability_first
+
+    got = probability_first(np.array(replicates, dtype=float), higher)
+    np.testing.assert_allclose(got, expected, equal_nan=True)

@@ -85,11 +85,18 @@ def rank_by_intervals(low: np.ndarray, high: np.ndarray, higher_is_better: bool)
     return np.where(np.isnan(low) | np.isnan(high), np.nan, rank)
 
 
+# Replicate statistics that are mathematically equal can differ in the last bits
+# (different summation orders); within this distance of the best they tie for first.
+TIE_TOLERANCE = 1e-12
+
+
 def probability_first(replicates: np.ndarray, higher_is_better: bool) -> np.ndarray:
     """Share of replicates in which each entry (column) is best.
 
-    Undefined replicate values take no part; a tie for first splits the
-    replicate equally; replicates with no defined entry are not counted.
+    Undefined replicate values take no part; entries within ``TIE_TOLERANCE`` of
+    the best tie for first and split the replicate equally; replicates with no
+    defined entry are not counted. With no such replicate at all, every share is
+    NaN (undefined), not zero.
     """
     R, n = replicates.shape
     if n == 0:
@@ -97,13 +104,13 @@ def probability_first(replicates: np.ndarray, higher_is_better: bool) -> np.ndar
     signed = replicates if higher_is_better else -replicates
     defined = ~np.isnan(signed)
     any_defined = defined.any(axis=1)
-    filled = np.where(defined, signed, -np.inf)
-    best = filled.max(axis=1, keepdims=True)
-    winners = defined & (filled == best)
-    share = winners / np.maximum(winners.sum(axis=1, keepdims=True), 1)
     total = any_defined.sum()
     if total == 0:
-        return np.zeros(n)
+        return np.full(n, np.nan)
+    filled = np.where(defined, signed, -np.inf)
+    best = filled.max(axis=1, keepdims=True)
+    winners = defined & (filled >= best - TIE_TOLERANCE)
+    share = winners / np.maximum(winners.sum(axis=1, keepdims=True), 1)
     return share[any_defined].sum(axis=0) / total
 
 

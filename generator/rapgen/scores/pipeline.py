@@ -395,7 +395,7 @@ def _ranks_table(entries: list[Entry], lb_keys, splits, est, intervals, kept) ->
                         rows.append((
                             (t, split, p, condition, 0 if entry.kind == "model" else 1, entry.entry),
                             (track, split, policy, condition, entry.entry, _nan_to_none(est[split][stat[k]]),
-                             None if np.isnan(ranks[k]) else int(ranks[k]), float(p_first[k])),
+                             None if np.isnan(ranks[k]) else int(ranks[k]), _nan_to_none(p_first[k])),
                         ))
     rows.sort(key=lambda r: r[0])
     return _table(outputs.RANKS_COLUMNS, [r[1] for r in rows])
