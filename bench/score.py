@@ -43,18 +43,8 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import rankdata
 
-LEDGER = {
-    "bm25": {"k1": 1.5, "b": 0.75},
-    "search": {"top_k": 8, "max_calls": 20},
-    "bootstrap": {"resamples": 10000, "seed": 0, "level": 0.95},
-    "ewma_weights": [0.25, 0.25, 0.5],
-    "arima110": {"phi": -0.4},
-    "holt": {"alpha": 0.85, "beta": 0.6},
-    "var_ridge": {"ratio": 133.352},
-    "residual": {"direct_permutations": 2048, "seed": 0},
-    "change_rich": {"p_max": 0.05, "repeatability_min": 0.5, "null_draws": 2000, "seed": 0},
-    "reliability": {"splits": 200, "seed": 0},
-}
+from rapgen.archive import BENCHMARK_LEDGER as LEDGER  # noqa: E402
+
 ORIGINS = ["2024-01-01", "2024-07-01", "2025-01-01", "2025-07-01", "2026-01-01"]
 N_FIELDS, N_BLOCKS, TARGET_MEMBERSHIPS = 278, 175, 578_745
 SLOTS = [f"D{i}" for i in range(8)]
