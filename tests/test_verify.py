@@ -505,3 +505,15 @@ def test_unparseable_json_is_malformed_not_a_crash(tiny_archive, text, detail):
     code, found = findings(tiny_archive.root)
     assert code == 1
     assert any(f["path"] == PRED_A and detail in f["detail"] for f in found), found
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_jobs_option_gives_the_same_report(tiny_archive, jobs):
+    (tiny_archive.root / FIELDS).write_text("{}\n")
+    code, found = findings(tiny_archive.root, "--jobs", jobs)
+    assert code == 1 and sorted(f["category"] for f in found if f["path"] == FIELDS) == ["FAILED", "NOT-EVALUATED"]
+
+
+def test_jobs_option_rejects_zero(tiny_archive):
+    result = run(tiny_archive.root, "--jobs", "0")
+    assert result.exit_code == 2 and "--jobs" in result.output
