@@ -15,7 +15,16 @@ Figures printed (all measured in this run):
     and warm (cache present), end to end through the CLI;
   * the reference: a naive per-shard Whoosh build (whoosh-reloaded 2.7.5, one index per
     shard, as the notes recommend) timed on a sample of real shards, extrapolated to
-    every shard; and Whoosh query latency on those shards against ours for the same calls.
+    every shard; and Whoosh query latency on those shards against ours for the same calls;
+  * the speed reference: bm25s (``pip install bm25s``; skipped with a message if it is not
+    importable) on the same shards, every shard its own pair of indexes (title, abstract;
+    scores summed, ``method="lucene"``, k1 and b from the ledger) built from the tokens of
+    ``rapgen.search.tokenize`` (each paper tokenised once, as the backend does), in one
+    process: build throughput, and every recorded call answered on its shard (date bounds
+    applied exactly by scoring the whole shard and masking), against the backend on the same
+    calls and ``rapgen replay``, each with the ratio rapgen / bm25s. ``--bm25s-every N``
+    indexes every N-th shard only and extrapolates. bm25s's BM25 is not Whoosh's BM25F, so
+    its top-8 differs; agreement and overlap@8 are printed as information only.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import argparse
 import gzip
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -145,6 +155,8 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/rapgen-bench-search"))
     ap.add_argument("--reference-shards", type=int, default=4, help="shards indexed by naive per-shard Whoosh")
     ap.add_argument("--mean-calls", type=float, default=2.21)
+    ap.add_argument("--bm25s-every", type=int, default=1,
+                    help="bm25s indexes every N-th shard (1: all, the default; 0 skips bm25s); a sample is extrapolated")
     opts = ap.parse_args()
 
     from rapgen.archive import Archive, seal_archive
@@ -167,6 +179,7 @@ def main() -> None:
     else:
         root = opts.root
     archive = Archive(root)
+    say(f"load average before the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores)")
     shard_docs = sum(m.n_papers for r in ("fixed", "expanding") for m in archive.manifest(r))
     say(f"archive: {len(archive.fields)} fields, {len(archive.manifest('fixed')) * 2} shards holding {shard_docs:,} documents in total")
 
@@ -239,6 +252,132 @@ def main() -> None:
         say(f"query latency on the same {n_q} recorded calls: ours {1000 * ours_q / n_q:.2f} ms, Whoosh {1000 * whoosh_q / n_q:.2f} ms "
             f"per call ({whoosh_q / ours_q:,.0f}×); results identical on all {n_q}")
 
+    # 4. speed reference: bm25s on a sample of the same shards
+    if opts.bm25s_every > 0:
+        bm25s_reference(archive, backend, con, traces, shard_docs=shard_docs, n_calls=n_calls, build=build,
+                        cold=cold, warm=warm, every=opts.bm25s_every)
+    say(f"load average after the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def bm25s_reference(archive, backend, con, traces: dict, *, shard_docs: int, n_calls: int, build: float,
+                    cold: float, warm: float, every: int) -> None:
+    """bm25s, one index pair per shard, on every ``every``-th shard (1: all); all their recorded calls."""
+    try:
+        import bm25s
+    except ImportError:
+        say("bm25s reference skipped: the package 'bm25s' is not importable (pip install bm25s; it is not a rapgen dependency)")
+        return
+    import logging
+
+    from rapgen.search import REGIME_OF_CONDITION, tokenize, validate_call
+
+    logging.getLogger("bm25s").setLevel(logging.ERROR)
+    k1, b, top_k = backend.k1, backend.b, backend.top_k
+    shards = sorted((m for r in ("fixed", "expanding") for m in archive.manifest(r)), key=lambda m: (m.field_id, m.origin, m.regime))
+    picks = shards[::every]
+    calls_by_shard: dict[tuple, list] = {}
+    for mid in archive.model_ids:
+        for c in traces[mid]:
+            if c.condition in REGIME_OF_CONDITION:
+                calls_by_shard.setdefault((c.field_id, c.origin, REGIME_OF_CONDITION[c.condition]), []).append(c)
+    # tokenise every member paper once with rapgen's analyzer (as the backend does), title and abstract apart
+    rows = con.execute("SELECT arxiv_id, title, abstract FROM papers WHERE arxiv_id IN (SELECT arxiv_id FROM assignments) "
+                       "ORDER BY arxiv_id").fetchall()
+    t = time.perf_counter()
+    titles = [tokenize(r[1]) for r in rows]
+    abstracts = [tokenize(r[2]) for r in rows]
+    tok_time = time.perf_counter() - t
+    ids = np.array([r[0] for r in rows])
+    pos = {pid: i for i, pid in enumerate(ids)}
+    members: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for fid, group in con.execute("SELECT field_id, arxiv_id, first_submitted FROM assignments ORDER BY field_id, arxiv_id").df().groupby("field_id", sort=False):
+        members[fid] = (np.array([pos[p] for p in group["arxiv_id"]]),
+                        np.array([d.toordinal() for d in group["first_submitted"]]))
+    idx_time = ours_q = ref_q = 0.0
+    idx_docs = n_q = n_rel = same_total = same_date = same_rel = 0
+    overlap = 0.0
+    field_seen = None
+    for m in picks:
+        if field_seen is not None and field_seen != m.field_id:
+            backend.release(field_seen)  # keep memory flat: one field's arrays at a time
+        field_seen = m.field_id
+        fpos, fdays = members.get(m.field_id, (np.zeros(0, dtype=int), np.zeros(0, dtype=int)))
+        keep = fdays < m.date_to.toordinal()
+        if m.date_from is not None:
+            keep &= fdays >= m.date_from.toordinal()
+        spos, days = fpos[keep], fdays[keep]
+        assert len(spos) == m.n_papers, m
+        t = time.perf_counter()
+        pair = []
+        if len(spos):
+            for tokens in (titles, abstracts):
+                ix = bm25s.BM25(k1=k1, b=b, method="lucene")
+                ix.index([tokens[i] for i in spos], show_progress=False)
+                pair.append(ix)
+        idx_time += time.perf_counter() - t
+        idx_docs += len(spos)
+        sids = ids[spos]
+        shard = backend.shard(m.field_id, m.origin, m.regime)
+        for c in calls_by_shard.get((m.field_id, m.origin, m.regime), []):
+            args = {"query": c.query, "sort": c.sort, "date_from": c.date_from, "date_to": c.date_to}
+            t = time.perf_counter()
+            got = shard.search(args, top_k=top_k, k1=k1, b=b)
+            ours_q += time.perf_counter() - t
+            t = time.perf_counter()
+            try:
+                call = validate_call(args)
+            except ValueError:
+                ref_q += time.perf_counter() - t
+                continue  # a malformed call: an error result for both, nothing to compare
+            # bm25s has no filter: score every shard document, then keep the call's bounds (exact)
+            scores = np.zeros(len(spos), dtype=np.float32)
+            for ix in pair:
+                tids = ix.get_tokens_ids(list(call.terms))
+                if tids:
+                    scores += ix.get_scores_from_ids(tids)
+            hit = scores > 0  # Lucene idf is positive, so a matching document scores > 0
+            if call.date_from is not None:
+                hit &= days >= call.date_from.toordinal()
+            if call.date_to is not None:
+                hit &= days < call.date_to.toordinal()
+            cand = np.flatnonzero(hit)
+            key = -scores[cand] if call.sort == "relevance" else -days[cand]
+            top = [str(i) for i in sids[cand[np.lexsort((cand, key))[:top_k]]]]
+            ref_q += time.perf_counter() - t
+            n_q += 1
+            same_total += len(cand) == got.total_hits
+            if call.sort == "date":
+                same_date += top == list(got.ids)
+            else:
+                n_rel += 1
+                same_rel += top == list(got.ids)
+                overlap += len(set(top) & set(got.ids)) / max(len(top), len(got.ids), 1)
+    if field_seen is not None:
+        backend.release(field_seen)
+    scale = len(shards) / len(picks)  # 1 when every shard was indexed
+    sampled = "" if every == 1 else f" (every {every}th shard; figures below extrapolated ×{scale:.1f})"
+    est_build = tok_time + idx_time * scale
+    say(f"reference, bm25s {bm25s.__version__}, one title + one abstract index per shard, tokens from rapgen.search.tokenize, "
+        f"1 process: {len(picks)} of {len(shards)} shards{sampled}")
+    say(f"  tokenise {len(rows):,} papers once: {tok_time:.1f} s; index {idx_docs:,} shard docs: {idx_time:.1f} s "
+        f"= {idx_docs / max(idx_time, 1e-9):,.0f} docs/s")
+    say(f"  build throughput: rapgen {shard_docs / build:,.0f} shard docs/s (cold, 2 processes, {build:.1f} s); bm25s "
+        f"{shard_docs / est_build:,.0f} on 1 core ({est_build:.1f} s), ≈ {2 * shard_docs / est_build:,.0f} on 2 (ideal split); "
+        f"throughput ratio rapgen/bm25s ≈ {est_build / 2 / build:,.2f}× (both on 2 cores)")
+    if n_q:
+        ours_ms, ref_ms = 1000 * ours_q / n_q, 1000 * ref_q / n_q
+        say(f"  query latency on the same {n_q:,} recorded calls ({n_rel:,} relevance): rapgen {ours_ms:.3f} ms, bm25s {ref_ms:.3f} ms "
+            f"per call = {1000 / ours_ms:,.0f} vs {1000 / ref_ms:,.0f} calls/s; throughput ratio rapgen/bm25s {ref_ms / ours_ms:,.2f}×")
+        est_replay = (est_build + ref_q * scale) / 2  # build + every call, split ideally over 2 cores
+        say(f"  replay of all {n_calls:,} calls, cold: rapgen {cold:.1f} s end to end (verify + build + replay) = {n_calls / cold:,.0f} calls/s; "
+            f"bm25s build + queries {2 * est_replay:.1f} s on 1 core, ≈ {est_replay:.1f} s on 2 = {n_calls / est_replay:,.0f} calls/s; throughput "
+            f"ratio rapgen/bm25s {est_replay / cold:,.2f}×")
+        warm_ref = ref_q * scale / 2
+        say(f"  replay, warm: rapgen {warm:.1f} s end to end (incl. verify) = {n_calls / warm:,.0f} calls/s; bm25s queries alone "
+            f"(indexes kept in memory) ≈ {warm_ref:.1f} s on 2 = {n_calls / warm_ref:,.0f} calls/s; throughput ratio rapgen/bm25s {warm_ref / warm:,.2f}×")
+        say(f"  agreement, information only (bm25s's Lucene BM25 is not Whoosh's BM25F): total_hits equal on {same_total:,}/{n_q:,}, "
+            f"date-sorted top-8 identical on {same_date:,}/{n_q - n_rel:,}, relevance top-8 identical on {same_rel:,}/{n_rel:,}, "
+            f"mean overlap@8 {overlap / max(n_rel, 1):.3f}")
 
 if __name__ == "__main__":
     main()
