@@ -124,22 +124,6 @@ def rounded(a: np.ndarray) -> np.ndarray:
     return np.round(a, TIE_DECIMALS)
 
 
-def _kl_to_mid(a: np.ndarray, m: np.ndarray) -> np.ndarray:
-    positive = a > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(positive, a * np.log(np.where(positive, a, 1.0) / np.where(positive, m, 1.0)), 0.0)
-    return terms.sum(axis=-1)
-
-
-def jsd_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """SCORING.md §2 Jensen-Shannon divergence per row (natural log, no smoothing)."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    m = (a + b) / 2.0
-    value = 0.5 * _kl_to_mid(a, m) + 0.5 * _kl_to_mid(b, m)
-    return np.where(missing_rows(a) | missing_rows(b), np.nan, value)
-
-
 def median_rows(values: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
     """``numpy.median`` of each row over the entries where ``keep`` is True
     (all entries when ``keep`` is None); NaN for a row with nothing kept.

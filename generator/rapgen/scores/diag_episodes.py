@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rapgen.scores.diag_core import TOL, jsd_rows, rounded, spearman_rows
+from rapgen.scores.diag_core import TOL, rounded, spearman_rows
+from rapgen.scores.metrics import jsd as jsd_rows  # the scorer's own §2 definition
 
 K = 8
 # Observed and null JSD are compared with this slack, so that a null draw equal to the
