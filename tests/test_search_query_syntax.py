@@ -12,7 +12,7 @@ import pytest
 
 from rapgen.search import CallProblem, parse_strict_date, validate_call
 from rapgen.search.engine import Shard
-from rapgen.search.index import build_memory_index
+from rapgen.search.reference import build_memory_index
 
 K1, B, TOP_K = 1.5, 0.75, 8
 D = date(2024, 3, 1)
