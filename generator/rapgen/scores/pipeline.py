@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rapgen.archive import Archive
+from rapgen.archive import Archive, VerifiedArchive
 from rapgen.errors import ScoringError
 from rapgen.scores import outputs, schema, steps, tables
 from rapgen.scores.schema import TRACKS
@@ -72,8 +72,9 @@ def _ledger_bootstrap(ledger: dict, resamples: int | None) -> tuple[int, int, fl
     return n, int(boot["seed"]), float(boot["level"])
 
 
-def compute_scores(archive: Archive, resamples: int | None = None, *, diagnostics: bool = True) -> ScoreResult:
-    """Every leaderboard number of SCORING.md §1-§5 and §7, recomputed from ``archive``.
+def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, diagnostics: bool = True) -> ScoreResult:
+    """Every leaderboard number of SCORING.md §1-§5 and §7, recomputed from ``archive``
+    (the records ``verify`` parsed from the bytes it hashed: ``open_verified(root)``).
 
     ``resamples`` overrides the ledger's bootstrap.resamples (seed and level
     always come from the ledger). ``diagnostics=False`` skips the §6
@@ -128,7 +129,7 @@ def _interval_tables(fr: steps.Frame, counted: steps.Counted, uv: steps.UnitValu
     }
 
 
-def _meta(archive: Archive, fr: steps.Frame, counted: steps.Counted, uv: steps.UnitValues, tr: steps.Tracks,
+def _meta(archive: VerifiedArchive, fr: steps.Frame, counted: steps.Counted, uv: steps.UnitValues, tr: steps.Tracks,
           score_tables: dict[str, Table], R: int, seed: int, level: float) -> dict:
     """scores.json: the archive's identity, the bootstrap settings, tracks and counts."""
     E, P, F, O = len(uv.entries), len(POLICIES), len(fr.field_ids), len(fr.origins)
