@@ -1,0 +1,94 @@
+"""``verify_history``: the verifier's report on an archive, plus every history finding.
+
+Until ``rapgen verify`` calls the history checks itself, this wraps
+:func:`verify_archive`: it runs it, keeps its findings, and adds those of
+:func:`load_history` on the files whose bytes verified. Files of later
+origins (``models/<id>/origins/<origin>/``), which a format-1 model folder
+does not allow, are validated here against their own origin instead.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+
+from rapgen.archive import parse
+from rapgen.archive.history.check import first_release
+from rapgen.archive.history.load import LoadedHistory, load_history
+from rapgen.archive.reader import FIELDS_JSONL, LEDGER_JSON
+from rapgen.archive.records import Category, Finding
+
+# Categories whose path did not verify byte for byte (the verifier already reported them).
+UNVERIFIED = {
+    Category.FAILED, Category.MISSING, Category.SYMLINK, Category.NOT_REGULAR, Category.UNREADABLE,
+    Category.UNSAFE, Category.DUPLICATE, Category.CONFLICT,
+}
+_ORIGIN_FILE = re.compile(r"^archive/models/([^/]+)/origins/(\d{4}-\d{2}-01)/(predictions|traces)\.jsonl$")
+_FORMAT1_MODEL_FILE = "unexpected file in a model folder"
+
+
+def verify_history(root: str | Path, **options):
+    """``verify_archive(root, **options)`` with the history findings merged in; returns its report."""
+    from rapgen.archive.verify import verify_archive
+
+    report = verify_archive(root, **options)
+    loaded = history_of_report(root, report)
+    kept = [f for f in report.findings if not (_ORIGIN_FILE.match(f.path) and f.detail.startswith(_FORMAT1_MODEL_FILE))]
+    extra = loaded.findings + _origin_files(Path(root), loaded, _verified(root, report))
+    report.findings = sorted(set(kept + extra), key=Finding.sort_key)
+    report.history = loaded  # type: ignore[attr-defined]
+    return report
+
+
+def _verified(root: str | Path, report) -> set[str]:
+    from rapgen.archive.history.load import read_root_sums
+
+    bad = {f.path for f in report.findings if f.category in UNVERIFIED}
+    return {p for p in read_root_sums(Path(root)) if p not in bad}
+
+
+def history_of_report(root: str | Path, report) -> LoadedHistory:
+    return load_history(root, _verified(root, report))
+
+
+def _origin_files(root: Path, loaded: LoadedHistory, verified: set[str]) -> list[Finding]:
+    """Predictions and traces of a later origin: parsed against that origin alone."""
+    out: list[Finding] = []
+    paths = sorted(p for p in loaded.input.root if _ORIGIN_FILE.match(p))
+    if not paths or FIELDS_JSONL not in verified or LEDGER_JSON not in verified:
+        return out
+    fields, problems = parse.parse_fields(FIELDS_JSONL, (root / FIELDS_JSONL).read_bytes())
+    ledger, ledger_problems = parse.parse_ledger(LEDGER_JSON, (root / LEDGER_JSON).read_bytes())
+    if problems or ledger_problems or ledger is None:
+        return out
+    field_ids = [f.field_id for f in fields]
+    known = _all_origins(loaded)
+    for path in paths:
+        model_id, origin_text, kind = _ORIGIN_FILE.match(path).groups()
+        origin = date.fromisoformat(origin_text)
+        k = first_release(loaded.input, path)
+        tag = f"release {k}: " if k else ""
+        if origin not in known:
+            out.append(Finding(path, None, Category.INVARIANT, f"{tag}{origin} is not an origin of this history"))
+            continue
+        if f"archive/models/{model_id}/model.json" not in loaded.input.root:
+            out.append(Finding(path, None, Category.INVARIANT, f"{tag}model {model_id} has no model.json"))
+        if path not in verified:
+            continue
+        data = (root / path).read_bytes()
+        if kind == "predictions":
+            _, found = parse.parse_predictions(path, data, field_ids, [origin])
+        else:
+            _, found = parse.parse_traces(path, data, field_ids, [origin], int(ledger["search"]["max_calls"]))
+        out.extend(Finding(f.path, f.line, Category.INVARIANT, tag + f.detail) for f in found)
+    return out
+
+
+def _all_origins(loaded: LoadedHistory) -> set[date]:
+    out: set[date] = set()
+    for record in loaded.input.records.values():
+        out.update(record.resolved_origins)
+        if record.open_origin is not None:
+            out.add(record.open_origin.origin)
+    return out
