@@ -28,8 +28,11 @@ FIRST_OPEN = date(2025, 7, 1)
 SECOND_OPEN = date(2026, 1, 1)
 
 
-def make_window(folder: str | Path, start: date, *, n: int = 12, seed: int = 3, id_prefix: str = "w", shift_days: int = 0) -> Path:
-    """Papers first submitted in [start, start + 6 months) and their ledger rows; ``shift_days`` moves one row."""
+def make_window(folder: str | Path, start: date, *, n: int = 12, seed: int = 3, id_prefix: str = "w", shift_days: int = 0, first_id: str | None = None) -> Path:
+    """Papers first submitted in [start, start + 6 months) and their ledger rows.
+
+    ``shift_days`` moves the first row by that many days; ``first_id`` gives it that arXiv id.
+    """
     folder = Path(folder)
     rng = random.Random(seed)
     span = (add_months(start, 6) - start).days
@@ -38,7 +41,7 @@ def make_window(folder: str | Path, start: date, *, n: int = 12, seed: int = 3, 
         when = start + timedelta(days=rng.randrange(span))
         if i == 0:
             when += timedelta(days=shift_days)
-        arxiv_id = f"{id_prefix}{start:%y%m}.{i:05d}"
+        arxiv_id = first_id if (i == 0 and first_id) else f"{id_prefix}{start:%y%m}.{i:05d}"
         papers.append((arxiv_id, f"title {i}", f"abstract {i}", when, "cs.CL"))
         rows.append((arxiv_id, FIELDS[i % len(FIELDS)][0], when, SLOTS[i % 8], None, "single"))
     papers.sort()

@@ -150,7 +150,8 @@ def _verified_history(root: Path) -> LoadedHistory:
         raise UsageProblem(f"{root}: the root is not a directory")
     report = verify_history(root)
     if not report.ok:
-        first = format_finding(report.errors[0])
+        primary = [f for f in report.errors if f.category.value != "NOT-EVALUATED"] or report.errors
+        first = format_finding(primary[0])
         raise ArchiveError(f"{root}: the archive does not verify ({len(report.errors)} finding"
                            f"{'s' * (len(report.errors) != 1)}, first: {first}); run 'rapgen release verify' and fix it first")
     return report.history
@@ -320,7 +321,7 @@ def _stage_window(stage: _Stage, root: Path, loaded: LoadedHistory, window_dir: 
             if span.path in (source.papers_path, source.assignments_path) and span.n_rows and (span.min_date < start or span.max_date >= end):
                 problems.insert(0, (span.path, f"rows dated {span.min_date}..{span.max_date} lie outside the window [{start}, {end})"))
         if problems:
-            more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+            more = f" (and {len(problems) - 1} more problem{'s' * (len(problems) > 2)})" if len(problems) > 1 else ""
             raise ArchiveError(f"{problems[0][0]}: {problems[0][1]}{more}; nothing was written")
         papers = ledger.con.execute(
             f"SELECT arxiv_id, title, abstract, first_submitted, categories FROM read_parquet(?) ORDER BY arxiv_id COLLATE \"C\"",

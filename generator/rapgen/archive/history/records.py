@@ -275,6 +275,10 @@ def _build_record(obj: dict, expected_number: int | None) -> ReleaseRecord:
         kind = ReleaseKind(obj["kind"])
     except ValueError:
         raise _Bad("kind", f"'kind' must be one of initial, roll, models, errata, found {json.dumps(obj['kind'])}") from None
+    if kind is ReleaseKind.INITIAL and number != 1:
+        raise _Bad("kind", f"only release 1 may be 'initial'; release {number} is")
+    if number == 1 and kind is not ReleaseKind.INITIAL:
+        raise _Bad("kind", f"release 1 must be 'initial', found {kind.value!r}")
     resolved = obj["resolved_origins"]
     if not isinstance(resolved, list) or not resolved:
         raise _Bad("resolved_origins", "'resolved_origins' must be a non-empty list of origins")
@@ -292,10 +296,6 @@ def _build_record(obj: dict, expected_number: int | None) -> ReleaseRecord:
             raise _Bad("parent_sha256", "'parent_sha256' must be null for the initial release")
     else:
         parent = _hex(parent, "parent_sha256")
-    if kind is ReleaseKind.INITIAL and number != 1:
-        raise _Bad("kind", f"only release 1 may be 'initial'; release {number} is")
-    if number == 1 and kind is not ReleaseKind.INITIAL:
-        raise _Bad("kind", f"release 1 must be 'initial', found {kind.value!r}")
     replaced = _replaced(obj["replaced"], kind)
     simulated = obj["simulated"]
     if not isinstance(simulated, bool):
