@@ -199,7 +199,7 @@ def _initial_origins_differ(inp):
 # (mutation, path of the finding, its detail must contain)
 TAMPERS = [
     (_edit_old_manifest, record_path(2), "release 2: parent_sha256 does not match releases/0001.SHA256SUMS"),
-    (_edit_frozen_file, ARCHIVE_JSON, "release 3: changed since release 3 listed it"),
+    (_edit_frozen_file, ARCHIVE_JSON, "release 1: SHA256SUMS gives a digest other than the release's"),
     (_wrong_parent, record_path(3), "release 3: parent_sha256 does not match"),
     (_remove_release, record_path(3), "release 3: follows release 1 but release 2 is missing"),
     (_decreasing_date, record_path(3), "release 3: dated 2023-07-14 before release 2 (2023-07-15)"),

@@ -250,8 +250,8 @@ def _check_root(inp: HistoryInput, latest: int, out: _Findings) -> None:
         if path not in inp.root:
             out.add(path, latest, "listed by the latest release but not by SHA256SUMS: a released file was removed")
         elif inp.root[path] != digest:
-            out.add(path, latest, f"changed since release {latest} listed it (expected {digest}, actual {inp.root[path]}); "
-                    "released files never change, except through an errata release")
+            out.add(path, first_release(inp, path) or latest, f"SHA256SUMS gives a digest other than the release's "
+                    f"(expected {digest}, actual {inp.root[path]}); released files never change, except through an errata release")
     for path in sorted(set(inp.root) - set(manifest) - {manifest_path(latest)}):
         if _RELEASE_FILE.match(path):
             continue  # a stray release file is reported by the numbering and manifest checks

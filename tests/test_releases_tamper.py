@@ -1,0 +1,141 @@
+"""A catalogue of history tampering on disk: each edit is re-sealed so every byte verifies,
+and ``rapgen release verify`` must still exit 1 with a finding that names the release."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from factory import reseal
+from history_factory import FIRST_OPEN, make_history, make_window
+from rapgen.cli import cli
+
+
+@pytest.fixture(scope="session")
+def _template(tmp_path_factory):
+    return make_history(tmp_path_factory.mktemp("tamper-template"))
+
+
+@pytest.fixture
+def history(_template, tmp_path: Path) -> Path:
+    dest = tmp_path / "history"
+    shutil.copytree(_template.root, dest)
+    return dest
+
+
+def _edit_json(path: Path, **changes) -> None:
+    obj = json.loads(path.read_text())
+    obj.update(changes)
+    path.write_text(json.dumps(obj, indent=2) + "\n")
+
+
+def edit_old_manifest(root: Path) -> None:
+    sums = root / "archive/releases/0001.SHA256SUMS"
+    lines = sums.read_text().splitlines(keepends=True)
+    sums.write_text("".join(line for line in lines if "model-b/traces" not in line and "model-b/model.json" not in line))
+
+
+def edit_frozen_file(root: Path) -> None:
+    path = root / "archive/models/model-b/model.json"
+    path.write_bytes(path.read_bytes().replace(b'"notes": ""', b'"notes": "edited"'))
+
+
+def edit_open_manifest(root: Path) -> None:
+    path = root / "archive/search/2026-01-01/manifest_fixed.jsonl"
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    rows[0]["max_date"] = "2026-01-03"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def remove_release(root: Path) -> None:
+    for name in ("0002.json", "0002.SHA256SUMS"):
+        (root / "archive/releases" / name).unlink()
+
+
+def reorder_releases(root: Path) -> None:
+    folder = root / "archive/releases"
+    for ext in ("json", "SHA256SUMS"):
+        a, b = folder / f"0002.{ext}", folder / f"0003.{ext}"
+        tmp = folder / f"swap.{ext}"
+        a.rename(tmp)
+        b.rename(a)
+        tmp.rename(b)
+
+
+def renumber_with_gap(root: Path) -> None:
+    folder = root / "archive/releases"
+    (folder / "0003.json").rename(folder / "0004.json")
+    (folder / "0003.SHA256SUMS").rename(folder / "0004.SHA256SUMS")
+
+
+def decreasing_date(root: Path) -> None:
+    _edit_json(root / "archive/releases/0003.json", date="2025-07-10")
+
+
+def wrong_parent(root: Path) -> None:
+    _edit_json(root / "archive/releases/0003.json", parent_sha256="0" * 64)
+
+
+def reveal_differs(root: Path) -> None:
+    path = root / "archive/models/model-a/origins/2025-07-01/predictions.jsonl"
+    path.write_bytes(path.read_bytes().replace(b'"weights": {"D0": ', b'"weights": {"D0": 1', 1))
+
+
+def window_rows_outside(root: Path) -> None:
+    make_window(root / "archive/benchmark/windows/2025-07-01", FIRST_OPEN, shift_days=-200)
+
+
+def unreleased_benchmark_file(root: Path) -> None:
+    (root / "archive/benchmark/notes.jsonl").write_text("{}\n")
+
+
+def drop_old_manifest(root: Path) -> None:
+    (root / "archive/releases/0001.SHA256SUMS").unlink()
+
+
+# (tamper, a line of the output must contain all of these)
+CATALOGUE = [
+    (edit_old_manifest, ["INVARIANT archive/releases/0002.json", "release 2: parent_sha256 does not match releases/0001.SHA256SUMS"]),
+    (edit_frozen_file, ["INVARIANT archive/models/model-b/model.json", "release 1: SHA256SUMS gives a digest other than the release's"]),
+    (edit_open_manifest, ["archive/search/2026-01-01/manifest_fixed.jsonl", "release 3:", "on or after 2026-01-01"]),
+    (remove_release, ["archive/releases/0003.json", "release 3: follows release 1 but release 2 is missing"]),
+    (reorder_releases, ["archive/releases/0002.json", "release 2: 'release' is 3 but the file is release 2's"]),
+    (renumber_with_gap, ["archive/releases/0004.json", "release 4: 'release' is 3 but the file is release 4's"]),
+    (decreasing_date, ["archive/releases/0003.json", "release 3: dated 2025-07-10 before release 2 (2025-07-15)"]),
+    (wrong_parent, ["archive/releases/0003.json", "release 3: parent_sha256 does not match releases/0002.SHA256SUMS"]),
+    (reveal_differs, ["archive/models/model-a/origins/2025-07-01/predictions.jsonl", "release 2: differs from its commitment"]),
+    (window_rows_outside, ["archive/benchmark/windows/2025-07-01/papers.parquet", "release 3: rows dated",
+                           "lie outside the window [2025-07-01, 2026-01-01)"]),
+    (unreleased_benchmark_file, ["archive/benchmark/notes.jsonl", "release 3: listed by SHA256SUMS but by no release"]),
+    (drop_old_manifest, ["archive/releases/0001.SHA256SUMS", "release 1: 0001.SHA256SUMS is missing"]),
+]
+
+
+@pytest.mark.parametrize("tamper,needles", CATALOGUE, ids=[t[0].__name__ for t in CATALOGUE])
+def test_tampered_history_exits_1_naming_the_release(history, tamper, needles):
+    tamper(history)
+    reseal(history)
+    result = CliRunner().invoke(cli, ["release", "verify", "--root", str(history)])
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    assert any(all(n in line for n in needles) for line in lines), result.output
+    assert "Traceback" not in result.output
+
+
+def test_the_untampered_copy_verifies(history):
+    reseal(history)
+    result = CliRunner().invoke(cli, ["release", "verify", "--root", str(history)])
+    assert result.exit_code == 0, result.output
+
+
+def test_json_report_carries_the_history_findings(history):
+    wrong_parent(history)
+    reseal(history)
+    result = CliRunner().invoke(cli, ["release", "verify", "--root", str(history), "--json"])
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    assert any(f["category"] == "INVARIANT" and f["detail"].startswith("release 3: parent_sha256") for f in report["findings"])
