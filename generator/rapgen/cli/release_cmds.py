@@ -195,4 +195,31 @@ def list_cmd(root: Path, as_json: bool, debug: bool) -> None:
                    f"{(r['manifest_sha256'] or '?')[:12]}{' (simulated)' if r['simulated'] else ''}")
 
 
+@release.command(name="sample-history", epilog=EPILOG)
+@click.option("--source", type=click.Path(file_okay=False, exists=True, path_type=Path), default=Path("."), show_default=True,
+              help="Root of a verified format-1 archive with origins 2023-01-01 … 2025-01-01 (the committed sample).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Empty folder that receives the history.")
+@click.option("--open-submitter", default="ref-closed-book", show_default=True,
+              help="The model that submits its Live entries openly; every other model seals them.")
+@json_option
+@debug_option
+@handle_errors
+def sample_history(source: Path, out: Path, open_submitter: str, as_json: bool, debug: bool) -> None:
+    """Replay the sample archive as a history: 2023-01-01 and 2023-07-01 resolved, one roll per window, 2025-07-01 open.
+
+    Papers, labels and model outputs are the source's, split by date and origin;
+    the release dates are replayed, so every record says simulated: true.
+    """
+    from rapgen import __version__
+    from rapgen.sample.history import build_sample_history
+
+    built = build_sample_history(source, out, kit=f"rapgen {__version__}", open_submitter=open_submitter)
+    if as_json:
+        echo_json([{"record": r.record.to_dict(), "added": list(r.added)} for r in built.releases])
+        return
+    for result in built.releases:
+        click.echo(result.summary()[0] + f" ({len(result.added)} files)")
+    click.echo(f"Wrote a history of {len(built.releases)} releases into {out}.")
+
+
 COMMANDS = [release]
