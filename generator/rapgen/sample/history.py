@@ -31,10 +31,10 @@ from rapgen.archive import add_months
 from rapgen.archive.history.ops import ReleaseResult, cut_release, roll_release, start_history
 from rapgen.archive.history.records import Commitment, commitment_path, format_commitment, reveal_path
 from rapgen.archive.history.verify import verify_history
-from rapgen.archive.reader import ASSIGNMENTS_PARQUET, MANIFEST_JSONL, ORIGINS_JSON, PAPERS_PARQUET
+from rapgen.archive.layout import ASSIGNMENTS_PARQUET, MANIFEST_JSONL, ORIGINS_JSON, PAPERS_PARQUET
 from rapgen.archive.sums import format_sums
-from rapgen.archive.writer import atomic_write_bytes, write_json
 from rapgen.errors import ArchiveError, UsageProblem
+from rapgen.io import atomic_write_bytes, write_json
 
 INITIAL_ORIGINS = (date(2023, 1, 1), date(2023, 7, 1))
 LIVE_ORIGINS = (date(2024, 1, 1), date(2024, 7, 1), date(2025, 1, 1))

@@ -4,20 +4,21 @@ One place computes what needs the rows themselves: each window file's date
 span, the uniqueness rules across the union (an ``arxiv_id`` in one papers
 file only, ``(arxiv_id, field_id)`` unique), the ARCHIVE.md ledger rules for
 window rows, and the Search manifests of an origin opened after release 1,
-built by the shard rule of ARCHIVE.md (fixed [T - window, T), expanding
-everything before T; ids sorted by bytes, joined by ``\\n``, hashed).
+built by the one shard rule of :mod:`rapgen.archive.shards`.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from rapgen.archive.calendar import add_months
 from rapgen.archive.history.check import WindowSpan
 from rapgen.archive.invariants import ASSIGNMENT_RULES, ASSIGNMENTS_COLUMNS, PAPERS_COLUMNS
+from rapgen.archive.layout import REGIMES
+from rapgen.archive.shards import in_shard, shard_ids_sha256, shard_members, shard_start
 
 _EXAMPLES = 3
 
@@ -140,29 +141,28 @@ class UnionLedger:
         return [r[0] for r in rows]
 
     def shard_manifests(self, origin: date, window_months: int) -> dict[str, list[dict]]:
-        """Both regimes' manifest lines for one origin, ordered by field id (ARCHIVE.md shard rule)."""
-        fixed_from = add_months(origin, -window_months)
+        """Both regimes' manifest lines for one origin, ordered by field id, by the one shard rule."""
+        rows = self.con.execute(
+            "SELECT field_id, arxiv_id, first_submitted FROM ledger_union WHERE first_submitted < ? AND list_contains(?, field_id)",
+            [origin, self.field_ids],
+        ).fetchall()
+        members: dict[str, list[tuple[str, date]]] = defaultdict(list)
+        for fid, arxiv_id, day in rows:
+            members[fid].append((arxiv_id, day))
         out: dict[str, list[dict]] = {}
-        for regime, lo in (("fixed", fixed_from), ("expanding", date(1, 1, 1))):
-            rows = self.con.execute(
-                """
-                SELECT f.field_id, count(l.arxiv_id), min(l.first_submitted), max(l.first_submitted),
-                       sha256(coalesce(string_agg(l.arxiv_id, chr(10) ORDER BY l.arxiv_id COLLATE "C"), ''))
-                FROM (SELECT unnest(?) AS field_id) f
-                LEFT JOIN ledger_union l ON l.field_id = f.field_id AND l.first_submitted >= ? AND l.first_submitted < ?
-                GROUP BY f.field_id ORDER BY f.field_id COLLATE "C"
-                """,
-                [self.field_ids, lo, origin],
-            ).fetchall()
-            out[regime] = [
-                {
+        for regime in REGIMES:
+            start = shard_start(origin, regime, window_months)
+            lines = []
+            for fid in sorted(self.field_ids, key=lambda f: f.encode("utf-8")):
+                ids = shard_members(members.get(fid, ()), origin, start)
+                dates = [d for _, d in members.get(fid, ()) if in_shard(d, origin, start)]
+                lines.append({
                     "field_id": fid, "origin": origin.isoformat(), "regime": regime,
-                    "date_from": fixed_from.isoformat() if regime == "fixed" else None, "date_to": origin.isoformat(),
-                    "n_papers": int(n), "min_date": lo_d.isoformat() if lo_d else None,
-                    "max_date": hi_d.isoformat() if hi_d else None, "ids_sha256": sha,
-                }
-                for fid, n, lo_d, hi_d, sha in rows
-            ]
+                    "date_from": start.isoformat() if start else None, "date_to": origin.isoformat(),
+                    "n_papers": len(ids), "min_date": min(dates).isoformat() if dates else None,
+                    "max_date": max(dates).isoformat() if dates else None, "ids_sha256": shard_ids_sha256(ids),
+                })
+            out[regime] = lines
         return out
 
 

@@ -27,9 +27,9 @@ from rapgen.archive.history.records import (
     parse_release_record,
     record_path,
 )
-from rapgen.archive.reader import ARCHIVE_JSON, ASSIGNMENTS_PARQUET, FIELDS_JSONL, ORIGINS_JSON, PAPERS_PARQUET
+from rapgen.archive.layout import ARCHIVE_JSON, ASSIGNMENTS_PARQUET, FIELDS_JSONL, ORIGINS_JSON, PAPERS_PARQUET
 from rapgen.archive.records import Category, Finding, Origins
-from rapgen.archive.sums import SUMS, check_paths, parse_sums
+from rapgen.archive.sums import SUMS, SumsUnreadable, check_paths, parse_sums, read_sums
 
 _WINDOW = re.compile(r"^archive/benchmark/windows/(\d{4}-\d{2}-01)/(papers|assignments)\.parquet$")
 _SEARCH = re.compile(r"^archive/search/(\d{4}-\d{2}-01)/manifest_(fixed|expanding)\.jsonl$")
@@ -57,8 +57,8 @@ class LoadedHistory:
 def read_root_sums(root: Path) -> dict[str, str]:
     """The root SHA256SUMS as path → digest (lines that do not parse are the verifier's to report)."""
     try:
-        data = (root / SUMS).read_bytes()
-    except OSError:
+        data = read_sums(root / SUMS)
+    except SumsUnreadable:
         return {}
     entries, _ = parse_sums(data)
     safe, _ = check_paths(entries)

@@ -35,10 +35,11 @@ from rapgen.archive.history.records import (
     superseded_path,
     window_path,
 )
-from rapgen.archive.reader import ARCHIVE_JSON, ASSIGNMENTS_PARQUET, FIELDS_JSONL, PAPERS_PARQUET
-from rapgen.archive.sums import SUMS, format_sums
-from rapgen.archive.writer import atomic_write_bytes, dumps_line, write_assignments, write_papers
+from rapgen.archive.layout import ARCHIVE_JSON, ASSIGNMENTS_PARQUET, FIELDS_JSONL, PAPERS_PARQUET
+from rapgen.archive.sums import SUMS, format_sums, sha256_file
+from rapgen.archive.writer import write_assignments, write_papers
 from rapgen.errors import ArchiveError, UsageProblem
+from rapgen.io import atomic_write_bytes, dumps_line
 
 DEFAULT_CLOSES_DAYS = 14  # RELEASES.md: --closes defaults to origin + 14 days
 _SHOWN = 3
@@ -67,14 +68,6 @@ class ReleaseResult:
 
 
 # ---------------------------------------------------------------- staging
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 class _Stage:
     """New and replacing files, written under a hidden folder of the root and moved in at commit."""
 
@@ -92,7 +85,7 @@ class _Stage:
         target.parent.mkdir(parents=True, exist_ok=True)
         writer(target)
         self.files[path] = target
-        self.digests[path] = _sha256(target)
+        self.digests[path] = sha256_file(target)
 
     def commit(self, sums: dict[str, str], check: Callable[[], None]) -> None:
         """Move every staged file into place, write SHA256SUMS, run ``check``; undo all on any error."""

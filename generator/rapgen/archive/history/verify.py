@@ -16,7 +16,7 @@ from pathlib import Path
 from rapgen.archive import parse
 from rapgen.archive.history.check import first_release
 from rapgen.archive.history.load import LoadedHistory, load_history
-from rapgen.archive.reader import FIELDS_JSONL, LEDGER_JSON
+from rapgen.archive.layout import FIELDS_JSONL, LEDGER_JSON
 from rapgen.archive.records import Category, Finding
 
 # Categories whose path did not verify byte for byte (the verifier already reported them).
