@@ -258,3 +258,42 @@ def test_a_format1_archive_holds_no_format2_file():
     ]
     assert check_history(HistoryInput({ARCHIVE_JSON: _h("a")}, {}, {}, (O1,), O1, 6, 1)) == []
     assert "no releases/ record" in check_history(HistoryInput({ARCHIVE_JSON: _h("a")}, {}, {}, (O1,), O1, 6, 2))[0].detail
+
+
+# ---------------------------------------------------------------- Live entries and deadlines
+from rapgen.archive.history.live import LiveStatus, judge_deadline, live_entries  # noqa: E402
+
+
+def test_live_entries_receipts_and_status():
+    inp = build()
+    (entry,) = live_entries(inp)
+    assert (entry.model_id, entry.origin, entry.sealed, entry.receipt, entry.receipt_date) == ("m", O2, True, 2, date(2023, 7, 15))
+    assert entry.closes == date(2023, 7, 15) and entry.on_time  # received on the deadline day: on time
+    assert entry.status is LiveStatus.REVEALED and entry.revealed_in is None  # revealed, not yet released
+    unrevealed = build(unreleased={})
+    assert live_entries(unrevealed)[0].status is LiveStatus.UNREVEALED  # O2 resolved by release 3
+    as_of_2 = live_entries(inp, as_of=2)[0]
+    assert as_of_2.status is LiveStatus.SEALED  # at release 2, O2 was still open
+
+
+def test_a_late_commitment_is_listed_but_not_on_time():
+    late = replace(R2, date=date(2023, 7, 16))
+    (entry,) = live_entries(build(records=(R1, late, R3)))
+    assert entry.receipt == 2 and not entry.on_time and entry.status is LiveStatus.REVEALED
+
+
+def test_open_entries_and_pending_ones():
+    open_path = reveal_path("n", O3, "predictions.jsonl")
+    inp = build(unreleased={open_path: _h("open")})
+    entries = {e.model_id: e for e in live_entries(inp)}
+    assert entries["n"].status is LiveStatus.PENDING and entries["n"].receipt is None and not entries["n"].on_time
+    assert not entries["n"].sealed and entries["n"].closes == date(2024, 1, 15)
+
+
+@pytest.mark.parametrize("origin,now,expected", [
+    (O3, date(2024, 1, 15), None),
+    (O3, date(2024, 1, 16), "the deadline for origin 2024-01-01 was 2024-01-15; this submission is dated 2024-01-16"),
+    (O2, date(2024, 1, 2), "origin 2023-07-01 is not open; release 3 has 2024-01-01 open"),
+])
+def test_judge_deadline(origin, now, expected):
+    assert judge_deadline(build(), origin, now) == expected

@@ -181,3 +181,13 @@ def test_format1_archive_lists_one_implicit_release(tmp_path):
     assert run("release", "list", "--root", str(root)).output.strip() == "format 1: one implicit release (number 1, kind initial)"
     result = run("release", "verify", "--root", str(root))
     assert result.exit_code == 0 and "one implicit release (format 1)" in result.output
+
+
+def test_live_lists_the_sealed_entry(history):
+    result = run("release", "live", "--root", str(history))
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [
+        "2025-07-01 model-a                  sealed release 2 (2025-07-15); on time (closes 2025-07-15); revealed"
+    ]
+    result = run("release", "live", "--root", str(history), "--as-of", "2")
+    assert result.output.splitlines()[0].endswith("; sealed")

@@ -195,6 +195,32 @@ def list_cmd(root: Path, as_json: bool, debug: bool) -> None:
                    f"{(r['manifest_sha256'] or '?')[:12]}{' (simulated)' if r['simulated'] else ''}")
 
 
+@release.command(name="live", epilog=EPILOG)
+@root_option
+@click.option("--as-of", "as_of", type=click.IntRange(min=1), default=None, help="See the history as release N saw it.")
+@json_option
+@debug_option
+@handle_errors
+def live_cmd(root: Path, as_of: int | None, as_json: bool, debug: bool) -> None:
+    """List every Live entry: model, origin, open or sealed, receipt release and date, on time, status.
+
+    Sealed entries never revealed after their origin resolved are listed as unrevealed, never dropped.
+    """
+    from rapgen.archive.history.live import live_entries
+    from rapgen.archive.history.load import load_history
+
+    entries = live_entries(load_history(root, with_ledger=False).input, as_of=as_of)
+    if as_json:
+        echo_json([{**e.__dict__, "status": e.status.value} for e in entries])
+        return
+    if not entries:
+        click.echo("no Live entries")
+    for e in entries:
+        receipt = f"release {e.receipt} ({e.receipt_date})" if e.receipt else "not yet released"
+        click.echo(f"{e.origin} {e.model_id:<24} {'sealed' if e.sealed else 'open':<6} {receipt}; "
+                   f"{'on time' if e.on_time else 'late'} (closes {e.closes}); {e.status.value}")
+
+
 @release.command(name="sample-history", epilog=EPILOG)
 @click.option("--source", type=click.Path(file_okay=False, exists=True, path_type=Path), default=Path("."), show_default=True,
               help="Root of a verified format-1 archive with origins 2023-01-01 … 2025-01-01 (the committed sample).")
