@@ -17,7 +17,7 @@ from rapgen.archive import parse
 from rapgen.archive.history.check import first_release
 from rapgen.archive.history.load import LoadedHistory, load_history
 from rapgen.archive.layout import FIELDS_JSONL, LEDGER_JSON
-from rapgen.archive.records import Category, Finding
+from rapgen.archive.records import FORECAST_CONDITIONS, Category, Finding
 
 # Categories whose path did not verify byte for byte (the verifier already reported them).
 UNVERIFIED = {
@@ -78,7 +78,10 @@ def _origin_files(root: Path, loaded: LoadedHistory, verified: set[str]) -> list
             continue
         data = (root / path).read_bytes()
         if kind == "predictions":
-            _, found = parse.parse_predictions(path, data, field_ids, [origin])
+            units, found = parse.parse_predictions(path, data, field_ids, [origin])
+            claimed = {u.condition for u in units}
+            found += [Finding(path, None, Category.MALFORMED, f"origin {origin} lacks condition {c}: every origin a model "
+                              "claims covers A0, A1 and A3") for c in FORECAST_CONDITIONS if units and c not in claimed]
         else:
             _, found = parse.parse_traces(path, data, field_ids, [origin], int(ledger["search"]["max_calls"]))
         out.extend(Finding(f.path, f.line, Category.INVARIANT, tag + f.detail) for f in found)
