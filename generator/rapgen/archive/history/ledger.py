@@ -9,7 +9,6 @@ built by the one shard rule of :mod:`rapgen.archive.shards`.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Mapping, Sequence
 from rapgen.archive.history.check import WindowSpan
 from rapgen.archive.invariants import ASSIGNMENT_RULES, ASSIGNMENTS_COLUMNS, PAPERS_COLUMNS
 from rapgen.archive.layout import REGIMES
-from rapgen.archive.shards import in_shard, shard_ids_sha256, shard_members, shard_start
+from rapgen.archive.shards import shard_ids_sha256, shard_start
 
 _EXAMPLES = 3
 
@@ -47,6 +46,7 @@ class UnionLedger:
         self.con = duckdb.connect()
         self.con.execute("SET threads TO 2")
         self.problems: list[tuple[str, str]] = []
+        self._shards: dict[tuple[date, int], dict[str, list[dict]]] = {}
         self.spans: list[WindowSpan] = []
         self.field_ids = list(field_ids)
         papers = [f"SELECT arxiv_id, first_submitted, 'base' AS src FROM read_parquet({_sql_str(base_papers)})"]
@@ -141,28 +141,34 @@ class UnionLedger:
         return [r[0] for r in rows]
 
     def shard_manifests(self, origin: date, window_months: int) -> dict[str, list[dict]]:
-        """Both regimes' manifest lines for one origin, ordered by field id, by the one shard rule."""
-        rows = self.con.execute(
-            "SELECT field_id, arxiv_id, first_submitted FROM ledger_union WHERE first_submitted < ? AND list_contains(?, field_id)",
-            [origin, self.field_ids],
-        ).fetchall()
-        members: dict[str, list[tuple[str, date]]] = defaultdict(list)
-        for fid, arxiv_id, day in rows:
-            members[fid].append((arxiv_id, day))
+        """Both regimes' manifest lines for one origin, ordered by field id, by the one shard rule.
+
+        The shard's bounds come from :func:`shard_start` ([start, origin)) and its
+        identity from :func:`shard_ids_sha256`; DuckDB only gathers each field's rows.
+        """
+        key = (origin, window_months)
+        if key in self._shards:
+            return self._shards[key]
         out: dict[str, list[dict]] = {}
         for regime in REGIMES:
             start = shard_start(origin, regime, window_months)
+            rows = self.con.execute(
+                "SELECT field_id, count(*), min(first_submitted), max(first_submitted), list(arxiv_id) FROM ledger_union "
+                "WHERE first_submitted < ? AND (? IS NULL OR first_submitted >= ?) GROUP BY field_id",
+                [origin, start, start],
+            ).fetchall()
+            found = {r[0]: r[1:] for r in rows}
             lines = []
             for fid in sorted(self.field_ids, key=lambda f: f.encode("utf-8")):
-                ids = shard_members(members.get(fid, ()), origin, start)
-                dates = [d for _, d in members.get(fid, ()) if in_shard(d, origin, start)]
+                n, lo, hi, ids = found.get(fid, (0, None, None, []))
                 lines.append({
                     "field_id": fid, "origin": origin.isoformat(), "regime": regime,
                     "date_from": start.isoformat() if start else None, "date_to": origin.isoformat(),
-                    "n_papers": len(ids), "min_date": min(dates).isoformat() if dates else None,
-                    "max_date": max(dates).isoformat() if dates else None, "ids_sha256": shard_ids_sha256(ids),
+                    "n_papers": int(n), "min_date": lo.isoformat() if lo else None,
+                    "max_date": hi.isoformat() if hi else None, "ids_sha256": shard_ids_sha256(ids),
                 })
             out[regime] = lines
+        self._shards[key] = out
         return out
 
 
