@@ -191,3 +191,14 @@ def test_live_lists_the_sealed_entry(history):
     ]
     result = run("release", "live", "--root", str(history), "--as-of", "2")
     assert result.output.splitlines()[0].endswith("; sealed")
+
+
+def test_a_roll_leaves_merged_submissions_unreleased(history, tmp_path):
+    reveal = "archive/models/model-a/origins/2025-07-01/predictions.jsonl"
+    result = roll_release(history, make_window(tmp_path / "w", SECOND_OPEN), release_date=date(2026, 7, 2))
+    assert reveal not in result.added  # a roll adds only its window, the next origin's manifests and its release files
+    manifest = (history / "archive/releases/0004.SHA256SUMS").read_text()
+    assert reveal not in manifest and reveal in (history / "SHA256SUMS").read_text()
+    assert verify_history(history).ok
+    cut = cut_release(history, "models", release_date=date(2026, 7, 3))
+    assert reveal in cut.added and cut.record.release == 5
