@@ -223,7 +223,7 @@ def live_cmd(root: Path, as_of: int | None, as_json: bool, debug: bool) -> None:
 
 @release.command(name="sample-history", epilog=EPILOG)
 @click.option("--source", type=click.Path(file_okay=False, exists=True, path_type=Path), default=Path("."), show_default=True,
-              help="Root of a verified format-1 archive with origins 2023-01-01 … 2025-01-01 (the committed sample).")
+              help="Root of a verified format-1 archive with origins six months apart (the committed sample, or rapgen synth output).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Empty folder that receives the history.")
 @click.option("--open-submitter", default="ref-closed-book", show_default=True,
               help="The model that submits its Live entries openly; every other model seals them.")
@@ -231,7 +231,10 @@ def live_cmd(root: Path, as_of: int | None, as_json: bool, debug: bool) -> None:
 @debug_option
 @handle_errors
 def sample_history(source: Path, out: Path, open_submitter: str, as_json: bool, debug: bool) -> None:
-    """Replay the sample archive as a history: 2023-01-01 and 2023-07-01 resolved, one roll per window, 2025-07-01 open.
+    """Replay a format-1 archive as a history: two origins resolved, one roll per later window, the next origin open.
+
+    For the committed sample: 2023-01-01 and 2023-07-01 resolved in release 1,
+    rolls of the 2024-01-01, 2024-07-01 and 2025-01-01 windows, 2025-07-01 open.
 
     Papers, labels and model outputs are the source's, split by date and origin;
     the release dates are replayed, so every record says simulated: true.
@@ -243,8 +246,8 @@ def sample_history(source: Path, out: Path, open_submitter: str, as_json: bool, 
     if as_json:
         echo_json([{"record": r.record.to_dict(), "added": list(r.added)} for r in built.releases])
         return
-    for result in built.releases:
-        click.echo(result.summary()[0] + f" ({len(result.added)} files)")
+    for result, seconds in zip(built.releases, built.seconds):
+        click.echo(result.summary()[0] + f" ({len(result.added)} files, {seconds:.1f} s)")
     click.echo(f"Wrote a history of {len(built.releases)} releases into {out}.")
 
 

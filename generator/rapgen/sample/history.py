@@ -1,17 +1,16 @@
 """A replayed release history from a format-1 sample archive (RELEASES.md, "the committed sample").
 
-From an archive whose origins are 2023-01-01 … 2025-01-01 (the committed
-sample, or a tiny test archive with the same origins) it builds:
+From an archive with six-month origins O1 < O2 < … (the committed sample:
+2023-01-01 … 2025-01-01; a synthetic archive: 2024-01-01 … 2026-01-01) it builds:
 
-1. release 1 (``initial``): origins 2023-01-01 and 2023-07-01 resolved, the
-   ledger up to 2024-01-01, origin 2024-01-01 open;
-2. for each later origin T (2024-01-01, 2024-07-01, 2025-01-01): a ``models``
+1. release 1 (``initial``): O1 and O2 resolved, the ledger up to O3, O3 open;
+2. for each later origin T (for the sample 2024-01-01, 2024-07-01, 2025-01-01): a ``models``
    release on T's deadline holding the Live entries for T — one agent submits
    openly, the others send sealed commitments — and the reveals of the
    previous origin; then a ``roll`` on the day T's target window ends, which
    ingests that window, resolves T and opens the next origin;
-3. a last ``models`` release revealing the entries for 2025-01-01, with
-   2025-07-01 left open.
+3. a last ``models`` release revealing the entries for the last origin, with
+   the origin after it left open (for the sample, 2025-07-01).
 
 The papers, labels and model outputs are the source archive's, split by date
 and origin; only the dates of the releases are invented, so every record says
@@ -23,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import time
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
@@ -36,8 +36,7 @@ from rapgen.archive.sums import format_sums
 from rapgen.errors import ArchiveError, UsageProblem
 from rapgen.io import atomic_write_bytes, write_json
 
-INITIAL_ORIGINS = (date(2023, 1, 1), date(2023, 7, 1))
-LIVE_ORIGINS = (date(2024, 1, 1), date(2024, 7, 1), date(2025, 1, 1))
+N_INITIAL = 2  # origins resolved in release 1; every later one is rolled in
 WINDOW_MONTHS = 6
 CLOSES_DAYS = 14
 OPEN_SUBMITTER = "ref-closed-book"  # the agent that submits openly; the others seal their entries
@@ -49,32 +48,44 @@ COPIED = ("archive/ARCHIVE.json", "archive/benchmark/fields.jsonl", "archive/ben
 class HistoryBuild:
     root: Path
     releases: tuple[ReleaseResult, ...]
+    seconds: tuple[float, ...]  # wall time of each release operation (verification before and after included)
+
+
+class _Timed(list):
+    def run(self, results: list, op, *args, **kwargs) -> None:
+        start = time.perf_counter()
+        results.append(op(*args, **kwargs))
+        self.append(time.perf_counter() - start)
 
 
 def build_sample_history(source: str | Path, out: str | Path, *, kit: str = "rapgen", open_submitter: str = OPEN_SUBMITTER) -> HistoryBuild:
     """Write the replayed history of ``source`` (a verified format-1 archive) into the empty folder ``out``."""
     source, out = Path(source), Path(out)
     origins = _check_source(source)
+    all_origins = tuple(date.fromisoformat(o) for o in origins["origins"])
+    initial, live = all_origins[:N_INITIAL], all_origins[N_INITIAL:]
     if out.exists() and any(out.iterdir()):
         raise UsageProblem(f"{out}: not empty; the history is built into a new folder")
     out.mkdir(parents=True, exist_ok=True)
     try:
-        models = _write_initial(source, out, origins)
-        results = [start_history(out, release_date=LIVE_ORIGINS[0], closes=_closes(LIVE_ORIGINS[0]), simulated=True,
-                                 notes="origins 2023-01-01 and 2023-07-01 resolved; replayed history of the sample")]
+        models = _write_initial(source, out, origins, initial, live[0])
+        results: list[ReleaseResult] = []
+        timed = _Timed()
+        timed.run(results, start_history, out, release_date=live[0], closes=_closes(live[0]), simulated=True,
+                  notes=f"origins {', '.join(o.isoformat() for o in initial)} resolved; a replayed history")
         windows = out.parent / f".{out.name}-windows"
-        _split_windows(source, windows)
+        _split_windows(source, windows, live)
         pending: dict[str, bytes] = {}  # reveals of the previous origin
-        for origin in LIVE_ORIGINS:
+        for origin in live:
             entries, sealed = _live_entries(source, models, origin, kit, open_submitter)
             _add_files(out, {**pending, **entries})
-            results.append(cut_release(out, "models", release_date=_closes(origin), notes=f"Live entries for {origin} sealed"))
+            timed.run(results, cut_release, out, "models", release_date=_closes(origin), notes=f"Live entries for {origin} sealed")
             end = add_months(origin, WINDOW_MONTHS)
-            results.append(roll_release(out, windows / origin.isoformat(), release_date=end, closes=_closes(end)))
+            timed.run(results, roll_release, out, windows / origin.isoformat(), release_date=end, closes=_closes(end))
             pending = sealed
         _add_files(out, pending)
-        results.append(cut_release(out, "models", release_date=_closes(add_months(LIVE_ORIGINS[-1], WINDOW_MONTHS)),
-                                   notes=f"entries for {LIVE_ORIGINS[-1]} revealed"))
+        timed.run(results, cut_release, out, "models", release_date=_closes(add_months(live[-1], WINDOW_MONTHS)),
+                  notes=f"entries for {live[-1]} revealed")
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         raise
@@ -83,7 +94,7 @@ def build_sample_history(source: str | Path, out: str | Path, *, kit: str = "rap
     report = verify_history(out)
     if not report.ok:
         raise ArchiveError(f"{out}: the built history does not verify ({len(report.errors)} findings)")
-    return HistoryBuild(out, tuple(results))
+    return HistoryBuild(out, tuple(results), tuple(timed))
 
 
 def _closes(origin: date) -> date:
@@ -97,9 +108,10 @@ def _check_source(source: Path) -> dict:
     if not report.ok:
         raise ArchiveError(f"{source}: the source archive does not verify; run 'rapgen verify --root {source}'")
     origins = json.loads((source / ORIGINS_JSON).read_text(encoding="utf-8"))
-    expected = [o.isoformat() for o in INITIAL_ORIGINS + LIVE_ORIGINS]
-    if origins["origins"] != expected or origins["window_months"] != WINDOW_MONTHS:
-        raise UsageProblem(f"{source}: the replayed history needs origins {', '.join(expected)} and 6-month windows")
+    dates = [date.fromisoformat(o) for o in origins["origins"]]
+    steps_ok = all(add_months(a, WINDOW_MONTHS) == b for a, b in zip(dates, dates[1:]))
+    if origins["window_months"] != WINDOW_MONTHS or not steps_ok or len(dates) <= N_INITIAL:
+        raise UsageProblem(f"{source}: a replayed history needs at least {N_INITIAL + 1} origins six months apart")
     return origins
 
 
@@ -110,14 +122,14 @@ def _lines_by_origin(data: bytes) -> dict[str, list[bytes]]:
     return out
 
 
-def _write_initial(source: Path, out: Path, origins: dict) -> list[str]:
-    """The format-1 archive of release 1: the ledger before 2024-01-01 and the first two origins' files."""
-    keep = {o.isoformat() for o in INITIAL_ORIGINS}
+def _write_initial(source: Path, out: Path, origins: dict, initial: tuple[date, ...], first_open: date) -> list[str]:
+    """The format-1 archive of release 1: the ledger before the first open origin and the initial origins' files."""
+    keep = {o.isoformat() for o in initial}
     for rel in COPIED:
         atomic_write_bytes(out / rel, (source / rel).read_bytes())
-    write_json(out / ORIGINS_JSON, {**origins, "origins": sorted(keep), "strict_origin": INITIAL_ORIGINS[-1].isoformat()})
+    write_json(out / ORIGINS_JSON, {**origins, "origins": sorted(keep), "strict_origin": initial[-1].isoformat()})
     for rel in (PAPERS_PARQUET, ASSIGNMENTS_PARQUET):
-        _filter_parquet(source / rel, out / rel, None, LIVE_ORIGINS[0])
+        _filter_parquet(source / rel, out / rel, None, first_open)
     for rel in MANIFEST_JSONL.values():
         lines = _lines_by_origin((source / rel).read_bytes())
         atomic_write_bytes(out / rel, b"".join(line for o in sorted(keep) for line in lines.get(o, [])))
@@ -148,8 +160,8 @@ def _filter_parquet(src: Path, dest: Path, lo: date | None, hi: date) -> None:
     pq.write_table(table.filter(mask), dest, compression="zstd")
 
 
-def _split_windows(source: Path, folder: Path) -> None:
-    for start in LIVE_ORIGINS:
+def _split_windows(source: Path, folder: Path, starts: tuple[date, ...]) -> None:
+    for start in starts:
         for rel, name in ((PAPERS_PARQUET, "papers.parquet"), (ASSIGNMENTS_PARQUET, "assignments.parquet")):
             _filter_parquet(source / rel, folder / start.isoformat() / name, start, add_months(start, WINDOW_MONTHS))
 
