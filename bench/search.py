@@ -211,7 +211,7 @@ def main() -> None:
     say(f"  goals: cold ≤ 1200 s {'met' if cold <= 1200 else 'MISSED'}; warm ≤ 300 s {'met' if warm <= 300 else 'MISSED'}")
 
     # 3. reference: naive per-shard Whoosh on a sample of real shards (sizes spread over the range)
-    from rapgen.search.whoosh_ref import WhooshShard
+    from rapgen.search.reference import WhooshShard
 
     con = archive.connect()
     manifests = sorted(archive.manifest("expanding") + archive.manifest("fixed"), key=lambda m: m.n_papers)
@@ -270,7 +270,8 @@ def bm25s_reference(archive, backend, con, traces: dict, *, shard_docs: int, n_c
         return
     import logging
 
-    from rapgen.search import REGIME_OF_CONDITION, tokenize, validate_call
+    from rapgen.archive import CONDITION_REGIME as REGIME_OF_CONDITION
+    from rapgen.search import tokenize, validate_call
 
     logging.getLogger("bm25s").setLevel(logging.ERROR)
     k1, b, top_k = backend.k1, backend.b, backend.top_k
