@@ -167,3 +167,30 @@ def test_an_incomplete_open_entry_is_malformed(tmp_path, _template, keep, needle
     result = CliRunner().invoke(cli, ["release", "verify", "--root", str(root)])
     assert result.exit_code == 1
     assert any("archive/models/model-b/origins/2026-01-01/predictions.jsonl" in line and needle in line for line in result.output.splitlines()), result.output
+
+
+def test_a_new_model_may_arrive_sealed_with_only_model_json(history):
+    import hashlib
+
+    from history_factory import SECOND_OPEN, add_lines, prediction_lines
+    from rapgen.archive.history.ops import cut_release
+    from rapgen.archive.history.records import Commitment, commitment_path, format_commitment
+
+    model_json = json.loads((history / "archive/models/model-b/model.json").read_text())
+    model_json.update(model_id="model-c", display_name="Model C")
+    digest = hashlib.sha256(prediction_lines(SECOND_OPEN, seed=5)).hexdigest()
+    add_lines(history, {
+        "archive/models/model-c/model.json": (json.dumps(model_json, indent=2) + "\n").encode(),
+        commitment_path(SECOND_OPEN, "model-c"): format_commitment(Commitment("model-c", SECOND_OPEN, digest, None, "0.1")),
+    })
+    result = CliRunner().invoke(cli, ["release", "verify", "--root", str(history)])
+    assert result.exit_code == 0, result.output
+    from datetime import date
+
+    cut = cut_release(history, "models", release_date=date(2026, 1, 15))
+    assert "archive/models/model-c/model.json" in cut.added
+    # without a commitment or a later-origin file, a model folder still needs its predictions
+    (history / "archive/models/model-d").mkdir()
+    add_lines(history, {"archive/models/model-d/model.json": (json.dumps({**model_json, "model_id": "model-d"}, indent=2) + "\n").encode()})
+    result = CliRunner().invoke(cli, ["release", "verify", "--root", str(history)])
+    assert result.exit_code == 1 and "archive/models/model-d/predictions.jsonl: required model file is missing" in result.output

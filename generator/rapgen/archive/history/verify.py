@@ -4,7 +4,10 @@ Until ``rapgen verify`` calls the history checks itself, this wraps
 :func:`verify_archive`: it runs it, keeps its findings, and adds those of
 :func:`load_history` on the files whose bytes verified. Files of later
 origins (``models/<id>/origins/<origin>/``), which a format-1 model folder
-does not allow, are validated here against their own origin instead.
+does not allow, are validated here against their own origin instead, and a
+new model may arrive with only ``model.json`` and a commitment. (This shim
+goes once ``verify_archive`` knows format 2; it matches the format-1 model
+folder findings by their text because those carry no ``ProblemKind``.)
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ UNVERIFIED = {
 }
 _ORIGIN_FILE = re.compile(r"^archive/models/([^/]+)/origins/(\d{4}-\d{2}-01)/(predictions|traces)\.jsonl$")
 _FORMAT1_MODEL_FILE = "unexpected file in a model folder"
+_FORMAT1_MISSING = "required model file is missing"
+_MAIN_PREDICTIONS = re.compile(r"^archive/models/([^/]+)/predictions\.jsonl$")
 
 
 def verify_history(root: str | Path, **options):
@@ -34,11 +39,24 @@ def verify_history(root: str | Path, **options):
 
     report = verify_archive(root, **options)
     loaded = history_of_report(root, report)
-    kept = [f for f in report.findings if not (_ORIGIN_FILE.match(f.path) and f.detail.startswith(_FORMAT1_MODEL_FILE))]
+    kept = [f for f in report.findings if not _format1_only(f, loaded)]
     extra = loaded.findings + _origin_files(Path(root), loaded, _verified(root, report))
     report.findings = sorted(set(kept + extra), key=Finding.sort_key)
     report.history = loaded  # type: ignore[attr-defined]
     return report
+
+
+def _format1_only(f: Finding, loaded: LoadedHistory) -> bool:
+    """A format-1 model-folder finding that format 2 allows: later-origin files, and a model that
+    arrives with only model.json and a commitment or later-origin files (no main predictions)."""
+    if _ORIGIN_FILE.match(f.path) and f.detail.startswith(_FORMAT1_MODEL_FILE):
+        return True
+    m = _MAIN_PREDICTIONS.match(f.path)
+    if m and f.detail == _FORMAT1_MISSING:
+        model_id = m.group(1)
+        return any(p.startswith(f"archive/models/{model_id}/origins/") or re.match(rf"^archive/commitments/[^/]+/{re.escape(model_id)}\.json$", p)
+                   for p in loaded.input.root)
+    return False
 
 
 def _verified(root: str | Path, report) -> set[str]:
