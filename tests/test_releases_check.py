@@ -196,6 +196,18 @@ def _initial_origins_differ(inp):
     return replace(inp, origins=(O1, O2))
 
 
+def _window_misnamed(inp):
+    return replace(inp, root={**inp.root, "archive/benchmark/windows/2024-01-15/papers.parquet": _h("x")})
+
+
+def _window_extra_file(inp):
+    return replace(inp, root={**inp.root, "archive/benchmark/windows/2023-07-01/notes.txt": _h("x")})
+
+
+def _stray_release_file(inp):
+    return replace(inp, root={**inp.root, "archive/releases/latest.json": _h("x")})
+
+
 # (mutation, path of the finding, its detail must contain)
 TAMPERS = [
     (_edit_old_manifest, record_path(2), "release 2: parent_sha256 does not match releases/0001.SHA256SUMS"),
@@ -218,6 +230,9 @@ TAMPERS = [
     (_format_version_1, ARCHIVE_JSON, "the archive has releases but 'format_version' is 1"),
     (_search_never_opened, "archive/search/2025-01-01", "search manifests for 2025-01-01, an origin no release opened"),
     (_commitment_never_opened, commitment_path(O1, "m"), "commitment for 2023-01-01, an origin no release opened"),
+    (_window_misnamed, "archive/benchmark/windows/2024-01-15", "a window folder is named by its first day"),
+    (_window_extra_file, "archive/benchmark/windows/2023-07-01/notes.txt", "release 3: unexpected file in a window"),
+    (_stray_release_file, "archive/releases/latest.json", "unexpected file under archive/releases/"),
     (_initial_origins_differ, record_path(1), "release 1: resolved_origins [2023-01-01] differ from origins.json's"),
 ]
 

@@ -268,7 +268,7 @@ def _check_windows(inp: HistoryInput, out: _Findings) -> None:
         if m:
             folders.setdefault(m.group(1), set()).add(path[m.end():])
     for name, files in sorted(folders.items()):
-        release = first_release(inp, window_path_str(name, WINDOW_FILES[0]))
+        release = first_release(inp, _window_file(name, WINDOW_FILES[0]))
         try:
             start = date.fromisoformat(name)
         except ValueError:
@@ -293,7 +293,7 @@ def _check_windows(inp: HistoryInput, out: _Findings) -> None:
                     f"the window [{start}, {end}); every row of windows/{start}/ must lie in it")
 
 
-def window_path_str(name: str, file: str) -> str:
+def _window_file(name: str, file: str) -> str:
     return f"{WINDOWS_DIR}/{name}/{file}"
 
 
