@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from rapgen.scores.schema import UNIT_DIAGNOSTIC_COLUMNS
 from rapgen.scores.diag_core import missing_rows, single_threaded_blas
 from rapgen.scores.diag_episodes import (
     change_rich_episodes,
@@ -39,11 +40,7 @@ CANONICAL = "canonical"
 STAT_CHUNK = 256  # statistics bootstrapped per block (bounds memory to STAT_CHUNK x resamples doubles)
 STATE_CONDITIONS = ("A2", "A4")
 # Per-unit columns of compute_unit_diagnostics, in output order.
-UNIT_COLUMNS: tuple[str, ...] = (
-    "direct_cos", "direct_cos_null", "direct_cos_corrected",
-    "direct_spearman", "direct_spearman_null", "direct_spearman_corrected",
-    "partial_residual", "partial_residual_null", "partial_residual_corrected",
-)
+UNIT_COLUMNS: tuple[str, ...] = UNIT_DIAGNOSTIC_COLUMNS
 ALIGNMENT_STATISTICS: tuple[tuple[str, str, str, str], ...] = (
     # (statistic, corrected column, raw column, null column)
     ("direct_cosine", "direct_cos_corrected", "direct_cos", "direct_cos_null"),
@@ -84,7 +81,7 @@ def arrays_from_score_inputs(inputs: Any) -> DiagnosticArrays:
     """Adapt the scoring stage's ``DiagnosticsInputs`` (attribute access only)."""
     c = list(inputs.policies).index(CANONICAL)
     field_map = {f.field_id: f for f in inputs.archive.fields}
-    from rapgen.scores import UNIT_METRIC_NAMES
+    from rapgen.scores.metrics import METRIC_NAMES
 
     draws = {split: (tuple(ids), C) for (split, kind), (ids, C) in inputs.draws.items() if kind == "block"}
     return DiagnosticArrays(
@@ -100,7 +97,7 @@ def arrays_from_score_inputs(inputs: Any) -> DiagnosticArrays:
         ewma=np.asarray(inputs.ewma[c]),
         predictions=np.asarray(inputs.predictions[:, c]),
         policies=tuple(inputs.policies),
-        metric_names=tuple(UNIT_METRIC_NAMES),
+        metric_names=tuple(METRIC_NAMES),
         values=np.asarray(inputs.values),
         draws=draws,
         resamples=int(inputs.resamples),

@@ -34,7 +34,8 @@ from typing import Callable
 import numpy as np
 
 from rapgen.errors import SearchError, UsageProblem
-from rapgen.search.engine import REGIME_OF_CONDITION, Backend
+from rapgen.archive import CONDITION_REGIME
+from rapgen.search.engine import Backend
 
 SCHEMA_VERSION = 1
 MAX_DIFFERENCES = 5
@@ -78,7 +79,7 @@ def _run_field(job: tuple[str, list[_Call]]) -> tuple[str, list[tuple]]:
             mid, line, fid, origin, condition, _index, query, sort, dfrom, dto = call
             args = {"query": query, "sort": sort, "date_from": dfrom, "date_to": dto}
             try:
-                result = backend.search(fid, origin, REGIME_OF_CONDITION[condition], args)
+                result = backend.search(fid, origin, CONDITION_REGIME[condition], args)
                 out.append((mid, line, result.total_hits, list(result.ids), result.error))
             except SearchError as exc:
                 out.append((mid, line, None, None, str(exc)))
