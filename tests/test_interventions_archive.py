@@ -109,8 +109,8 @@ REPLAY_CASES = [
     ("list", "[1]", "expected a JSON object"),
     ("missing key", readout(budget=...), "missing key 'budget'"),
     ("unknown key", readout(extra=1), "unknown key 'extra'"),
-    ("unknown field", readout(field_id="nope"), "'field_id' 'nope' is not a field"),
-    ("unknown origin", readout(origin="2024-02-01"), "'origin' 2024-02-01 is not an origin"),
+    ("unknown field", readout(field_id="nope"), "field_id 'nope' is not a field"),
+    ("unknown origin", readout(origin="2024-02-01"), "origin 2024-02-01 is not an origin"),
     ("source", readout(source_condition="A2"), "'source_condition' must be one of A3, A4"),
     ("readout", readout(readout="both"), "'readout' must be one of forecast, state"),
     ("budget", readout(budget="half"), "'budget' must be one of all, matched"),
@@ -299,7 +299,7 @@ def oracle_call(**over) -> dict:
     "line,message",
     [
         (oracle_call(condition="A3"), "'condition' must be \"O3\" in this file"),
-        (oracle_call(call_index=20), "'call_index' 20 is beyond the cap of 20 calls per unit"),
+        (oracle_call(call_index=20), "call_index 20 is beyond the cap of 20 calls per unit"),
         (oracle_call(call_index=0), "duplicate call 0 for f3 2025-01-01 O3 (first on line 1)"),
         (oracle_call(call_index=1, returned_ids="p1"), "'returned_ids' must be a list of arXiv ids"),
         (oracle_call(call_index=1, date_to=20250101), "'date_to' must be a string or null"),
@@ -454,3 +454,21 @@ def test_panel_units_coverage():
     (finding,) = check_base_coverage("archive/models/tuned/model.json", "base", base, panel, cells)
     assert finding.detail == "BASE-COVERAGE: base model 'base' misses 1 panel cells × conditions, first f2 2025-07-01 A3"
     assert check_base_coverage("m", "base", base + [Unit("f2", T2, "A3", None, False)], panel, cells) == []
+
+
+def test_findings_carry_their_kind():
+    from rapgen.archive.records import ProblemKind
+
+    lines = good_readouts()
+    lines[2]["evidence_sha256"] = HEX
+    lines.pop(3)
+    records, _ = parse_replays("r", jsonl(*lines, lines[0]), FIELDS, ORIGINS)
+    _, parse_findings = parse_replays("r", jsonl(*lines, lines[0]), FIELDS, ORIGINS)
+    assert [f.kind for f in parse_findings] == [ProblemKind.DUPLICATE_UNIT]
+    kinds = [f.kind for f in check_replays("r", records, UNITS, TRACES, PAPERS, malformed, SPLIT)]
+    assert kinds == [ProblemKind.EVIDENCE, ProblemKind.COVERAGE]
+    panel = Panel(("test",), (T2,), ("A1",))
+    (base,) = check_base_coverage("m", "base", [], panel, {("f1", T2)})
+    assert base.kind == ProblemKind.BASE_COVERAGE
+    _, findings = parse_oracle_traces("t", jsonl(oracle_call(call_index=25)), FIELDS, ORIGINS, 20)
+    assert findings[0].kind == ProblemKind.CALL_CAP

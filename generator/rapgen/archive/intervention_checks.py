@@ -14,15 +14,17 @@ from datetime import date
 from rapgen.archive.calendar import add_months
 from rapgen.archive.evidence import PaperText, canonical_hash, build_evidence
 from rapgen.archive.interventions import OracleUnit, Panel, Readout, Training
-from rapgen.archive.records import Block, Category, Field, Finding, TraceCall, Unit
+from rapgen.archive.records import Block, Category, Field, Finding, ProblemKind, TraceCall, Unit
 
-BASE_COVERAGE = "BASE-COVERAGE"  # the problem keyword §3 names
+BASE_COVERAGE = "BASE-COVERAGE"  # the problem keyword §3 names (also ProblemKind.BASE_COVERAGE)
 
 Episode = tuple[str, date]
 
 
-def _finding(path: str, line: int | None, detail: str, expected: str | None = None, actual: str | None = None) -> Finding:
-    return Finding(path, line, Category.MALFORMED, detail, expected, actual)
+def _finding(
+    path: str, line: int | None, detail: str, kind: ProblemKind, expected: str | None = None, actual: str | None = None
+) -> Finding:
+    return Finding(path, line, Category.MALFORMED, detail, expected, actual, kind=kind)
 
 
 def calls_by_unit(traces: Iterable[TraceCall]) -> dict[tuple[str, date, str], list[TraceCall]]:
@@ -63,27 +65,27 @@ def check_replays(
     for r in readouts:
         episode = (r.field_id, r.origin)
         if (r.field_id, r.origin, r.source_condition) not in sources:
-            findings.append(_finding(path, r.line, f"'source_condition': no {r.source_condition} unit for {r.field_id} {r.origin}"))
+            findings.append(_finding(path, r.line, f"'source_condition': no {r.source_condition} unit for {r.field_id} {r.origin}", ProblemKind.EVIDENCE))
             continue
         if episode not in pairs:
             other = "A4" if r.source_condition == "A3" else "A3"
-            findings.append(_finding(path, r.line, f"{r.field_id} {r.origin} is not a pair: no {other} unit"))
+            findings.append(_finding(path, r.line, f"{r.field_id} {r.origin} is not a pair: no {other} unit", ProblemKind.EVIDENCE))
             continue
         n = {c: len(calls.get((r.field_id, r.origin, c), [])) for c in ("A3", "A4")}
         want = n[r.source_condition] if r.budget == "all" else min(n.values())
         if r.calls_used != want:
             rule = "the source's trace lines" if r.budget == "all" else "k = min(n_A3, n_A4)"
             findings.append(_finding(path, r.line, f"'calls_used' is {r.calls_used}, expected {want} ({rule}, budget {r.budget})",
-                                     str(want), str(r.calls_used)))
+                                     ProblemKind.EVIDENCE, str(want), str(r.calls_used)))
             continue
         source_calls = calls.get((r.field_id, r.origin, r.source_condition), [])
         try:
             digest = canonical_hash(build_evidence(source_calls, papers, malformed, r.calls_used))
         except KeyError as exc:
-            findings.append(_finding(path, r.line, f"evidence names paper {exc.args[0]!r}, which is not in papers.parquet"))
+            findings.append(_finding(path, r.line, f"evidence names paper {exc.args[0]!r}, which is not in papers.parquet", ProblemKind.EVIDENCE))
             continue
         if digest != r.evidence_sha256:
-            findings.append(_finding(path, r.line, "'evidence_sha256' does not match the recorded evidence", digest, r.evidence_sha256))
+            findings.append(_finding(path, r.line, "'evidence_sha256' does not match the recorded evidence", ProblemKind.EVIDENCE, digest, r.evidence_sha256))
     findings.extend(_cell_coverage(path, readouts, pairs, field_split))
     return findings
 
@@ -98,7 +100,8 @@ def _cell_coverage(path: str, readouts: list[Readout], pairs: set[Episode], fiel
         gaps = sorted(p for p in pairs if field_split.get(p[0]) == split and p not in episodes)
         if gaps:
             f, o = gaps[0]
-            out.append(_finding(path, None, f"cell {cell} is claimed on {split} but misses {len(gaps)} of its pairs, first {f} {o}"))
+            out.append(_finding(path, None, f"cell {cell} is claimed on {split} but misses {len(gaps)} of its pairs, first {f} {o}",
+                                ProblemKind.COVERAGE))
     return out
 
 
@@ -117,11 +120,12 @@ def check_oracle(
     findings: list[Finding] = []
     for u in units:
         if cells is not None and (u.field_id, u.origin) not in cells:
-            findings.append(_finding(path, u.line, f"{u.field_id} {u.origin} is outside the panel's cells"))
+            findings.append(_finding(path, u.line, f"{u.field_id} {u.origin} is outside the panel's cells", ProblemKind.PANEL))
             continue
         want = expected_input(u.field_id, u.origin, u.condition)
         if want != u.input_sha256:
-            findings.append(_finding(path, u.line, "'input_sha256' does not match the exact-history block", want, u.input_sha256))
+            findings.append(_finding(path, u.line, "'input_sha256' does not match the exact-history block", ProblemKind.INPUT,
+                                     want, u.input_sha256))
     claimed = sorted({(u.condition, field_split.get(u.field_id, "")) for u in units})
     have = {(u.condition, u.field_id, u.origin) for u in units}
     for condition, split in claimed:
@@ -132,14 +136,15 @@ def check_oracle(
         gaps = [(f, o) for f, o in expected if (condition, f, o) not in have]
         if gaps:
             f, o = gaps[0]
-            findings.append(_finding(path, None, f"condition {condition} is claimed on {split} but misses {len(gaps)} episodes, first {f} {o}"))
+            findings.append(_finding(path, None, f"condition {condition} is claimed on {split} but misses {len(gaps)} episodes, first {f} {o}",
+                                     ProblemKind.COVERAGE))
     return findings
 
 
 def check_unit_traces(path: str, traces: Iterable[TraceCall], unit_keys: set[tuple[str, date, str]]) -> list[Finding]:
     """Every trace line belongs to a unit of the unit file (O3 calls to an O3 unit; a panel's traces to P)."""
     return [
-        _finding(path, c.line, f"call for {c.field_id} {c.origin} {c.condition}, which has no unit")
+        _finding(path, c.line, f"call for {c.field_id} {c.origin} {c.condition}, which has no unit", ProblemKind.TRACE)
         for c in traces if (c.field_id, c.origin, c.condition) not in unit_keys
     ]
 
@@ -159,16 +164,17 @@ def check_panel_units(path: str, units: Iterable[Unit], panel: Panel, cells: set
     have: dict[str, set[Episode]] = defaultdict(set)
     for u in units:
         if u.condition not in panel.conditions:
-            findings.append(_finding(path, u.line, f"'condition' {u.condition} is not listed in the model's panel.conditions"))
+            findings.append(_finding(path, u.line, f"'condition' {u.condition} is not listed in the model's panel.conditions", ProblemKind.PANEL))
         elif (u.field_id, u.origin) not in cells:
-            findings.append(_finding(path, u.line, f"{u.field_id} {u.origin} is outside the panel's cells"))
+            findings.append(_finding(path, u.line, f"{u.field_id} {u.origin} is outside the panel's cells", ProblemKind.PANEL))
         else:
             have[u.condition].add((u.field_id, u.origin))
     for condition in panel.conditions:
         gaps = sorted(cells - have[condition])
         if gaps:
             f, o = gaps[0]
-            findings.append(_finding(path, None, f"condition {condition} misses {len(gaps)} of the panel's cells, first {f} {o}"))
+            findings.append(_finding(path, None, f"condition {condition} misses {len(gaps)} of the panel's cells, first {f} {o}",
+                                     ProblemKind.COVERAGE))
     return findings
 
 
@@ -179,7 +185,8 @@ def check_base_coverage(path: str, base_model: str, base_units: Iterable[Unit], 
     if not gaps:
         return []
     f, o, c = gaps[0]
-    return [_finding(path, None, f"{BASE_COVERAGE}: base model {base_model!r} misses {len(gaps)} panel cells × conditions, first {f} {o} {c}")]
+    return [_finding(path, None, f"{BASE_COVERAGE}: base model {base_model!r} misses {len(gaps)} panel cells × conditions, first {f} {o} {c}",
+                     ProblemKind.BASE_COVERAGE)]
 
 
 def check_training(path: str, training: Training, panel: Panel, window_months: int) -> list[Finding]:
@@ -187,19 +194,21 @@ def check_training(path: str, training: Training, panel: Panel, window_months: i
     findings: list[Finding] = []
     bound = len(training.fields) * len(training.origins) * len(training.conditions)
     if not 1 <= training.n_trajectories <= bound:
-        findings.append(_finding(path, None, f"'n_trajectories' {training.n_trajectories} is not in [1, {bound}] (fields × origins × conditions)"))
+        findings.append(_finding(path, None, f"'n_trajectories' {training.n_trajectories} is not in [1, {bound}] (fields × origins × conditions)",
+                                 ProblemKind.SCHEMA))
     first = min(panel.origins)
     for key, origins in (("origins", training.origins), ("gate.origins", training.gate_origins)):
         late = [o for o in origins if add_months(o, window_months) > first]
         if late:
-            findings.append(_finding(path, None, f"{key!r}: the target window of {late[0]} ends after the panel's first origin {first}"))
+            findings.append(_finding(path, None, f"{key!r}: the target window of {late[0]} ends after the panel's first origin {first}",
+                                     ProblemKind.SCHEMA))
     return findings
 
 
 def check_training_presence(path: str, base_model: str | None, has_training: bool) -> list[Finding]:
     """training.json exists if and only if model.json names a ``base_model``."""
     if base_model is not None and not has_training:
-        return [_finding(path, None, f"'base_model' {base_model!r} requires a training.json")]
+        return [_finding(path, None, f"'base_model' {base_model!r} requires a training.json", ProblemKind.SCHEMA)]
     if base_model is None and has_training:
-        return [_finding(path, None, "training.json is present but model.json names no 'base_model'")]
+        return [_finding(path, None, "training.json is present but model.json names no 'base_model'", ProblemKind.SCHEMA)]
     return []

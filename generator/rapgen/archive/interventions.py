@@ -18,26 +18,25 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
-from rapgen.archive.parse import (
+from rapgen.archive.jsonparse import (
     _Bad,
     _date,
-    _document,
-    _guard,
     _int,
     _keys,
-    _lines,
     _one_of,
+    _parse_document,
+    _parse_lines,
+    _sha256_hex,
     _str,
-    _unit_validity,
     as_float,
 )
-from rapgen.archive.records import CONDITIONS, MODEL_ID_PATTERN, SPLITS, Category, Finding, TraceCall
+from rapgen.archive.parse import _prediction, _trace_call
+from rapgen.archive.records import CONDITIONS, MODEL_ID_PATTERN, SPLITS, Category, Finding, ProblemKind, TraceCall
 
-_HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
 _MODEL_ID_RE = re.compile(MODEL_ID_PATTERN)
 
 SOURCE_CONDITIONS: tuple[str, ...] = ("A3", "A4")
@@ -55,9 +54,6 @@ REPLAY_REQUIRED: tuple[str, ...] = (
 )
 ORACLE_REQUIRED: tuple[str, ...] = ("field_id", "origin", "condition", "weights", "input_sha256", "prompt_sha256")
 UNIT_OPTIONAL: tuple[str, ...] = ("rationale", "status", "reason")
-TRACE_KEYS: tuple[str, ...] = (
-    "field_id", "origin", "condition", "call_index", "query", "sort", "date_from", "date_to", "total_hits", "returned_ids",
-)
 INFERENCE_KEYS: tuple[str, ...] = (
     "endpoint", "temperature", "top_p", "seed", "max_output_tokens", "tool_choice",
     "parallel_tool_calls", "api_retries", "unit_retries", "context_window",
@@ -148,19 +144,12 @@ class Training:
     notes: str | None
 
 
-def _finding(path: str, line: int | None, detail: str) -> Finding:
-    return Finding(path, line, Category.MALFORMED, detail)
+def _finding(path: str, line: int | None, detail: str, kind: ProblemKind = ProblemKind.SCHEMA) -> Finding:
+    return Finding(path, line, Category.MALFORMED, detail, kind=kind)
 
 
 def _show(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)[:40]
-
-
-def _hex64(obj: dict, key: str) -> str:
-    value = _str(obj, key)
-    if not _HEX64_RE.match(value):
-        raise _Bad(f"{key!r} must be 64 lower-case hex digits, found {_show(value)}")
-    return value
 
 
 def _optional_text(obj: dict, key: str) -> str | None:
@@ -182,7 +171,7 @@ def check_unit_provenance(obj: dict) -> None:
         if key in obj:
             _int(obj, key, 1)
     if "prompt_sha256" in obj:
-        _hex64(obj, "prompt_sha256")
+        _sha256_hex(obj, "prompt_sha256")
     if "usage" in obj:
         usage = obj["usage"]
         if not isinstance(usage, dict):
@@ -193,64 +182,50 @@ def check_unit_provenance(obj: dict) -> None:
                 raise _Bad(f"'usage.{key}' must be an integer ≥ 0, found {_show(usage[key])}")
 
 
-def _weights(obj: dict) -> tuple[tuple[float, ...] | None, bool, str]:
-    """SUBMISSION.md weights: malformed types raise; invalid units are returned as such."""
-    status = obj.get("status", "valid")
-    if status not in ("valid", "invalid"):
-        raise _Bad(f"'status' must be \"valid\" or \"invalid\", found {_show(status)}")
-    for key in ("rationale", "reason"):
-        if obj.get(key) is not None:
-            _str(obj, key)
-    weights = obj["weights"]
-    if status == "invalid" and weights is not None:
-        raise _Bad("a unit with status \"invalid\" must have weights null")
-    if weights is None:
-        return None, False, obj.get("reason") or "weights null"
-    if not isinstance(weights, dict):
-        raise _Bad(f"'weights' must be an object or null, found {type(weights).__name__}")
-    for key, value in weights.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _Bad(f"weight {key!r} is not a JSON number, found {_show(value)}")
-    composition, reason = _unit_validity(weights)
-    return composition, composition is not None, reason
+_UNIT_CORE = ("field_id", "origin", "weights", "rationale", "status", "reason")
 
 
-def _episode(obj: dict, field_set: set[str], origin_set: set[date]) -> tuple[str, date]:
-    fid = _str(obj, "field_id")
-    if fid not in field_set:
-        raise _Bad(f"'field_id' {fid!r} is not a field of this archive")
-    origin = _date(obj, "origin")
-    if origin not in origin_set:
-        raise _Bad(f"'origin' {origin} is not an origin of this archive")
-    return fid, origin
+def _unit_core(field_set: set[str], origin_set: set[date]) -> Any:
+    """The predictions.jsonl rules for episode, status and weights (one home: ``parse``),
+    applied to the unit keys of a replay or oracle line."""
+    predict = _prediction(field_set, origin_set)
+
+    def check(obj: dict, number: int) -> tuple[tuple[float, ...] | None, bool, str]:
+        unit = predict({**{k: obj[k] for k in _UNIT_CORE if k in obj}, "condition": "A0"}, number)
+        return unit.weights, unit.valid, unit.reason
+
+    return check
+
+
+def _readout(field_set: set[str], origin_set: set[date]) -> Callable[[dict, int], Readout]:
+    core = _unit_core(field_set, origin_set)
+
+    def build(obj: dict, number: int) -> Readout:
+        _keys(obj, REPLAY_REQUIRED, UNIT_OPTIONAL + UNIT_PROVENANCE_KEYS)
+        weights, valid, reason = core(obj, number)
+        source = _one_of(obj, "source_condition", SOURCE_CONDITIONS)
+        readout = _one_of(obj, "readout", READOUTS)
+        budget = _one_of(obj, "budget", BUDGETS)
+        calls = _int(obj, "calls_used")
+        evidence, prompt = _sha256_hex(obj, "evidence_sha256"), _sha256_hex(obj, "prompt_sha256")
+        check_unit_provenance(obj)
+        return Readout(obj["field_id"], _date(obj, "origin"), source, readout, budget, calls, evidence, prompt,
+                       weights, valid, reason, number)
+
+    return build
 
 
 def parse_replays(path: str, data: bytes, field_ids: Iterable[str], origins: Iterable[date]) -> tuple[list[Readout], list[Finding]]:
     """replays.jsonl: keys and types, duplicates, one ``prompt_sha256`` per file."""
-    field_set, origin_set = set(field_ids), set(origins)
     findings: list[Finding] = []
     out: list[Readout] = []
     seen: dict[tuple, int] = {}
     prompt: tuple[str, int] | None = None
-    for number, obj in _lines(path, data, findings):
-        def build() -> Readout:
-            _keys(obj, REPLAY_REQUIRED, UNIT_OPTIONAL + UNIT_PROVENANCE_KEYS)
-            fid, origin = _episode(obj, field_set, origin_set)
-            source = _one_of(obj, "source_condition", SOURCE_CONDITIONS)
-            readout = _one_of(obj, "readout", READOUTS)
-            budget = _one_of(obj, "budget", BUDGETS)
-            calls = _int(obj, "calls_used")
-            evidence, prompt_sha = _hex64(obj, "evidence_sha256"), _hex64(obj, "prompt_sha256")
-            check_unit_provenance(obj)
-            weights, valid, reason = _weights(obj)
-            return Readout(fid, origin, source, readout, budget, calls, evidence, prompt_sha, weights, valid, reason, number)
-
-        record = _guard(path, number, findings, build)
-        if record is None:
-            continue
+    for number, record in _parse_lines(path, data, findings, _readout(set(field_ids), set(origins))):
         key = (record.field_id, record.origin, record.source_condition, record.readout, record.budget)
         if key in seen:
-            findings.append(_finding(path, number, f"duplicate readout {record.field_id} {record.origin} {record.cell} (first on line {seen[key]})"))
+            findings.append(_finding(path, number, f"duplicate readout {record.field_id} {record.origin} {record.cell} "
+                                                   f"(first on line {seen[key]})", ProblemKind.DUPLICATE_UNIT))
             continue
         if prompt is None:
             prompt = (record.prompt_sha256, number)
@@ -261,68 +236,62 @@ def parse_replays(path: str, data: bytes, field_ids: Iterable[str], origins: Ite
     return out, findings
 
 
+def _oracle_unit(field_set: set[str], origin_set: set[date]) -> Callable[[dict, int], OracleUnit]:
+    core = _unit_core(field_set, origin_set)
+
+    def build(obj: dict, number: int) -> OracleUnit:
+        _keys(obj, ORACLE_REQUIRED, UNIT_OPTIONAL + UNIT_PROVENANCE_KEYS)
+        weights, valid, reason = core(obj, number)
+        condition = _one_of(obj, "condition", ORACLE_CONDITIONS)
+        input_sha, prompt = _sha256_hex(obj, "input_sha256"), _sha256_hex(obj, "prompt_sha256")
+        check_unit_provenance(obj)
+        return OracleUnit(obj["field_id"], _date(obj, "origin"), condition, weights, valid, input_sha, prompt, reason, number)
+
+    return build
+
+
 def parse_oracle(path: str, data: bytes, field_ids: Iterable[str], origins: Iterable[date]) -> tuple[list[OracleUnit], list[Finding]]:
     """oracle.jsonl: prediction records of O1–O3 plus ``input_sha256`` and ``prompt_sha256``."""
-    field_set, origin_set = set(field_ids), set(origins)
     findings: list[Finding] = []
     out: list[OracleUnit] = []
     seen: dict[tuple, int] = {}
-    for number, obj in _lines(path, data, findings):
-        def build() -> OracleUnit:
-            _keys(obj, ORACLE_REQUIRED, UNIT_OPTIONAL + UNIT_PROVENANCE_KEYS)
-            fid, origin = _episode(obj, field_set, origin_set)
-            condition = _one_of(obj, "condition", ORACLE_CONDITIONS)
-            input_sha, prompt_sha = _hex64(obj, "input_sha256"), _hex64(obj, "prompt_sha256")
-            check_unit_provenance(obj)
-            weights, valid, reason = _weights(obj)
-            return OracleUnit(fid, origin, condition, weights, valid, input_sha, prompt_sha, reason, number)
-
-        record = _guard(path, number, findings, build)
-        if record is None:
-            continue
+    for number, record in _parse_lines(path, data, findings, _oracle_unit(set(field_ids), set(origins))):
         key = (record.field_id, record.origin, record.condition)
         if key in seen:
-            findings.append(_finding(path, number, f"duplicate unit {record.field_id} {record.origin} {record.condition} (first on line {seen[key]})"))
+            findings.append(_finding(path, number, f"duplicate unit {record.field_id} {record.origin} {record.condition} "
+                                                   f"(first on line {seen[key]})", ProblemKind.DUPLICATE_UNIT))
             continue
         seen[key] = number
         out.append(record)
     return out, findings
 
 
+def _oracle_call(field_set: set[str], origin_set: set[date], max_calls: int) -> Callable[[dict, int], TraceCall]:
+    """A traces.jsonl line (one home of the trace rules: ``parse``) whose condition is O3;
+    O3 searches the Expanding shard, as A3 does."""
+    as_search = _trace_call(field_set, origin_set, max_calls)
+
+    def build(obj: dict, number: int) -> TraceCall:
+        if "condition" in obj and obj["condition"] != "O3":
+            raise _Bad(f"'condition' must be \"O3\" in this file, found {_show(obj['condition'])}")
+        call = as_search({**obj, "condition": "A3"} if "condition" in obj else obj, number)
+        return replace(call, condition="O3")
+
+    return build
+
+
 def parse_oracle_traces(
     path: str, data: bytes, field_ids: Iterable[str], origins: Iterable[date], max_calls: int
 ) -> tuple[list[TraceCall], list[Finding]]:
     """oracle_traces.jsonl: traces.jsonl lines whose condition is ``O3``."""
-    field_set, origin_set = set(field_ids), set(origins)
     findings: list[Finding] = []
     out: list[TraceCall] = []
     seen: dict[tuple, int] = {}
-    for number, obj in _lines(path, data, findings):
-        def build() -> TraceCall:
-            _keys(obj, TRACE_KEYS)
-            fid, origin = _episode(obj, field_set, origin_set)
-            if obj["condition"] != "O3":
-                raise _Bad(f"'condition' must be \"O3\" in this file, found {_show(obj['condition'])}")
-            index = _int(obj, "call_index")
-            if index >= max_calls:
-                raise _Bad(f"'call_index' {index} is beyond the cap of {max_calls} calls per unit")
-            for key in ("query", "sort"):
-                _str(obj, key)
-            for key in ("date_from", "date_to"):
-                if obj[key] is not None and not isinstance(obj[key], str):
-                    raise _Bad(f"{key!r} must be a string or null, found {_show(obj[key])}")
-            ids = obj["returned_ids"]
-            if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-                raise _Bad("'returned_ids' must be a list of arXiv ids")
-            return TraceCall(fid, origin, "O3", index, obj["query"], obj["sort"], obj["date_from"], obj["date_to"],
-                             _int(obj, "total_hits"), tuple(ids), number)
-
-        call = _guard(path, number, findings, build)
-        if call is None:
-            continue
+    for number, call in _parse_lines(path, data, findings, _oracle_call(set(field_ids), set(origins), max_calls)):
         key = (call.field_id, call.origin, call.call_index)
         if key in seen:
-            findings.append(_finding(path, number, f"duplicate call {call.call_index} for {call.field_id} {call.origin} O3 (first on line {seen[key]})"))
+            findings.append(_finding(path, number, f"duplicate call {call.call_index} for {call.field_id} {call.origin} O3 "
+                                                   f"(first on line {seen[key]})", ProblemKind.DUPLICATE_CALL))
             continue
         seen[key] = number
         out.append(call)
@@ -419,12 +388,8 @@ def parse_model_extensions(
     ``model_ids``: the archive's listed models, which a ``base_model`` must name.
     """
     origin_set, listed = set(origins), set(model_ids)
-    findings: list[Finding] = []
-    obj = _document(path, data, findings)
-    if obj is None:
-        return None, findings
 
-    def build() -> ModelExtensions:
+    def build(obj: dict) -> ModelExtensions:
         panel = _panel(obj["panel"], origin_set) if obj.get("panel") is not None else None
         base = obj.get("base_model")
         if base is not None:
@@ -447,7 +412,7 @@ def parse_model_extensions(
         inference = check_inference(obj["inference"]) if "inference" in obj else None
         return ModelExtensions(panel, base, precision, inference)
 
-    return _guard(path, None, findings, build), findings
+    return _parse_document(path, data, build)
 
 
 def parse_training(
@@ -459,12 +424,8 @@ def parse_training(
     panel's first origin) are :func:`rapgen.archive.intervention_checks.check_training`.
     """
     field_set, origin_set = set(field_ids), set(origins)
-    findings: list[Finding] = []
-    obj = _document(path, data, findings)
-    if obj is None:
-        return None, findings
 
-    def build() -> Training:
+    def build(obj: dict) -> Training:
         _keys(obj, TRAINING_KEYS)
         base = _str(obj, "base_model")
         if base_model is not None and base != base_model:
@@ -490,5 +451,5 @@ def parse_training(
             dict(obj["hyperparameters"]), _optional_text(obj, "notes"),
         )
 
-    return _guard(path, None, findings, build), findings
+    return _parse_document(path, data, build)
 
