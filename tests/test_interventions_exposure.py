@@ -87,7 +87,8 @@ def test_strata_and_difference():
     # Two fields × five origins of unit differences; strict origins are the last two.
     diff = np.array([[0.1, 0.2, 0.3, 0.5, 0.7], [0.0, np.nan, 0.2, np.nan, np.nan]])
     masks = {"forecast": np.array([False, False, False, True, True])}
-    stats = exposure_statistics("m", {"A3-A1": {"spearman": diff}, "A4-A3": {"spearman": diff}}, masks)
+    stats = exposure_statistics("m", {"A3-A1": {"spearman": diff, "adapt_6": diff}, "A4-A3": {"spearman": diff}}, masks)
+    assert {s.key["metric"] for s in stats} == {"spearman"}
     assert {s.key["contrast"] for s in stats} == {"A3-A1"}  # A4-A3 takes the joint mask, absent here
     by = {s.key["stratum"]: s for s in stats}
     assert by["strict"].values[0] == pytest.approx(0.6)

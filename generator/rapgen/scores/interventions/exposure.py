@@ -109,7 +109,8 @@ def exposure_statistics(
     entry: str, contrasts: Mapping[str, Mapping[str, np.ndarray]], masks: Mapping[str, np.ndarray]
 ) -> list[Statistic]:
     """exposure.csv statistics: per contrast (unit differences (F, O) per metric), per
-    applicable mask, the strict and exposed strata and their paired difference."""
+    applicable mask, the strict and exposed strata and their paired difference.
+    ``adapt_h`` metrics are skipped: a revision pair can straddle the two strata."""
     out = []
     for name, by_metric in contrasts.items():
         kind = mask_kind(name)
@@ -119,6 +120,8 @@ def exposure_statistics(
             strict = np.asarray(strict, dtype=bool)
             n = {"strict": int(strict.sum()), "exposed": int((~strict).sum()), "difference": int(strict.size)}
             for metric, diff in by_metric.items():
+                if metric.startswith("adapt_"):
+                    continue  # a revision pair (T, T+h) can straddle the strata
                 s_fv = field_values(diff, strict[None, :])
                 e_fv = field_values(diff, ~strict[None, :])
                 values = {"strict": s_fv, "exposed": e_fv, "difference": s_fv - e_fv}
