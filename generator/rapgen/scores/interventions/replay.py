@@ -20,7 +20,7 @@ import numpy as np
 
 from rapgen.scores.interventions.core import Statistic, field_values, paired_field_values
 from rapgen.scores.kernels import spearman
-from rapgen.scores.metrics import jsd, tv
+from rapgen.scores.metrics import REGISTRY, UnitInputs, tv
 
 CELLS: tuple[str, ...] = tuple(f"{x}->{y}:{b}" for b in ("all", "matched") for x in "FS" for y in "FS")
 CELL_METRICS: tuple[str, ...] = ("spearman", "tv", "jsd")
@@ -48,10 +48,11 @@ class CellUnits:
 
 
 def unit_values(p: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
-    """SCORING.md §2 spearman, tv and jsd of each unit against the target (NaN: undefined)."""
+    """The registry's spearman, tv and jsd of each unit against the target (NaN: undefined)."""
     p = np.asarray(p, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    return {"spearman": spearman(p, y), "tv": tv(p, y), "jsd": jsd(p, y)}
+    units = UnitInputs(p, y, y, y)  # these three read only p and y
+    return {name: REGISTRY[name].fn(units) for name in CELL_METRICS}
 
 
 def _masked(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
