@@ -22,16 +22,6 @@ CONDITION_CONTRASTS: tuple[tuple[str, str], ...] = (("A1", "A0"), ("A3", "A1"), 
 EWMA_CONTRAST_CONDITIONS: tuple[str, ...] = FORECAST_CONDITIONS  # Ak-ewma, k in A0 A1 A3
 
 
-def mean_over(values: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
-    """Mean of the defined (non-NaN) values along ``axis`` and their count (NaN mean if none)."""
-    defined = ~np.isnan(values)
-    n = defined.sum(axis=axis)
-    total = np.where(defined, values, 0.0).sum(axis=axis)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(n > 0, total / np.where(n > 0, n, 1), np.nan)
-    return mean, n
-
-
 @dataclass(frozen=True)
 class Contrast:
     entry: str  # model id

@@ -9,6 +9,9 @@ undefined value. There is exactly one definition of each rule here.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
 
 # "Constant" means max - min <= 1e-12 (SCORING.md §2, edge rules).
@@ -111,3 +114,28 @@ def mean_over(values: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, total / np.where(n > 0, n, 1), np.nan)
     return mean, n
+
+
+_CONTROLLER: list = []  # the process's threadpoolctl controller, created on first use
+
+
+@contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """Run the enclosed matrix products on one BLAS thread, then restore the limit.
+
+    The diagnostics' products are many and small (inner dimension 8 or 64);
+    a threaded BLAS spends more on waking threads than on arithmetic, and on a
+    busy machine its spinning threads make them 10-50x slower. The scoring
+    bootstrap uses it too, around its two job threads. Uses ``threadpoolctl``
+    when it is installed (otherwise does nothing); the loaded libraries are
+    inspected once per process, so entering the context costs microseconds.
+    """
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - optional dependency
+        yield
+        return
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    with _CONTROLLER[0].limit(limits=1, user_api="blas"):
+        yield

@@ -23,7 +23,6 @@ from rapgen.scores.aggregate import (
     TRACKS,
     Contrast,
     build_contrasts,
-    mean_over,
     metric_higher_is_better,
     probability_first,
     rank_by_intervals,
@@ -31,9 +30,10 @@ from rapgen.scores.aggregate import (
 from rapgen.scores.baselines import BASELINES, compute_baselines
 from rapgen.scores.bootstrap import bootstrap_intervals, draw_counts, unit_sums
 from rapgen.scores.counts import POLICIES, Windows, build_windows, compositions, compute_counts
-from rapgen.scores.diag_core import single_threaded_blas
+from rapgen.scores.kernels import mean_over, single_threaded_blas
 from rapgen.scores.diagnostics import UNIT_COLUMNS as DIAGNOSTIC_UNIT_COLUMNS
 from rapgen.scores.diagnostics import compute_diagnostics, compute_unit_diagnostics
+from rapgen.scores.diagnostics.evidence import search_evidence
 from rapgen.scores.metrics import METRIC_NAMES
 from rapgen.scores.outputs import Table
 from rapgen.scores.units import BASELINE, Entry, baseline_entries, compute_unit_values, read_model_units
@@ -303,6 +303,7 @@ def compute_diagnostics_section(inputs: DiagnosticsInputs) -> tuple[dict, dict[s
     """
     unit_cols = compute_unit_diagnostics(inputs)
     body = compute_diagnostics(inputs, unit_diagnostics=unit_cols)
+    body["search_evidence"] = search_evidence(inputs.archive)
     return {**_diagnostics_head(inputs), **body}, unit_cols
 
 

@@ -224,6 +224,18 @@ DIAGNOSTIC_SECTIONS: tuple[SectionSpec, ...] = (
         ),
     ),
     SectionSpec(
+        "search_evidence", "Search evidence",
+        "What the recorded Search calls returned: the share of returned papers from the recent window, and how the "
+        "directions of the papers a unit found agree with the recent and the future window (mean spearman over units).",
+        (
+            TableSpec("Search evidence by model and condition", ("search_evidence", "rows"), (
+                _c("entry"), _c("condition"), _c("calls"), _c("units"), _c("recent_share"),
+                _c("spearman_recent", "spearman vs recent"), _c("spearman_units", "units (recent)"),
+                _c("spearman_future", "spearman vs future"), _c("spearman_future_units", "units (future)"),
+            )),
+        ),
+    ),
+    SectionSpec(
         "parameters", "Parameters", "The constants the diagnostics were computed with.",
         (TableSpec("Parameters", ("parameters",), (_c("key", "parameter"), _c("value")), flatten=True),),
     ),
