@@ -303,8 +303,19 @@ class _Checker:
             ok = False
         return ok
 
+    def _fetch(self, rel: str, sql: str, params: list | None = None) -> list | None:
+        """Rows of a query, or None after an INVARIANT finding when DuckDB cannot
+        read the table or its values do not convert (e.g. a date past year 9999)."""
+        try:
+            return self.con.execute(sql, params or []).fetchall()
+        except Exception as exc:  # duckdb.Error, or ValueError/OverflowError converting a value
+            self.add(rel, f"cannot be read as the archive's table ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})")
+            return None
+
     def _violations(self, rel: str, sql: str, message: str, params: list | None = None) -> bool:
-        rows = self.con.execute(sql, params or []).fetchall()
+        rows = self._fetch(rel, sql, params)
+        if rows is None:
+            return False
         if rows:
             n = rows[0][-1]
             examples = ", ".join(str(r[0]) for r in rows[:_EXAMPLES])
@@ -320,14 +331,15 @@ class _Checker:
         for message, sql in PAPER_RULES:
             ok &= self._violations(rel, sql, message, [self.disk_path(rel)])
         if ok:
-            self.con.execute(LOAD_PAPERS, [self.disk_path(rel)])
+            ok = self._fetch(rel, LOAD_PAPERS, [self.disk_path(rel)]) is not None
         return ok
 
     def check_assignments(self, fields: list[Field] | None) -> bool:
         rel = ASSIGNMENTS_PARQUET
         if not self._columns(rel, ASSIGNMENTS_COLUMNS):
             return False
-        self.con.execute(LOAD_ASSIGNMENTS, [self.disk_path(rel)])
+        if self._fetch(rel, LOAD_ASSIGNMENTS, [self.disk_path(rel)]) is None:
+            return False
         field_ids = [f.field_id for f in fields or ()]
         ok = self._violations(rel, DUPLICATE_ASSIGNMENTS, "(arxiv_id, field_id) is not unique")
         ok &= self._violations(rel, UNKNOWN_FIELD_ASSIGNMENTS, "field_id is not a field of fields.jsonl", [field_ids])
@@ -380,8 +392,10 @@ class _Checker:
             }
         )
         self.con.register("episodes_frame", frame)
-        rebuilt = self.con.execute(REBUILD_SHARDS).fetchall()
+        rebuilt = self._fetch(rel, REBUILD_SHARDS)
         self.con.unregister("episodes_frame")
+        if rebuilt is None:
+            return
         truth = {(r[0], r[1]): r[2:] for r in rebuilt}
         for entry in rows:
             n, lo, hi, sha = truth[(entry.field_id, entry.origin)]
@@ -460,7 +474,7 @@ class _Checker:
             return
         frame = pd.DataFrame(recs, columns=["line", "field_id", "origin", "date_from", "arxiv_id"])
         self.con.register("returned_frame", frame)
-        bad = self.con.execute(RETURNED_OUTSIDE_SHARD).fetchall()
+        bad = self._fetch(rel, RETURNED_OUTSIDE_SHARD) or []
         self.con.unregister("returned_frame")
         for line, arxiv_id, when in bad:
             if when is None:
