@@ -97,3 +97,16 @@ def test_common_random_numbers_make_a_contrast_its_parts_difference():
     left, right = np.array([0.5, 0.7, 0.2, 0.9]), np.array([0.1, 0.3, 0.4, 0.2])
     reps = replicates(np.stack([left, right, left - right]), draws)
     assert np.allclose(reps[0] - reps[1], reps[2], atol=1e-14)
+
+
+def test_scorer_draws_give_the_same_rows():
+    from rapgen.scores.bootstrap import draw_counts
+    from rapgen.scores.interventions.core import draws_from_scorer
+
+    ids, splits, blocks = ["b", "a", "c"], ["dev", "dev", "test"], ["y", "x", "x2"]
+    scorer = {("dev", "block"): (("x", "y"), draw_counts(2, 30, 0)), ("dev", "field"): (("a", "b"), draw_counts(2, 30, 0)),
+              ("test", "block"): (("x2",), draw_counts(1, 30, 0)), ("test", "field"): (("c",), draw_counts(1, 30, 0))}
+    mine = split_draws(ids, splits, blocks, 30, 0, 0.95)
+    theirs = draws_from_scorer(scorer, ids, splits, blocks, 0.95)
+    stats = [Statistic({"s": "x"}, np.array([0.2, 0.9, 0.4]))]
+    assert summarise(stats, mine) == summarise(stats, theirs)

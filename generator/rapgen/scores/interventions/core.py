@@ -73,6 +73,31 @@ def split_draws(
     return out
 
 
+def draws_from_scorer(
+    draws: Mapping[tuple[str, str], tuple[Sequence[str], np.ndarray]],
+    field_ids: Sequence[str],
+    field_split: Sequence[str],
+    field_block: Sequence[str],
+    level: float,
+) -> dict[str, SplitDraws]:
+    """The scorer's own count matrices (``{(split, "block" | "field"): (unit ids, C)}``),
+    so that the intervention rows use exactly the leaderboard's draws."""
+    split_of = np.asarray(field_split, dtype=object)
+    out: dict[str, SplitDraws] = {}
+    for name in sorted({split for split, _ in draws}):
+        cols = np.flatnonzero(split_of == name)
+        (block_ids, block_counts), (unit_ids, field_counts) = draws[(name, "block")], draws[(name, "field")]
+        b_pos = {b: i for i, b in enumerate(block_ids)}
+        f_pos = {f: i for i, f in enumerate(unit_ids)}
+        out[name] = SplitDraws(
+            name, cols,
+            np.array([b_pos[str(field_block[c])] for c in cols], dtype=np.int64), np.asarray(block_counts, dtype=np.float64),
+            np.array([f_pos[str(field_ids[c])] for c in cols], dtype=np.int64), np.asarray(field_counts, dtype=np.float64),
+            float(level),
+        )
+    return out
+
+
 def interval_arrays(Z: np.ndarray, draws: SplitDraws) -> dict[str, np.ndarray]:
     """The interval row of every statistic (rows of ``Z``, field values over all fields) on one split."""
     Z = np.asarray(Z, dtype=np.float64).reshape(-1, np.shape(Z)[-1])[:, draws.columns]
