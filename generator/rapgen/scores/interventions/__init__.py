@@ -8,6 +8,7 @@ interval is on the split's SCORING.md §5 draws (common random numbers).
 """
 
 from rapgen.scores.interventions.assemble import Grid, ModelRecords, assemble_rows
+from rapgen.scores.interventions.compute import InterventionOutput, compute_interventions
 from rapgen.scores.interventions.conditions import UnitValues, cell_statistics, contrast_statistics, oracle_statistics, panel_statistics
 from rapgen.scores.interventions.core import (
     ALL_SPLITS,
@@ -44,8 +45,8 @@ from rapgen.scores.interventions.tables import INTERVENTION_FILES, build_table, 
 
 __all__ = [
     "ALL_SPLITS", "CELLS", "CONTRASTS", "INTERVAL_COLUMNS", "INTERVENTION_FILES",
-    "Call", "CellUnits", "Grid", "MaskRow", "ModelRecords", "PairSignature", "SplitDraws", "Statistic", "UnitValues",
-    "assemble_rows", "build_table", "cell_statistics", "contrast_statistics", "counterfactual_statistics", "counterfactual_values",
+    "Call", "CellUnits", "Grid", "InterventionOutput", "MaskRow", "ModelRecords", "PairSignature", "SplitDraws", "Statistic", "UnitValues",
+    "assemble_rows", "build_table", "cell_statistics", "compute_interventions", "contrast_statistics", "counterfactual_statistics", "counterfactual_values",
     "effective_cutoff", "exposure_statistics", "fidelity_statistics", "field_values", "forecast_strict",
     "intervention_files", "interval_arrays", "joint_strict", "mask_kind", "mask_rows", "masks_of", "oracle_statistics",
     "pair_signature", "paired_field_values", "panel_statistics", "posterior_ceiling", "readout_values", "replay_statistics",
