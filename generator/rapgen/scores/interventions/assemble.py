@@ -33,7 +33,13 @@ from rapgen.scores.interventions.exposure import (
     strict_mask_rows,
 )
 from rapgen.scores.interventions.replay import CONTRASTS, CellUnits, fidelity_statistics, readout_values, replay_statistics
-from rapgen.scores.interventions.signature import Call, pair_signature, signature_statistics
+from rapgen.scores.interventions.signature import (
+    Call,
+    counterfactual_statistics,
+    counterfactual_values,
+    pair_signature,
+    signature_statistics,
+)
 from rapgen.scores.interventions.tables import mask_rows
 from rapgen.scores.metrics import unit_metric_values
 
@@ -41,6 +47,9 @@ REGIME_PAIRS: tuple[tuple[str, str, str], ...] = (("expanding", "A3", "A4"), ("f
 MODEL_CONTRASTS: tuple[tuple[str, str], ...] = (("A1", "A0"), ("A3", "A1"), ("A2", "A1"), ("A4", "A3"))
 STATE = ("A2", "A4")
 ExtraMetrics = Callable[[np.ndarray, bool], Mapping[str, np.ndarray]]
+# (model, field, origin, condition, call_index) -> the ids the call returned when re-run with the
+# common options (sort relevance, bounds [T − 6 months, T)); made by ``rapgen replay``.
+Reruns = Mapping[tuple[str, str, date, str, int], Sequence[str]]
 
 
 @dataclass(frozen=True)
@@ -183,23 +192,46 @@ def _model_diffs(m: _Model, baselines: Mapping[str, UnitValues]) -> dict[str, di
             for name, left, right in pairs if left is not None and right is not None}
 
 
-def _signature(m: _Model, malformed: Callable[[TraceCall], bool]) -> list[Statistic]:
+def _pairs(m: _Model, fc: str, sc: str) -> list[tuple[str, date]]:
+    have = {(u.field_id, u.origin) for u in m.records.units if u.condition == fc}
+    return sorted(have & {(u.field_id, u.origin) for u in m.records.units if u.condition == sc})
+
+
+def _episode_context(m: _Model, fid: str, origin: date) -> tuple:
     g = m.grid
+    i, j = m.fi[fid], m.oi[origin]
+    x = None if np.isnan(g.x[i, j]).any() else g.x[i, j]
+    y = None if np.isnan(g.y[i, j]).any() else g.y[i, j]
+    return add_months(origin, -g.window_months), origin, g.first_submitted, g.labels.get(fid, {}), x, y
+
+
+def _signature(m: _Model, malformed: Callable[[TraceCall], bool]) -> list[Statistic]:
     out = []
     for regime, fc, sc in REGIME_PAIRS:
-        have = {(u.field_id, u.origin) for u in m.records.units if u.condition == fc}
-        both = have & {(u.field_id, u.origin) for u in m.records.units if u.condition == sc}
-        pairs = {}
-        for fid, origin in sorted(both):
-            i, j = m.fi[fid], m.oi[origin]
-            x = None if np.isnan(g.x[i, j]).any() else g.x[i, j]
-            y = None if np.isnan(g.y[i, j]).any() else g.y[i, j]
-            pairs[(i, j)] = pair_signature(
-                m.search_calls(fid, origin, fc, malformed), m.search_calls(fid, origin, sc, malformed),
-                add_months(origin, -g.window_months), origin, g.first_submitted, g.labels.get(fid, {}), x, y,
-            )
+        pairs = {
+            (m.fi[fid], m.oi[origin]): pair_signature(
+                m.search_calls(fid, origin, fc, malformed), m.search_calls(fid, origin, sc, malformed), *_episode_context(m, fid, origin))
+            for fid, origin in _pairs(m, fc, sc)
+        }
         if pairs:
-            out += signature_statistics(m.records.model_id, regime, pairs, g.shape)
+            out += signature_statistics(m.records.model_id, regime, pairs, m.grid.shape)
+    return out
+
+
+def _counterfactual(m: _Model, malformed: Callable[[TraceCall], bool], reruns: Reruns) -> list[Statistic]:
+    """option_counterfactual.csv statistics; a pair enters when every well-formed call was re-run."""
+    mid, out = m.records.model_id, []
+    for regime, fc, sc in REGIME_PAIRS:
+        pairs = {}
+        for fid, origin in _pairs(m, fc, sc):
+            sides = [m.search_calls(fid, origin, c, malformed) for c in (fc, sc)]
+            ids = [{c.call_index: reruns.get((mid, fid, origin, cond, c.call_index)) for c in calls if not c.malformed}
+                   for cond, calls in zip((fc, sc), sides)]
+            if any(v is None for side in ids for v in side.values()):
+                continue
+            pairs[(m.fi[fid], m.oi[origin])] = counterfactual_values(sides[0], sides[1], ids[0], ids[1], *_episode_context(m, fid, origin))
+        if pairs:
+            out += counterfactual_statistics(mid, regime, pairs, m.grid.shape)
     return out
 
 
@@ -208,14 +240,16 @@ def assemble_rows(
     models: Sequence[ModelRecords],
     malformed: Callable[[TraceCall], bool],
     extra_metrics: ExtraMetrics | None = None,
+    reruns: Reruns | None = None,
 ) -> dict[str, list[dict]]:
-    """Rows of cells, contrasts, fidelity, signature, strict_masks and exposure (not
-    option_counterfactual, which needs ``rapgen replay``'s re-runs)."""
+    """Rows of every §8 file; option_counterfactual.csv only when ``reruns`` (from
+    ``rapgen replay``) are given."""
     baseline_model = _Model(grid, ModelRecords("", ()), extra_metrics)
     baselines = {"ewma": baseline_model.values_of(grid.ewma, None, False),
                  "recent": baseline_model.values_of(grid.recent, None, False)}
     wrapped = {r.model_id: _Model(grid, r, extra_metrics) for r in models}
-    stats: dict[str, list[Statistic]] = {k: [] for k in ("cells.csv", "contrasts.csv", "fidelity.csv", "signature.csv", "exposure.csv")}
+    names = ("cells.csv", "contrasts.csv", "fidelity.csv", "signature.csv", "exposure.csv", "option_counterfactual.csv")
+    stats: dict[str, list[Statistic]] = {k: [] for k in names}
     masks_out: list[dict] = []
     for mid, m in wrapped.items():
         r = m.records
@@ -247,6 +281,8 @@ def assemble_rows(
             stats["cells.csv"] += c
             stats["contrasts.csv"] += k
         stats["signature.csv"] += _signature(m, malformed)
+        if reruns is not None:
+            stats["option_counterfactual.csv"] += _counterfactual(m, malformed, reruns)
         rows = strict_mask_rows(mid, r.knowledge_cutoff, r.release_date, r.cutoff_precision, grid.origins, grid.window_months)
         masks_out += mask_rows(rows)
         if rows:

@@ -109,10 +109,11 @@ def compute_interventions(
     records: list[ModelRecords],
     malformed: Callable[[TraceCall], bool],
     extra_metrics: Callable | None = None,
+    reruns: Mapping | None = None,
 ) -> InterventionOutput:
     """Every ``DIR/interventions/`` file (option_counterfactual.csv holds only its header
-    until ``rapgen replay`` supplies the re-runs) and the §6 reliability additions."""
+    unless ``reruns`` from ``rapgen replay`` are given) and the §6 reliability additions."""
     first_submitted, labels = ledger_lookups(inputs.archive)
     grid = grid_from_score_inputs(inputs, diagnostics, first_submitted, labels)
-    rows = assemble_rows(grid, records, malformed, extra_metrics)
+    rows = assemble_rows(grid, records, malformed, extra_metrics, reruns)
     return InterventionOutput(intervention_files(rows), reliability_additions(inputs, diagnostics, grid))
