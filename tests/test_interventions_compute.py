@@ -67,3 +67,20 @@ def test_posterior_ceiling_from_the_diagnostics_episodes(scored):
         n_fields = sum(1 for s in fields.values() if split in ("all", s))
         assert posterior[split]["n_episodes"] == n_fields * len(archive.origins.origins)
     assert [row["horizon"] for row in out.reliability["revision"]["test"]] == [6, 12, 18]
+
+
+def test_declared_tables_read_the_additions(scored):
+    from rapgen.scores.interventions.layout import RELIABILITY_TABLES, SCORE_FILES
+    from rapgen.scores.schema import table_records
+
+    _, _, out = scored
+    body = {"reliability": out.reliability}
+    posterior = table_records(RELIABILITY_TABLES[0], body)
+    assert [r["split"] for r in posterior] == ["dev", "test", "all"]
+    assert all(c.key in posterior[0] and (not c.interval or (c.ci_low in posterior[0] and c.ci_high in posterior[0]))
+               for c in RELIABILITY_TABLES[0].columns)
+    for spec in RELIABILITY_TABLES[1:]:
+        rows = table_records(spec, body)
+        assert [r["horizon"] for r in rows] == [6, 12, 18]
+        assert all(c.key in rows[0] for c in spec.columns)
+    assert set(SCORE_FILES) == set(out.files)
