@@ -20,19 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from rapgen.errors import ScoringError
-
-from rapgen.scores.schema import (  # noqa: F401  (the declared columns, re-exported for the writers)
-    COMPOSITIONS_COLUMNS,
-    CONTRASTS_COLUMNS,
-    FIELD_CLUSTERED_COLUMNS,
-    FIELD_SCORES_COLUMNS,
-    FLOAT_COLUMNS,
-    LEADERBOARD_COLUMNS,
-    ORIGIN_SCORES_COLUMNS,
-    RANKS_COLUMNS,
-    SCHEMA_VERSION,
-    SCORE_FILES,
-)
+from rapgen.scores.schema import FLOAT_COLUMNS, SCORE_FILES
 
 
 @dataclass(frozen=True)
