@@ -35,9 +35,10 @@ from rapgen.scores.interventions.exposure import (
 from rapgen.scores.interventions.replay import CONTRASTS, CellUnits, fidelity_statistics, readout_values, replay_statistics
 from rapgen.scores.interventions.signature import (
     Call,
+    PairInput,
     counterfactual_statistics,
     counterfactual_values,
-    pair_signature,
+    pair_signatures,
     signature_statistics,
 )
 from rapgen.scores.interventions.tables import mask_rows
@@ -208,11 +209,12 @@ def _episode_context(m: _Model, fid: str, origin: date) -> tuple:
 def _signature(m: _Model, malformed: Callable[[TraceCall], bool]) -> list[Statistic]:
     out = []
     for regime, fc, sc in REGIME_PAIRS:
-        pairs = {
-            (m.fi[fid], m.oi[origin]): pair_signature(
-                m.search_calls(fid, origin, fc, malformed), m.search_calls(fid, origin, sc, malformed), *_episode_context(m, fid, origin))
-            for fid, origin in _pairs(m, fc, sc)
-        }
+        episodes = _pairs(m, fc, sc)
+        sigs = pair_signatures([
+            PairInput(m.search_calls(fid, origin, fc, malformed), m.search_calls(fid, origin, sc, malformed), *_episode_context(m, fid, origin))
+            for fid, origin in episodes
+        ])
+        pairs = {(m.fi[fid], m.oi[origin]): sig for (fid, origin), sig in zip(episodes, sigs)}
         if pairs:
             out += signature_statistics(m.records.model_id, regime, pairs, m.grid.shape)
     return out

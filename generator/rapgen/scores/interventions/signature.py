@@ -54,17 +54,48 @@ def _ratio(num: float, den: float) -> float:
     return num / den if den else NAN
 
 
-def _align(ids: set[str], labels: Mapping[str, int], target: np.ndarray | None) -> float:
-    """spearman(c, target), c the primary-direction counts of the distinct ids that are
-    field members (labels: id -> slot of a counted primary); undefined if Σc = 0."""
+def _counts(ids: set[str], labels: Mapping[str, int]) -> np.ndarray | None:
+    """Primary-direction counts of the distinct ids that are field members (labels: id ->
+    slot of a counted primary); None when Σc = 0 (the alignments are then undefined)."""
     counts = np.zeros(8)
     for pid in ids:
         slot = labels.get(pid)
         if slot is not None:
             counts[slot] += 1
-    if counts.sum() == 0 or target is None:
-        return NAN
-    return float(spearman(counts, np.asarray(target, dtype=np.float64)))
+    return counts if counts.sum() else None
+
+
+def _side(calls: Sequence[Call], recent_start: date, origin: date, first_submitted: Mapping[str, date],
+          labels: Mapping[str, int]) -> tuple[dict[str, float], np.ndarray | None]:
+    """The side metrics but the alignments, and the counts the alignments need."""
+    k = len(calls)
+    slots = [pid for c in calls if not c.malformed for pid in c.returned_ids]
+    distinct = set(slots)
+    recent = sum(1 for pid in slots if recent_start <= first_submitted[pid] < origin)
+    ok = [c for c in calls if not c.malformed]
+    values = {
+        "recent_share": _ratio(recent, len(slots)),
+        "distinct": float(len(distinct)) if slots else NAN,
+        "duplicate_share": 1.0 - len(distinct) / len(slots) if slots else NAN,
+        "sort_date": _ratio(sum(c.sort == "date" for c in ok), k),
+        "bounded": _ratio(sum(c.date_from is not None or c.date_to is not None for c in ok), k),
+        "recent_bounded": _ratio(sum(c.date_from is not None and c.date_from >= recent_start for c in ok), k),
+        "align_recent": NAN,
+        "align_future": NAN,
+    }
+    return values, _counts(distinct, labels)
+
+
+def _fill_alignments(items: Sequence[tuple[dict[str, float], np.ndarray | None, np.ndarray | None, np.ndarray | None]]) -> None:
+    """Set ``align_recent`` = spearman(c, x) and ``align_future`` = spearman(c, y) for many
+    sides at once (one vectorised §2 spearman over all rows)."""
+    rows = [(values, c, target, key) for values, c, x, y in items for key, target in (("align_recent", x), ("align_future", y))
+            if c is not None and target is not None]
+    if not rows:
+        return
+    result = spearman(np.stack([r[1] for r in rows]), np.stack([np.asarray(r[2], dtype=np.float64) for r in rows]))
+    for (values, _, _, key), value in zip(rows, result.tolist()):
+        values[key] = value
 
 
 def side_signature(
@@ -72,21 +103,9 @@ def side_signature(
     labels: Mapping[str, int], x: np.ndarray | None, y: np.ndarray | None,
 ) -> dict[str, float]:
     """The §5 side metrics of one side's kept calls (empty evidence is undefined)."""
-    k = len(calls)
-    slots = [pid for c in calls if not c.malformed for pid in c.returned_ids]
-    distinct = set(slots)
-    recent = sum(1 for pid in slots if recent_start <= first_submitted[pid] < origin)
-    ok = [c for c in calls if not c.malformed]
-    return {
-        "recent_share": _ratio(recent, len(slots)),
-        "distinct": float(len(distinct)) if slots else NAN,
-        "duplicate_share": 1.0 - len(distinct) / len(slots) if slots else NAN,
-        "sort_date": _ratio(sum(c.sort == "date" for c in ok), k),
-        "bounded": _ratio(sum(c.date_from is not None or c.date_to is not None for c in ok), k),
-        "recent_bounded": _ratio(sum(c.date_from is not None and c.date_from >= recent_start for c in ok), k),
-        "align_recent": _align(distinct, labels, x),
-        "align_future": _align(distinct, labels, y),
-    }
+    values, counts = _side(calls, recent_start, origin, first_submitted, labels)
+    _fill_alignments([(values, counts, x, y)])
+    return values
 
 
 @dataclass(frozen=True)
@@ -105,20 +124,45 @@ def _distinct(calls: Sequence[Call]) -> set[str]:
     return {pid for c in calls if not c.malformed for pid in c.returned_ids}
 
 
+@dataclass(frozen=True)
+class PairInput:
+    """One pair's calls and episode context, for :func:`pair_signatures`."""
+
+    forecast_calls: Sequence[Call]
+    state_calls: Sequence[Call]
+    recent_start: date
+    origin: date
+    first_submitted: Mapping[str, date]
+    labels: Mapping[str, int]
+    x: np.ndarray | None
+    y: np.ndarray | None
+    matched: bool = True
+
+
+def pair_signatures(pairs: Sequence[PairInput]) -> list[PairSignature]:
+    """Both sides of every pair, truncated to k = min(n_F, n_S) (or each side whole when
+    not ``matched``); the alignments of all pairs in one vectorised pass."""
+    out, pending = [], []
+    for p in pairs:
+        k = min(len(p.forecast_calls), len(p.state_calls))
+        f = truncate(p.forecast_calls, k if p.matched else None)
+        s = truncate(p.state_calls, k if p.matched else None)
+        fs, ss = _distinct(f), _distinct(s)
+        pair = {"jaccard": _ratio(len(fs & ss), len(fs | ss)), "matched_calls": float(k)}
+        (fv, fc), (sv, sc) = (_side(side, p.recent_start, p.origin, p.first_submitted, p.labels) for side in (f, s))
+        pending += [(fv, fc, p.x, p.y), (sv, sc, p.x, p.y)]
+        out.append(PairSignature(fv, sv, pair))
+    _fill_alignments(pending)
+    return out
+
+
 def pair_signature(
     forecast_calls: Sequence[Call], state_calls: Sequence[Call], recent_start: date, origin: date,
     first_submitted: Mapping[str, date], labels: Mapping[str, int], x: np.ndarray | None, y: np.ndarray | None,
     *, matched: bool = True,
 ) -> PairSignature:
-    """Both sides of one pair, truncated to k = min(n_F, n_S) (or each side whole, ``matched=False``)."""
-    k = min(len(forecast_calls), len(state_calls))
-    f = truncate(forecast_calls, k if matched else None)
-    s = truncate(state_calls, k if matched else None)
-    fs, ss = _distinct(f), _distinct(s)
-    union = fs | ss
-    pair = {"jaccard": _ratio(len(fs & ss), len(union)), "matched_calls": float(k)}
-    args = (recent_start, origin, first_submitted, labels, x, y)
-    return PairSignature(side_signature(f, *args), side_signature(s, *args), pair)
+    """One pair's signature (see :func:`pair_signatures`)."""
+    return pair_signatures([PairInput(forecast_calls, state_calls, recent_start, origin, first_submitted, labels, x, y, matched)])[0]
 
 
 def side_values(sig: PairSignature) -> dict[str, dict[str, float]]:
@@ -164,11 +208,12 @@ def counterfactual_values(
     """(budget, side, arm, metric) -> value for one pair: arms ``native`` (recorded ids),
     ``common`` (re-run ids) and ``gain`` (common − native); sides forecast, state, delta."""
     out: dict[tuple[str, str, str, str], float] = {}
-    args = (recent_start, origin, first_submitted, labels, x, y)
-    for budget in BUDGETS:
-        native = pair_signature(forecast_calls, state_calls, *args, matched=budget == "matched")
-        common = pair_signature(with_rerun_ids(forecast_calls, forecast_rerun), with_rerun_ids(state_calls, state_rerun),
-                                *args, matched=budget == "matched")
+    context = (recent_start, origin, first_submitted, labels, x, y)
+    common_f, common_s = with_rerun_ids(forecast_calls, forecast_rerun), with_rerun_ids(state_calls, state_rerun)
+    sigs = pair_signatures([PairInput(f, s, *context, matched=budget == "matched")
+                            for budget in BUDGETS for f, s in ((forecast_calls, state_calls), (common_f, common_s))])
+    for b, budget in enumerate(BUDGETS):
+        native, common = sigs[2 * b], sigs[2 * b + 1]
         for side in ("forecast", "state", "delta"):
             n, c = side_values(native)[side], side_values(common)[side]
             for metric in COUNTERFACTUAL_METRICS:
