@@ -270,7 +270,8 @@ def bm25s_reference(archive, backend, con, traces: dict, *, shard_docs: int, n_c
         return
     import logging
 
-    from rapgen.search import REGIME_OF_CONDITION, tokenize, validate_call
+    from rapgen.archive import CONDITION_REGIME as REGIME_OF_CONDITION
+    from rapgen.search import tokenize, validate_call
 
     logging.getLogger("bm25s").setLevel(logging.ERROR)
     k1, b, top_k = backend.k1, backend.b, backend.top_k
