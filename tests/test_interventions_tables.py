@@ -107,3 +107,14 @@ def test_cells_and_contrasts_end_to_end():
     assert names == {"acquisition:all", "readout:all", "pipeline:all", "acquisition:matched", "readout:matched",
                      "pipeline:matched", "native_shift_F", "native_shift_S"}
     assert contrasts_csv[1:] == sorted(contrasts_csv[1:], key=lambda s: s.split(",")[:7])
+
+
+def test_docs_name_every_file_and_record():
+    from pathlib import Path
+
+    from rapgen.archive.intervention_folder import INTERVENTION_MODEL_FILES
+    from rapgen.archive.interventions import MODEL_EXTENSION_KEYS, UNIT_PROVENANCE_KEYS
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "interventions.md").read_text(encoding="utf-8")
+    for name in list(INTERVENTION_FILES) + list(INTERVENTION_MODEL_FILES) + list(MODEL_EXTENSION_KEYS) + list(UNIT_PROVENANCE_KEYS):
+        assert f"`{name}`" in text, f"docs/interventions.md does not mention `{name}`"
