@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from factory import reseal
-from rapgen.archive.writer import write_assignments
+from rapgen.archive import write_assignments
 from rapgen.cli import cli
 
 FIELDS = "archive/benchmark/fields.jsonl"

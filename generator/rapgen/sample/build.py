@@ -26,8 +26,9 @@ from rapgen.archive import (
     PAPERS_PARQUET,
     SLOTS,
     add_months,
+    write_assignments,
+    write_papers,
 )
-from rapgen.archive.writer import write_assignments, write_papers
 from rapgen.errors import RapgenError, UsageProblem
 from rapgen.io import write_jsonl
 from rapgen.sample import blocks as blocks_mod

@@ -46,8 +46,9 @@ from rapgen.archive import (
     SLOTS,
     add_months,
     model_file,
+    write_assignments,
+    write_papers,
 )
-from rapgen.archive.writer import write_assignments, write_papers
 from rapgen.errors import UsageProblem
 from rapgen.io import write_json, write_jsonl
 from rapgen.sample.common import OwnOutput, manifest_rows, origins_doc, seal, staged, write_common, write_manifests
