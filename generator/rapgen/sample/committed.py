@@ -58,5 +58,5 @@ def build_committed_sample(data_path: str | Path, out_root: str | Path, *, force
         os.replace(hist / ARCHIVE_DIR, staging / ARCHIVE_DIR)
         os.replace(hist / SUMS_NAME, staging / SUMS_NAME)
     seconds["total"] = time.perf_counter() - start
-    return {**summary, "agents": [a["model_id"] for a in agents], "intervention_files": sorted(extra or {}),
+    return {**summary, "out": str(out_root), "agents": [a["model_id"] for a in agents], "intervention_files": sorted(extra or {}),
             "releases": [r.record.kind.value for r in built.releases], "seconds": {k: round(v, 1) for k, v in seconds.items()}}
