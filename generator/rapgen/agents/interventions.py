@@ -219,7 +219,8 @@ def panel_cells_of(arch: Archive, panel: dict, training: dict) -> list[tuple[str
 
 
 def panel_model_files(data: ArchiveData, backend: Backend, base_id: str, panel_id: str, origin: date) -> dict[str, bytes]:
-    """The panel model's folder (model.json, predictions.jsonl, traces.jsonl, training.json), paths relative to it."""
+    """The panel model's folder (model.json, training.json and its units and traces under
+    ``origins/<origin>/``), paths relative to it."""
     arch = data.archive
     panel, design = panel_design(arch, origin)
     base = json.loads(arch.read_bytes(f"archive/models/{base_id}/model.json"))
@@ -247,10 +248,12 @@ def panel_model_files(data: ArchiveData, backend: Backend, base_id: str, panel_i
     training = {"base_model": base_id, "method": "parameter search (a deterministic stand-in for fine-tuning)", "teacher": None,
                 **design, "hyperparameters": {"damping": TUNED_DAMPING, "searched": [0.0, 0.25, 0.5, 0.75]},
                 "notes": "Reference record: the damping with the best training-field spearman; no model weights exist."}
+    # The panel's origin is a later one (not release 1's), so its units sit under origins/<origin>/.
+    later = f"origins/{origin.isoformat()}"
     return {
         "model.json": dumps_document(model).encode("utf-8"),
-        "predictions.jsonl": jsonl_bytes(predictions),
-        "traces.jsonl": jsonl_bytes(traces),
+        f"{later}/predictions.jsonl": jsonl_bytes(predictions),
+        f"{later}/traces.jsonl": jsonl_bytes(traces),
         "training.json": dumps_document(training).encode("utf-8"),
     }
 
