@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from rapgen.archive import Archive
 from rapgen.cli import cli
 from rapgen.errors import SearchError
-from rapgen.submit import SearchSession, ToolError
-from rapgen.submit.serve import TraceAppender, make_server
+from rapgen.kit import SearchSession, ToolError
+from rapgen.kit.serve import TraceAppender, make_server
 from test_submit_support import fake_executor, shard_papers
 
 Q = {"query": "parsing methods", "sort": "relevance"}
@@ -43,17 +43,17 @@ SANITISED = {"query": "", "sort": "relevance", "date_from": None, "date_to": Non
 @pytest.mark.parametrize(
     ("arguments", "error", "recorded"),
     [
-        ({**Q, "limit": 3}, "unknown argument 'limit'; Search takes only query, sort, date_from, date_to", SANITISED),
-        ({"query": "x"}, "query and sort are required", {**SANITISED, "sort": ""}),
-        ("parsing", "the arguments must be a JSON object", {**SANITISED, "sort": ""}),
-        ({"query": 5, "sort": "date"}, "query must be a non-empty string", {**SANITISED, "sort": "date"}),
-        ({"query": "", "sort": "date"}, "query must be a non-empty string", {**SANITISED, "sort": "date"}),
-        ({"query": "q", "sort": "popularity"}, "sort must be 'relevance' or 'date'", {"query": "q", "sort": "popularity", "date_from": None, "date_to": None}),
-        ({**Q, "date_from": "2023-02-30"}, "date_from '2023-02-30' is not a valid date", {**Q, "date_from": "2023-02-30", "date_to": None}),
-        ({**Q, "date_to": 20230101}, "date_to must be a YYYY-MM-DD date or null", SANITISED),
-        ({**Q, "date_from": float("nan"), "date_to": "2023-09-01"}, "date_from must be a YYYY-MM-DD date or null", {**SANITISED, "date_to": "2023-09-01"}),
-        ({**Q, "date_to": "2023-W01-1"}, "date_to must be a YYYY-MM-DD date or null", {**Q, "date_from": None, "date_to": "2023-W01-1"}),
-        ({**Q, "date_from": "2023-10-01", "date_to": "2023-09-01"}, "date_from must be before date_to", {**Q, "date_from": "2023-10-01", "date_to": "2023-09-01"}),
+        ({**Q, "limit": 3}, "unknown argument 'limit'; allowed: query, sort, date_from, date_to", SANITISED),
+        ({"query": "x"}, "missing required argument 'sort'", {**SANITISED, "sort": ""}),
+        ("parsing", "the arguments must be an object, found str", {**SANITISED, "sort": ""}),
+        ({"query": 5, "sort": "date"}, "query must be a string, found int", {**SANITISED, "sort": "date"}),
+        ({"query": "", "sort": "date"}, "the query is empty", {**SANITISED, "sort": "date"}),
+        ({"query": "q", "sort": "popularity"}, "sort must be 'relevance' or 'date', found 'popularity'", {"query": "q", "sort": "popularity", "date_from": None, "date_to": None}),
+        ({**Q, "date_from": "2023-02-30"}, "date_from '2023-02-30' is not a calendar date", {**Q, "date_from": "2023-02-30", "date_to": None}),
+        ({**Q, "date_to": 20230101}, "date_to must be an ISO date YYYY-MM-DD or null, found 20230101", SANITISED),
+        ({**Q, "date_from": float("nan"), "date_to": "2023-09-01"}, "date_from must be an ISO date YYYY-MM-DD or null, found nan", {**SANITISED, "date_to": "2023-09-01"}),
+        ({**Q, "date_to": "2023-W01-1"}, "date_to must be an ISO date YYYY-MM-DD or null, found '2023-W01-1'", {**Q, "date_from": None, "date_to": "2023-W01-1"}),
+        ({**Q, "date_from": "2023-10-01", "date_to": "2023-09-01"}, "date_from 2023-10-01 must be before date_to 2023-09-01", {**Q, "date_from": "2023-10-01", "date_to": "2023-09-01"}),
     ],
 )
 def test_every_malformed_call_counts_and_is_recorded(session, arguments, error, recorded) -> None:
@@ -108,7 +108,8 @@ def test_a_backend_leak_is_never_recorded(tiny_archive) -> None:
 
 def _request(url: str, body: object | None = None) -> tuple[int, bytes]:
     data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-    req = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
+    headers = {"Content-Type": "application/json"} if data is not None else {}
+    req = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET", headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
             return r.status, r.read()

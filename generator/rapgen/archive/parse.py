@@ -415,7 +415,7 @@ MODEL_KEYS = (
     "cutoff_source", "diagnostic", "submitted", "contact", "notes",
 )
 # Keys a model.json may carry beyond the spec's (documented in docs/archive.md).
-MODEL_OPTIONAL_KEYS = ("reference_agent", "url")
+MODEL_OPTIONAL_KEYS = ("reference_agent", "url", "prompt_sha256")
 
 
 def parse_model_json(path: str, data: bytes, folder: str | None = None) -> tuple[ModelInfo | None, list[Finding]]:
@@ -558,7 +558,7 @@ def parse_traces(
     seen: dict[tuple, int] = {}
     for number, obj in _lines(path, data, findings):
         def build() -> TraceCall:
-            _keys(obj, TRACE_KEYS)
+            _keys(obj, TRACE_KEYS, ("prompt_sha256",))
             fid = _str(obj, "field_id")
             if fid not in field_set:
                 raise _Bad(f"field_id {fid!r} is not a field of this archive")
