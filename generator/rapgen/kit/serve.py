@@ -39,6 +39,7 @@ from rapgen.kit.session import SearchSession, ToolError
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 MAX_BODY = 1 << 20
+DRAIN_LIMIT = 8 << 20  # an oversized body up to this size is read and dropped before the 413
 REQUEST_TIMEOUT = 30.0  # seconds a client may take to send its request
 ENVELOPE_KEYS = ("field_id", "origin", "condition", "arguments")
 ENDPOINTS = "POST /search, GET /tools, GET /traces, GET /health"
@@ -129,6 +130,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(411, {"error": "a Content-Length header is required"})
             return None
         if length > MAX_BODY:
+            self._discard(min(length, DRAIN_LIMIT))  # so that the client reads the answer, not a reset
             self._send(413, {"error": f"the request body is over {MAX_BODY} bytes"})
             return None
         try:
@@ -140,6 +142,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, {"error": "the request body must be a JSON object with exactly field_id, origin, condition, arguments"})
             return None
         return body
+
+    def _discard(self, length: int) -> None:
+        while length > 0:
+            chunk = self.rfile.read(min(length, 1 << 16))
+            if not chunk:
+                break
+            length -= len(chunk)
 
     def _post(self) -> None:
         if urlparse(self.path).path != "/search":
