@@ -21,7 +21,7 @@ from rapgen.agents.policies import (
     sample_trend,
 )
 from rapgen.archive import CONDITIONS, SEARCH_CONDITIONS, SLOTS, Archive, open_verified
-from rapgen.archive.writer import write_jsonl
+from rapgen.io import write_jsonl
 from rapgen.errors import SubmissionError, UsageProblem
 from rapgen.kit import SearchSession, backend_executor, model_record, write_model_json
 from rapgen.search import Backend

@@ -17,16 +17,14 @@ import click
 
 from rapgen.cli.common import EPILOG, debug_option, echo_json, fail, handle_errors, json_option, root_option
 from rapgen.errors import UsageProblem
+from rapgen.text import escape_terminal
 
 CONDITION_CHOICE = click.Choice(["A0", "A1", "A2", "A3", "A4"])
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def safe(text: object) -> str:
-    """Text for the terminal: control characters, escapes and bidi overrides shown as \\x.. / \\u...."""
-    value = str(text)
-    value = value.encode("utf-8", "backslashreplace").decode("utf-8")  # lone surrogates
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", value)
+    """Text for the terminal (the shared escaping rule: controls, escapes, bidi overrides made visible)."""
+    return escape_terminal(str(text))
 
 
 def parse_date_option(value: str | None, name: str) -> str | None:

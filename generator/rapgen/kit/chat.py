@@ -32,7 +32,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-from rapgen.archive.parse import loads_strict  # the one strict JSON decoder (NaN, duplicate keys, huge ints)
+from rapgen.archive import loads_strict  # the one strict JSON decoder (NaN, duplicate keys, huge ints)
 from rapgen.errors import RapgenError, UsageProblem
 
 MAX_REPLY_BYTES = 32 << 20

@@ -23,8 +23,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rapgen.archive import CONDITIONS, SEARCH_CONDITIONS, Archive
-from rapgen.archive.writer import atomic_write_bytes
+from rapgen.archive import CONDITIONS, SEARCH_CONDITIONS, TRACE_KEYS, TRACE_OPTIONAL_KEYS, Archive
+from rapgen.io import atomic_write_bytes
 from rapgen.errors import SubmissionError, UsageProblem
 from rapgen.kit.chat import decode_json
 from rapgen.kit.journal import encode_lines
@@ -32,8 +32,6 @@ from rapgen.kit.prompt import build_prompt
 from rapgen.kit.scaffold import MODEL_KEYS, OPTIONAL_KEYS, check_model_id, model_json_bytes, model_record
 
 PREDICTION_KEYS = ("field_id", "origin", "condition", "weights", "rationale", "status", "reason")
-TRACE_KEYS = ("field_id", "origin", "condition", "call_index", "query", "sort", "date_from", "date_to",
-              "total_hits", "returned_ids")
 FILES = ("predictions.jsonl", "traces.jsonl")
 HINT = "cannot resume; move the folder aside or rerun with --force to start again"
 
@@ -103,7 +101,7 @@ def _traces(archive: Archive, path: Path, done: dict) -> tuple[list[dict], int]:
     prompts: dict = {}
     dropped = 0
     for number, obj in _lines(path):
-        extra = sorted(k for k in obj if k not in TRACE_KEYS and k != "prompt_sha256")
+        extra = sorted(k for k in obj if k not in TRACE_KEYS and k not in TRACE_OPTIONAL_KEYS)
         if extra or any(k not in obj for k in TRACE_KEYS):
             raise _refuse(path, number, f"unexpected key {extra[0]!r}" if extra else "not a traces.jsonl line (a key is missing)")
         key = _unit(archive, path, number, obj, SEARCH_CONDITIONS)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, SLOTS, STATE_CONDITIONS, Archive
-from rapgen.archive.writer import atomic_write_bytes
+from rapgen.io import atomic_write_bytes
 from rapgen.errors import UsageProblem
 from rapgen.kit.chat import ChatClient, EndpointError, ReplyProblem, check_base_url, read_turn
 from rapgen.kit.journal import LineAppender

@@ -17,17 +17,12 @@ from pathlib import Path
 
 from typing import Any
 
-from rapgen.archive.records import MODEL_ID_PATTERN
-from rapgen.archive.writer import atomic_write_bytes
+from rapgen.archive import MODEL_ID_PATTERN, MODEL_KEYS, MODEL_OPTIONAL_KEYS
+from rapgen.io import atomic_write_bytes
 from rapgen.errors import UsageProblem
 
 MODEL_ID_RE = re.compile(MODEL_ID_PATTERN)
-MODEL_KEYS = (
-    "model_id", "display_name", "provider", "proprietary", "knowledge_cutoff", "release_date",
-    "cutoff_source", "diagnostic", "submitted", "contact", "notes",
-)
-# Optional keys the archive accepts, written after the required ones in this order.
-OPTIONAL_KEYS = ("reference_agent", "url", "prompt_sha256")
+OPTIONAL_KEYS = MODEL_OPTIONAL_KEYS  # written after the required keys, in this order
 
 README = """\
 # Submission folder for `{model_id}`

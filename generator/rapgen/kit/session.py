@@ -20,9 +20,9 @@ Decisions where SEARCH.md is silent (docs/submitting.md repeats them):
   string else null.
 - Calls after the cap are refused, not counted and not recorded, so a trace
   never exceeds ``max_calls`` per unit and is gapless (0 … n−1).
-- A call whose text cannot be written as UTF-8 (a lone surrogate) names no
-  call that could ever be recorded or replayed: it is refused as a
-  :class:`ToolError`, not counted.
+- Text that cannot be written as UTF-8 (a lone surrogate) is malformed
+  (the validator says so for the query); a value that cannot be written is
+  recorded sanitised like any other unrecordable call.
 - Dates: an absent ``date_from``/``date_to`` means null.
 """
 
@@ -122,6 +122,15 @@ def _encodable(values: dict) -> bool:
     return True
 
 
+def _recorded(arguments: Any, faithful: bool) -> dict:
+    """The trace values of a call; never text a UTF-8 file cannot hold."""
+    values = trace_arguments(arguments, faithful)
+    if _encodable(values):
+        return values
+    values = trace_arguments(arguments, False)
+    return {k: (v if _encodable({k: v}) else ("" if k in ("query", "sort") else None)) for k, v in values.items()}
+
+
 class SearchSession:
     """Per-unit call counting, validation and trace recording over one archive.
 
@@ -163,12 +172,8 @@ class SearchSession:
         return self.counts[(field_id, origin, condition)]
 
     def call(self, field_id: Any, origin: Any, condition: Any, arguments: Any) -> SearchOutcome:
-        """One Search call of a unit. Raises ToolError only for an unknown unit or unrecordable text."""
+        """One Search call of a unit. Raises ToolError only if the unit itself is unknown."""
         key = self.unit(field_id, origin, condition)
-        faithful = _fits_trace(arguments)
-        recorded = trace_arguments(arguments, faithful)
-        if not _encodable(recorded):
-            raise ToolError("the call's text is not valid Unicode (a lone surrogate); it was not counted")
         with self._lock:
             made = self.counts[key]
             if made >= self.max_calls:
@@ -177,10 +182,12 @@ class SearchSession:
             try:
                 clean = validate_call(arguments)
             except ValueError as exc:  # CallProblem: a malformed call, counted and recorded
-                index = self._record(key, recorded, 0, [])
+                faithful = getattr(exc, "recordable", False) and _fits_trace(arguments)
+                index = self._record(key, _recorded(arguments, faithful), 0, [])
                 return SearchOutcome(index, 0, (), f"malformed call: {exc}", left)
             regime = CONDITION_REGIME[key[2]]
             total, papers, error = self.executor(key[0], key[1], regime, clean.query, clean.sort, clean.date_from, clean.date_to)
+            recorded = _recorded(arguments, True)
             if error is not None:  # the backend's own schema rules
                 index = self._record(key, recorded, 0, [])
                 return SearchOutcome(index, 0, (), f"malformed call: {error}", left)
