@@ -80,6 +80,8 @@ def search(field_id, origin, regime, query, sort, date_from, date_to, no_verify,
     shard = backend.shard(field_id, origin, regime)
     args = {"query": query, "sort": sort, "date_from": date_from, "date_to": date_to}
     result = shard.search(args, top_k=backend.top_k, k1=backend.k1, b=backend.b)
+    # A query that is not Unicode text (lone surrogates from undecodable argv bytes) is echoed escaped.
+    args = {**args, "query": query.encode("utf-8", "backslashreplace").decode("utf-8")}
     if result.error:
         if as_json:
             echo_json({"field_id": field_id, "origin": origin, "regime": regime, "call": args, "error": result.error,

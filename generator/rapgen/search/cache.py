@@ -23,7 +23,7 @@ import numpy as np
 
 from rapgen.errors import SearchError
 from rapgen.search.analysis import ENGINE_VERSION, FIELDS, MIN_TOKEN_SIZE, STOPWORDS, TOKEN_RE, WHOOSH_VERSION
-from rapgen.search.index import _paper_term_counts, build_field_arrays, day_number, tokenize_corpus, write_index_dir
+from rapgen.search.index import build_field_arrays, day_number, paper_term_counts, tokenize_corpus, write_index_dir
 
 PAPERS = "archive/benchmark/papers.parquet"
 ASSIGNMENTS = "archive/benchmark/assignments.parquet"
@@ -100,7 +100,7 @@ def build_index(archive, target: Path, *, jobs: int = 1, log: Callable[[str], No
     say(f"indexing {len(ids):,} papers in {len(fields)} fields")
     vocab, ptrs, flats = tokenize_corpus(list(zip(titles, abstracts)), jobs=jobs)
     t_tok = time.perf_counter() - started
-    per_field = [_paper_term_counts(ptrs[k], flats[k], len(vocab)) for k in range(len(FIELDS))]
+    per_field = [paper_term_counts(ptrs[k], flats[k], len(vocab)) for k in range(len(FIELDS))]
     lengths = [np.diff(ptrs[k]) for k in range(len(FIELDS))]
 
     def write(folder: Path) -> None:
