@@ -135,12 +135,13 @@ def test_finish_ends_the_unit_and_later_calls_in_the_reply_are_not_run(tiny_arch
     assert lines[0]["weights"] == weights("alpha", "2024-01-01") and traces == [] and len(chat.requests) == 1
 
 
-def test_search_with_a_lone_surrogate_is_refused_uncounted(tiny_archive, tmp_path) -> None:
-    first = tool_reply(("Search", '{"query": "\\ud800", "sort": "relevance"}'))
+def test_search_with_a_lone_surrogate_is_a_malformed_call_recorded_sanitised(tiny_archive, tmp_path) -> None:
+    first = tool_reply(("Search", '{"query": "\\ud800", "sort": "relevance"}'), ("Search", '{"query": "x", "sort": "\\udfff"}'))
     summary, chat, lines, traces = _run(tiny_archive.root, tmp_path / "m", _then_finish(first))
-    assert traces == [] and lines[0]["weights"] is not None
-    body = json.loads(chat.requests[1]["messages"][-1]["content"])
-    assert "not valid Unicode" in body["error"]
+    assert lines[0]["weights"] is not None
+    assert [(t["call_index"], t["query"], t["sort"], t["total_hits"]) for t in traces] == [(0, "", "relevance", 0), (1, "", "", 0)]
+    bodies = [json.loads(m["content"]) for m in chat.requests[1]["messages"][3:]]
+    assert "not valid Unicode" in bodies[0]["error"] and bodies[1]["error"].startswith("malformed call: sort must be")
 
 
 def test_too_many_turns_is_invalid(tiny_archive, tmp_path) -> None:

@@ -30,9 +30,8 @@ class LineAppender:
     def __init__(self, path: str | Path, *, exclusive: bool = False):
         self.path = Path(path)
         self._lock = threading.Lock()
-        if exclusive:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else 0), 0o666))
 
     def append(self, rows: Iterable[object]) -> None:
         rows = list(rows)
