@@ -156,3 +156,24 @@ def test_agent_run_rejects_a_bad_base_url(tiny_archive, tmp_path, url, message) 
     assert r.stderr.startswith(f"Error: {message}")
     assert "e.g. http://127.0.0.1:8000/v1" in r.stderr and "internal error" not in r.stderr
     assert not out.exists()
+
+
+def test_one_model_json_writer_for_init_the_driver_and_the_reference_agents(tmp_path) -> None:
+    from datetime import date
+
+    from rapgen.agents import REFERENCE_AGENTS
+    from rapgen.agents.run import _model_json
+    from rapgen.archive import MODEL_KEYS, parse_model_json
+    from rapgen.kit import init_submission, model_record
+
+    init_submission(tmp_path / "m1", today=date(2026, 1, 2))
+    scaffolded = json.loads((tmp_path / "m1" / "model.json").read_text())
+    reference = _model_json(REFERENCE_AGENTS[0], date(2026, 1, 2))
+    driver = model_record("m2", today=date(2026, 1, 2), display_name="x", prompt_sha256="a" * 64)
+    for record in (scaffolded, reference, driver):
+        assert tuple(record)[: len(MODEL_KEYS)] == MODEL_KEYS
+    assert list(reference)[len(MODEL_KEYS):] == ["reference_agent"] and list(driver)[len(MODEL_KEYS):] == ["prompt_sha256"]
+    info, findings = parse_model_json("model.json", json.dumps(driver).encode(), folder="m2")
+    assert not findings and info.extra == {"prompt_sha256": "a" * 64}
+    with pytest.raises(ValueError, match="no key 'colour'"):
+        model_record("m3", colour="red")
