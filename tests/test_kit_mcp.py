@@ -40,7 +40,7 @@ def _cli_ids(root: Path, cache: Path, query: str, sort: str, **bounds) -> tuple[
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    return data["total_hits"], [p["arxiv_id"] for p in data["results"]]
+    return data["total_hits"], [{k: p[k] for k in ("arxiv_id", "first_submitted", "title", "abstract")} for p in data["results"]]
 
 
 def _run(coro_fn, *args):
@@ -86,7 +86,7 @@ def test_mcp_client_sees_one_search_tool_the_cli_results_and_the_cap(tiny_archiv
         assert not result.is_error
         data = result.structured_content
         assert data == json.loads(result.content[0].text)
-        assert data["total_hits"] == total and [p["arxiv_id"] for p in data["papers"]] == ids
+        assert data["total_hits"] == total and data["papers"] == ids  # the same papers, text included, in order
     assert [r.structured_content["call_index"] for r in got] == [0, 1, 2]
     assert malformed.is_error and malformed.structured_content["call_index"] == 3
     assert "unknown argument 'field_id'" in malformed.structured_content["error"]  # no unit arguments
@@ -97,7 +97,7 @@ def test_mcp_client_sees_one_search_tool_the_cli_results_and_the_cap(tiny_archiv
     lines = [json.loads(line) for line in traces.read_text().splitlines()]
     assert [line["call_index"] for line in lines] == list(range(CAP))  # exactly the counted calls, gapless
     assert {(line["field_id"], line["origin"], line["condition"]) for line in lines} == {UNIT}
-    assert [line["returned_ids"] for line in lines[:3]] == [ids for _, ids in expected]
+    assert [line["returned_ids"] for line in lines[:3]] == [[p["arxiv_id"] for p in ids] for _, ids in expected]
     assert lines[3]["query"] == "" and lines[3]["total_hits"] == 0  # the malformed call, sanitised
 
 

@@ -118,7 +118,7 @@ def serve_search(root: Path, host: str, port: int, traces: Path | None, mcp_stdi
         return
     from rapgen.kit import serve_search as serve
 
-    serve(root, host=host, port=port, traces=traces, announce=lambda m: click.echo(m, err=True))
+    serve(root, host=host, port=port, traces=traces, announce=lambda m: click.echo(m, err=True), cache_dir=cache_dir)
 
 
 @click.group(epilog=EPILOG)

@@ -211,13 +211,14 @@ def serve_search(
     port: int = 8765,
     traces: str | Path | None = None,
     announce: Callable[[str], None] = print,
+    cache_dir: Path | None = None,
 ) -> None:
     """Serve the Search tool until interrupted."""
     check_loopback(host)
     archive = Archive(root)
     appender = open_traces(traces)
     try:
-        session = SearchSession(archive, on_record=appender)
+        session = SearchSession(archive, on_record=appender, cache_dir=cache_dir)
         try:
             server = make_server(session, host, port)
         except OSError as exc:

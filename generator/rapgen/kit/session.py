@@ -70,9 +70,11 @@ class SearchOutcome:
 
 
 def backend_executor(backend: Any, *, with_text: bool = True) -> Executor:
-    """Run calls on ``backend`` (a :class:`rapgen.search.Backend`); papers with
-    title and abstract, or (``with_text=False``) only id and date, which is all
-    the reference agents need and saves a lookup per call."""
+    """Run calls on ``backend`` (a :class:`rapgen.search.Backend`). Papers carry
+    id, date, title and abstract — the text from the backend's one in-memory
+    copy of the papers table, loaded on the first call, so a long-running
+    server answers in milliseconds — or (``with_text=False``) only id and date,
+    which is all the reference agents need."""
 
     def execute(field_id, origin, regime, query, sort, date_from, date_to):
         args = {"query": query, "sort": sort,
@@ -81,10 +83,11 @@ def backend_executor(backend: Any, *, with_text: bool = True) -> Executor:
         result = backend.search(field_id, origin, regime, args)
         if result.error is not None:
             return 0, [], result.error
-        if not with_text:
-            return result.total_hits, [{"arxiv_id": i, "first_submitted": d} for i, d in zip(result.ids, result.dates)], None
-        papers = {p["arxiv_id"]: p for p in backend.papers(list(result.ids))}
-        return result.total_hits, [papers[i] for i in result.ids], None
+        papers = [{"arxiv_id": i, "first_submitted": d} for i, d in zip(result.ids, result.dates)]
+        if with_text:
+            for paper, (title, abstract) in zip(papers, backend.paper_texts(result.ids)):
+                paper["title"], paper["abstract"] = title, abstract
+        return result.total_hits, papers, None
 
     return execute
 
