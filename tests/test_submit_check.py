@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from rapgen.archive.parse import MODEL_KEYS, parse_model_json
 from rapgen.cli import cli
 from rapgen.submit import check_submission, render_report
-from rapgen.submit.check import CheckResult, ConditionCount, StageStatus
+from rapgen.submit.review import CheckResult, ConditionCount, StageStatus
 from test_submit_support import NEW_ID, append_sums, git, git_init, tree_digest, write_submission
 
 

@@ -17,9 +17,8 @@ This package orchestrates the other stages and imports them only through their
 public ``__init__`` surfaces.
 """
 
-from rapgen.submit.check import CheckResult, ConditionCount, Problem, check_submission
+from rapgen.submit.review import CheckResult, ConditionCount, Problem, check_submission, render_report
 from rapgen.submit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Prompt, build_prompt, tool_schemas
-from rapgen.submit.report import render_report
 from rapgen.submit.scaffold import init_submission
 from rapgen.submit.session import SearchSession, ToolError
 from rapgen.submit.runner import AgentConfig, RunSummary, run_agent
