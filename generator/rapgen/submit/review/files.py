@@ -152,29 +152,47 @@ def _long_lines(result: CheckResult, rel: str, raw: bytes) -> bool:
 
 
 # ---------------------------------------------------------------- text safety
-def _bidi_keys(value: object, key: str = "") -> list[str]:
-    """The keys (dotted paths) whose name or string value holds a bidirectional control."""
-    out: list[str] = []
+def _bidi_keys(value: object, key: str = "") -> list[tuple[str, str]]:
+    """(key as a dotted path, first control) for every key whose name or string value holds a bidirectional control."""
+    out: list[tuple[str, str]] = []
     if isinstance(value, dict):
         for k, v in value.items():
             path = f"{key}.{k}" if key else str(k)
-            if BIDI_CONTROLS & set(str(k)):
-                out.append(path)
+            hit = _first_bidi(str(k))
+            if hit:
+                out.append((path, hit))
             out.extend(_bidi_keys(v, path))
     elif isinstance(value, list):
         for i, v in enumerate(value):
             out.extend(_bidi_keys(v, f"{key}[{i}]"))
-    elif isinstance(value, str) and BIDI_CONTROLS & set(value):
-        out.append(key or "(value)")
+    elif isinstance(value, str):
+        hit = _first_bidi(value)
+        if hit:
+            out.append((key or "(value)", hit))
     return out
 
 
-def _bidi_where(text: str) -> list[str]:
+def _first_bidi(text: str) -> str:
+    return next((f"U+{ord(c):04X}" for c in text if c in BIDI_CONTROLS), "")
+
+
+# A bidi control written raw, or as a JSON escape (\u202e) that decodes to one.
+_BIDI_TEXT = re.compile("[\u202a-\u202e\u2066-\u2069]|\\\\u20(?:2[a-eA-E]|6[6-9])")
+
+
+def _has_bidi(text: str) -> bool:
+    return _BIDI_TEXT.search(text) is not None
+
+
+def _bidi_where(text: str) -> list[tuple[str, str]]:
+    """(key, first control) for every key of the JSON text that holds a bidi control."""
     try:
         keys = _bidi_keys(loads_strict(text))
     except (ValueError, RecursionError):
         keys = []
-    return keys or ["(text that is not a JSON value)"]
+    if not keys and _first_bidi(text):
+        return [("(text that is not a JSON value)", _first_bidi(text))]
+    return keys  # empty for an escaped control in a line that is not JSON: the parser reports that line
 
 
 def check_bidi(result: CheckResult, rel: str, raw: bytes, *, lines: bool) -> None:
@@ -183,17 +201,16 @@ def check_bidi(result: CheckResult, rel: str, raw: bytes, *, lines: bool) -> Non
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return  # reported by the parser
-    if not BIDI_CONTROLS & set(text):
+    if not _has_bidi(text):
         return
     found = 0
     chunks = enumerate(text.split("\n"), start=1) if lines else [(None, text)]
     for number, chunk in chunks:
-        if not BIDI_CONTROLS & set(chunk):
+        if not _has_bidi(chunk):
             continue
-        for key in _bidi_where(chunk):
+        for key, code in _bidi_where(chunk):
             found += 1
             if found <= MAX_TEXT_PROBLEMS:
-                code = next(f"U+{ord(c):04X}" for c in chunk if c in BIDI_CONTROLS)
                 result.add("submission", "BIDI", rel, number if lines else _key_line(raw, key.split(".")[0].split("[")[0]),
                            f"key {key!r} holds a bidirectional control character ({code})")
     if found > MAX_TEXT_PROBLEMS:
