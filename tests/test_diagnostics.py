@@ -10,14 +10,17 @@ import numpy as np
 import pytest
 from scipy.stats import rankdata
 
-from rapgen.scores.diag_core import average_ranks, median_codes, median_rows, spearman_rows
-from rapgen.scores.diag_episodes import (
+from rapgen.scores.bootstrap import draw_counts
+from rapgen.scores.diagnostics.core import median_codes, median_rows
+from rapgen.scores.kernels import ranks as average_ranks
+from rapgen.scores.kernels import spearman as spearman_rows
+from rapgen.scores.diagnostics.episodes import (
     change_rich_episodes,
     revision_alignment,
     revision_pairs,
     split_half_reliability,
 )
-from rapgen.scores.diag_residual import (
+from rapgen.scores.diagnostics.residual import (
     _arrangements,
     all_permutations,
     direct_alignment,
@@ -28,7 +31,6 @@ from rapgen.scores.diagnostics import (
     UNIT_COLUMNS,
     DiagnosticArrays,
     SplitAggregator,
-    block_draw_counts,
     compute_diagnostics,
     compute_unit_diagnostics,
 )
@@ -440,7 +442,7 @@ LEDGER = {
 
 def test_bootstrap_worked_example():
     # §8: K = 3 blocks, 5 resamples, seed 0; S = [1.6, 0.5, 0.9], N = [2, 1, 1] -> [0.633333, 0.8].
-    C = block_draw_counts(3, 5, 0)
+    C = draw_counts(3, 5, 0)
     assert C.tolist() == [[0, 2, 1], [3, 0, 0], [3, 0, 0], [0, 1, 2], [0, 2, 1]]
     a = tiny_arrays()
     a = DiagnosticArrays(**{**a.__dict__, "field_split": np.array(["x"] * 4 + ["y"] * 2, dtype=object),
@@ -480,7 +482,7 @@ def test_compute_diagnostics_is_json_ready_deterministic_and_consistent():
 
 def test_given_draws_equal_the_protocol():
     a = tiny_arrays()
-    draws = {"dev": (("b1",), block_draw_counts(1, 200, 0)), "test": (("b2", "b3", "b4"), block_draw_counts(3, 200, 0))}
+    draws = {"dev": (("b1",), draw_counts(1, 200, 0)), "test": (("b2", "b3", "b4"), draw_counts(3, 200, 0))}
     assert compute_diagnostics(a, LEDGER) == compute_diagnostics(tiny_arrays(draws=draws), LEDGER)
 
 

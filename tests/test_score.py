@@ -326,7 +326,7 @@ def scored_with_diagnostics(_tiny_template, tmp_path_factory):
 def test_units_parquet_carries_the_unit_diagnostics_on_canonical_rows(scored_with_diagnostics):
     """The §6 per-unit alignment values land on the canonical rows, equal to the
     diagnostics functions applied to that unit alone; other policies are null."""
-    from rapgen.scores.diag_residual import direct_alignment, direct_permutations, partial_residual
+    from rapgen.scores.diagnostics.residual import direct_alignment, direct_permutations, partial_residual
 
     result, frame = scored_with_diagnostics
     inputs = result.inputs

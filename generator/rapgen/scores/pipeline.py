@@ -18,12 +18,11 @@ import numpy as np
 
 from rapgen.archive import SLOTS, Archive
 from rapgen.errors import ScoringError
-from rapgen.scores import outputs
+from rapgen.scores import outputs, schema
 from rapgen.scores.aggregate import (
     TRACKS,
     Contrast,
     build_contrasts,
-    mean_over,
     metric_higher_is_better,
     probability_first,
     rank_by_intervals,
@@ -31,16 +30,17 @@ from rapgen.scores.aggregate import (
 from rapgen.scores.baselines import BASELINES, compute_baselines
 from rapgen.scores.bootstrap import bootstrap_intervals, draw_counts, unit_sums
 from rapgen.scores.counts import POLICIES, Windows, build_windows, compositions, compute_counts
-from rapgen.scores.diag_core import single_threaded_blas
+from rapgen.scores.kernels import mean_over, single_threaded_blas
 from rapgen.scores.diagnostics import UNIT_COLUMNS as DIAGNOSTIC_UNIT_COLUMNS
 from rapgen.scores.diagnostics import compute_diagnostics, compute_unit_diagnostics
-from rapgen.scores.metrics import UNIT_METRIC_NAMES
+from rapgen.scores.diagnostics.evidence import search_evidence
+from rapgen.scores.metrics import METRIC_NAMES
 from rapgen.scores.outputs import Table
 from rapgen.scores.units import BASELINE, Entry, baseline_entries, compute_unit_values, read_model_units
 
 UNIT_KINDS: tuple[str, ...] = ("block", "field")  # primary, then the field-clustered sensitivity
 PRIMARY_METRIC = "spearman"
-M_INDEX = {m: i for i, m in enumerate(UNIT_METRIC_NAMES)}
+M_INDEX = {m: i for i, m in enumerate(METRIC_NAMES)}
 
 
 @dataclass
@@ -63,7 +63,7 @@ class DiagnosticsInputs:
     ewma: np.ndarray  # (P, F, O, 8) EWMA baseline
     entries: list[Entry]
     predictions: np.ndarray  # (E, P, F, O, 8) unit prediction vectors (NaN rows: invalid / no baseline)
-    values: np.ndarray  # (E, P, M, F, O) unit metric values, M in UNIT_METRIC_NAMES order
+    values: np.ndarray  # (E, P, M, F, O) unit metric values, M in METRIC_NAMES order
     draws: dict[tuple[str, str], tuple[tuple[str, ...], np.ndarray]]  # (split, unit kind) -> (unit ids, C (R, K))
     resamples: int
     seed: int
@@ -149,16 +149,16 @@ def compute_scores(archive: Archive, resamples: int | None = None, *, diagnostic
             [e.kind == BASELINE or (e.cutoff is not None and e.cutoff < og.strict_origin) for e in entries], dtype=bool
         ),
     }
-    applicable = np.array([[m in e.metrics() for m in UNIT_METRIC_NAMES] for e in entries], dtype=bool)  # (E, M)
+    applicable = np.array([[m in e.metrics() for m in METRIC_NAMES] for e in entries], dtype=bool)  # (E, M)
     contrasts = build_contrasts(entries)
-    contrast_values = np.full((len(contrasts), P, len(UNIT_METRIC_NAMES), F, O), np.nan)
+    contrast_values = np.full((len(contrasts), P, len(METRIC_NAMES), F, O), np.nan)
     for c, con in enumerate(contrasts):
         for name in con.metrics:
             m = M_INDEX[name]
             # Only origins where both sides are defined: NaN propagates through the difference.
             contrast_values[c, :, m] = values[con.left, :, m] - values[con.right, :, m]
-    contrast_applicable = np.array([[m in con.metrics for m in UNIT_METRIC_NAMES] for con in contrasts], dtype=bool).reshape(
-        len(contrasts), len(UNIT_METRIC_NAMES)
+    contrast_applicable = np.array([[m in con.metrics for m in METRIC_NAMES] for con in contrasts], dtype=bool).reshape(
+        len(contrasts), len(METRIC_NAMES)
     )
 
     # Statistics: one field-score vector per (track, entry, policy, metric) and per contrast row.
@@ -303,6 +303,7 @@ def compute_diagnostics_section(inputs: DiagnosticsInputs) -> tuple[dict, dict[s
     """
     unit_cols = compute_unit_diagnostics(inputs)
     body = compute_diagnostics(inputs, unit_diagnostics=unit_cols)
+    body["search_evidence"] = search_evidence(inputs.archive)
     return {**_diagnostics_head(inputs), **body}, unit_cols
 
 
@@ -314,8 +315,8 @@ def write_scores(result: ScoreResult, out_dir: str | Path) -> list[Path]:
     """Write every output file of ``rapgen score`` into ``out_dir``."""
     # Arrow encodes and compresses the parquet file outside the GIL, next to the CSV formatting.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        parquet = pool.submit(outputs.parquet_bytes, result.units, result.unit_types)
-        files = {name: outputs.csv_bytes(table) for name, table in result.tables.items()}
+        parquet = pool.submit(outputs.parquet_bytes, result.units, result.unit_types, "units.parquet")
+        files = {name: outputs.csv_bytes(table, name) for name, table in result.tables.items()}
         files["units.parquet"] = parquet.result()
     files["scores.json"] = outputs.json_bytes(result.meta)
     files["diagnostics.json"] = outputs.json_bytes(result.diagnostics)
@@ -344,7 +345,7 @@ def _leaderboard_table(entries, lb_keys, splits, est, nfields, intervals, field_
                 n_valid, n_invalid = int(base_ok[e - Em, p][cols][:, idx].sum()), 0
             rows.append((
                 t, split, p, 0 if entry.kind == "model" else 1, entry.entry, entry.condition, m,
-                (track, split, POLICIES[p], entry.entry, entry.kind, entry.condition, UNIT_METRIC_NAMES[m],
+                (track, split, POLICIES[p], entry.entry, entry.kind, entry.condition, METRIC_NAMES[m],
                  _nan_to_none(est[split][i]), _nan_to_none(lo[i]), _nan_to_none(hi[i]), int(nfields[split][i]),
                  n_episodes, n_valid, n_invalid),
             ))
@@ -361,7 +362,7 @@ def _contrasts_table(contrasts: list[Contrast], ct_keys, n_lb, splits, est, nfie
             con = contrasts[c]
             rows.append((
                 (t, split, p, con.entry, c, m),
-                (TRACKS[t], split, POLICIES[p], con.entry, con.name, UNIT_METRIC_NAMES[m],
+                (TRACKS[t], split, POLICIES[p], con.entry, con.name, METRIC_NAMES[m],
                  _nan_to_none(est[split][i]), _nan_to_none(lo[i]), _nan_to_none(hi[i]), int(nfields[split][i])),
             ))
     rows.sort(key=lambda r: r[0])
@@ -410,7 +411,7 @@ def _field_clustered_table(entries, contrasts, lb_keys, ct_keys, splits, est, in
             entry = entries[e]
             rows.append((
                 (0, t, split, p, 0 if entry.kind == "model" else 1, entry.entry, entry.condition, m),
-                ("leaderboard", TRACKS[t], split, POLICIES[p], entry.entry, entry.condition, UNIT_METRIC_NAMES[m],
+                ("leaderboard", TRACKS[t], split, POLICIES[p], entry.entry, entry.condition, METRIC_NAMES[m],
                  _nan_to_none(est[split][i]), _nan_to_none(lo[i]), _nan_to_none(hi[i])),
             ))
         for j, (t, c, p, m) in enumerate(ct_keys):
@@ -418,7 +419,7 @@ def _field_clustered_table(entries, contrasts, lb_keys, ct_keys, splits, est, in
             i = n_lb + j
             rows.append((
                 (1, t, split, p, 0, con.entry, str(c).zfill(6), m),
-                ("contrasts", TRACKS[t], split, POLICIES[p], con.entry, con.name, UNIT_METRIC_NAMES[m],
+                ("contrasts", TRACKS[t], split, POLICIES[p], con.entry, con.name, METRIC_NAMES[m],
                  _nan_to_none(est[split][i]), _nan_to_none(lo[i]), _nan_to_none(hi[i])),
             ))
     rows.sort(key=lambda r: r[0])
@@ -460,7 +461,7 @@ def _field_scores_table(entries, field_ids, field_split, field_scores, participa
         "entry": outputs.Coded(entry, tuple(x.entry for x in entries)),
         "kind": outputs.Coded(entry, tuple(x.kind for x in entries)),
         "condition": outputs.Coded(entry, tuple(x.condition for x in entries)),
-        "metric": outputs.Coded(stacked["metric"].astype(np.int64), UNIT_METRIC_NAMES),
+        "metric": outputs.Coded(stacked["metric"].astype(np.int64), METRIC_NAMES),
         "field_id": outputs.Coded(stacked["field_id"].astype(np.int64), tuple(field_ids)),
         "estimate": stacked["estimate"].astype(np.float64),
         "n_origins": stacked["n_origins"].astype(np.int64),
@@ -493,7 +494,7 @@ def _origin_scores_table(entries, origins, splits, field_split, values, applicab
         "entry": outputs.Coded(entry, tuple(x.entry for x in entries)),
         "kind": outputs.Coded(entry, tuple(x.kind for x in entries)),
         "condition": outputs.Coded(entry, tuple(x.condition for x in entries)),
-        "metric": outputs.Coded(col["metric"].astype(np.int64), UNIT_METRIC_NAMES),
+        "metric": outputs.Coded(col["metric"].astype(np.int64), METRIC_NAMES),
         "origin": outputs.Coded(col["origin"].astype(np.int64), tuple(o.isoformat() for o in origins)),
         "estimate": col["estimate"].astype(np.float64),
         "n_fields": col["n_fields"].astype(np.int64),
@@ -517,12 +518,7 @@ def _compositions_table(field_ids, windows: Windows, counts, comps) -> Table:
     return Table(outputs.COMPOSITIONS_COLUMNS, data)
 
 
-UNIT_COLUMNS = (
-    ("policy", "entry", "kind", "condition", "field_id", "origin", "split", "valid", "reason")
-    + UNIT_METRIC_NAMES
-    + tuple(f"p_{s}" for s in SLOTS)
-    + DIAGNOSTIC_UNIT_COLUMNS
-)
+UNIT_COLUMNS = schema.UNITS_COLUMNS
 
 
 def _units_table(entries, field_ids, field_split, origins, preds, values, valid, reasons, base_ok, Em, unit_cols=None) -> tuple[Table, dict[str, str]]:
@@ -560,7 +556,7 @@ def _units_table(entries, field_ids, field_split, origins, preds, values, valid,
         "valid": unit_valid.astype(bool),
         "reason": reason.astype(object),
     }
-    for m, name in enumerate(UNIT_METRIC_NAMES):
+    for m, name in enumerate(METRIC_NAMES):
         data[name] = values[e_i, p_i, m, f_i, o_i]
     for s, slot in enumerate(SLOTS):
         data[f"p_{slot}"] = preds[e_i, p_i, f_i, o_i, s]
@@ -570,12 +566,7 @@ def _units_table(entries, field_ids, field_split, origins, preds, values, valid,
         if unit_cols is not None:
             column[canonical] = np.asarray(unit_cols[name], dtype=np.float64)[e_i[canonical], f_i[canonical], o_i[canonical]]
         data[name] = column
-    types = {c: "string" for c in UNIT_COLUMNS}
-    types.update({"origin": "date32", "valid": "bool"})
-    types.update({m: "float64" for m in UNIT_METRIC_NAMES})
-    types.update({f"p_{s}": "float64" for s in SLOTS})
-    types.update({name: "float64" for name in DIAGNOSTIC_UNIT_COLUMNS})
-    return Table(UNIT_COLUMNS, data), types
+    return Table(UNIT_COLUMNS, data), dict(schema.UNITS_TYPES)
 
 
 def _table(columns: tuple[str, ...], rows: list[tuple]) -> Table:
