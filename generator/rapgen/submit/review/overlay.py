@@ -9,7 +9,7 @@ nothing is written under the real repository root.
 
 from __future__ import annotations
 
-import csv
+import math
 import os
 import shutil
 import tempfile
@@ -19,7 +19,7 @@ from typing import Callable
 from rapgen.archive import Archive, open_verified
 from rapgen.archive.sums import SUMS, format_sums, parse_sums
 from rapgen.errors import RapgenError
-from rapgen.scores import compute_scores, write_scores
+from rapgen.scores import SCORE_FILES, ScoreResult, compute_scores, write_scores
 from rapgen.search import replay_archive
 from rapgen.site import render_docs
 from rapgen.submit.review.result import CheckResult, StageStatus
@@ -106,14 +106,18 @@ def _section(result: CheckResult, name: str, run: Callable[[], str]) -> bool:
     return not failed
 
 
-def read_leaderboard(path: Path) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+def leaderboard_rows(scores: ScoreResult) -> list[dict]:
+    """The rows of leaderboard.csv as the scorer holds them, by the columns the scores schema declares (NaN as None)."""
+    table = scores.tables["leaderboard.csv"]
+    columns = SCORE_FILES["leaderboard.csv"]
+    return [{c: (None if isinstance(v, float) and math.isnan(v) else v) for c, v in zip(columns, row)}
+            for row in zip(*(table.column(c) for c in columns))]
 
 
 def _score(result: CheckResult, archive: Archive, out: Path, resamples: int | None) -> str:
-    write_scores(compute_scores(archive, resamples=resamples), out)
-    rows = read_leaderboard(out / "leaderboard.csv")
+    scores = compute_scores(archive, resamples=resamples)
+    write_scores(scores, out)  # for the site render
+    rows = leaderboard_rows(scores)
     result.leaderboard = rows
     mine = [r for r in rows if r.get("entry") == result.model_id]
     if not mine:

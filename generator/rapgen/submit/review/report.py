@@ -13,6 +13,7 @@ import re
 from collections import OrderedDict
 
 from rapgen import __version__
+from rapgen.scores import PRIMARY
 from rapgen.submit.review.escape import md_code, md_fence, md_text
 from rapgen.submit.review.result import SECTIONS, CheckResult, Problem, problem_order
 
@@ -27,7 +28,6 @@ SECTION_TITLES = {
 }
 STATUS_ICON = {"passed": "✅ passed", "failed": "❌ failed", "skipped": "⏭️ skipped"}
 CONTEXT_NEIGHBOURS = 2
-HEADLINE = {"track": "all_origin", "policy": "canonical", "metric": "spearman"}
 MAX_NOTES = 50
 
 
@@ -99,12 +99,13 @@ def _sections_table(result: CheckResult) -> list[str]:
 
 
 def _leaderboard_section(result: CheckResult) -> list[str]:
-    rows = [r for r in result.leaderboard if all(r.get(k) == v for k, v in HEADLINE.items())]
+    headline = f"{PRIMARY.track}, {PRIMARY.policy} counting, {PRIMARY.metric}"
+    rows = [r for r in result.leaderboard if (r.get("track"), r.get("policy"), r.get("metric")) == (PRIMARY.track, PRIMARY.policy, PRIMARY.metric)]
     if not rows:
         if result.leaderboard:
-            return ["### Leaderboard", "", "No headline rows (all_origin, canonical, spearman) were produced.", ""]
+            return ["### Leaderboard", "", f"No headline rows ({headline}) were produced.", ""]
         return []
-    out = [f"### Leaderboard in context ({HEADLINE['track']}, {HEADLINE['policy']} counting, {HEADLINE['metric']})", ""]
+    out = [f"### Leaderboard in context ({headline})", ""]
     for split in sorted({r["split"] for r in rows}, key=lambda s: (s != "test", s)):
         out += _split_table(result, [r for r in rows if r["split"] == split], split)
     return out

@@ -3,16 +3,13 @@ what a malformed call may return, and whether every returned paper lies in the u
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
-from datetime import date
 
 from rapgen.archive import CONDITION_REGIME, Archive, TraceCall, Unit, recent_window
+from rapgen.search import CallProblem, validate_call
 from rapgen.submit.review.result import CheckResult
 
 STAGE = "submission"
-VALID_SORTS = ("relevance", "date")
-ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def check_trace_semantics(result: CheckResult, archive: Archive, rel: str, calls: list[TraceCall], units: list[Unit]) -> None:
@@ -55,22 +52,12 @@ def _check_units_covered(result: CheckResult, rel: str, calls: list[TraceCall], 
 
 
 def malformed_call(call: TraceCall) -> bool:
-    if call.sort not in VALID_SORTS or not call.query.strip():
-        return True
+    """Whether the recorded arguments are a malformed call (by the Search tool's one validator)."""
     try:
-        lo = _strict_date(call.date_from)
-        hi = _strict_date(call.date_to)
-    except ValueError:
+        validate_call({"query": call.query, "sort": call.sort, "date_from": call.date_from, "date_to": call.date_to})
+    except CallProblem:
         return True
-    return lo is not None and hi is not None and lo >= hi
-
-
-def _strict_date(value: str | None) -> date | None:
-    if value is None:
-        return None
-    if not ISO_DATE.match(value):
-        raise ValueError(value)
-    return date.fromisoformat(value)
+    return False
 
 
 def check_returned_papers(result: CheckResult, archive: Archive, rel: str, calls: list[TraceCall]) -> None:
