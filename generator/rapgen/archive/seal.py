@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from rapgen.archive.layout import MODEL_FILES, MODEL_ID_PATTERN, MODEL_JSON, MODELS_DIR, REQUIRED_MODEL_FILES
 from rapgen.archive.parse import parse_model_json
-from rapgen.archive.reader import MODELS_DIR
-from rapgen.archive.records import MODEL_ID_PATTERN
-from rapgen.archive.sums import SUMS, check_paths, escape, format_sums, parse_sums
+from rapgen.archive.sums import SUMS, SumsEntry, check_paths, escape, format_sums, parse_sums, read_sums
 from rapgen.archive.walk import hash_files, walk
-from rapgen.archive.writer import atomic_write_bytes
 from rapgen.errors import ArchiveError, UsageProblem
+from rapgen.io import atomic_write_bytes
 
 
 @dataclass(frozen=True)
@@ -52,7 +50,7 @@ def seal_archive(root: str | Path, *, jobs: int | None = None) -> SealResult:
         atomic_write_bytes(sums_path, format_sums({p: digests[p].digest for p in files}))
         return SealResult(True, tuple(files), len(files))
 
-    entries, findings = parse_sums(_read_sums(sums_path), strict=True)
+    entries, findings = parse_sums(read_sums(sums_path), strict=True)
     if findings:
         f = findings[0]
         raise ArchiveError(f"{SUMS}:{f.line or ''}: {f.detail}; fix SHA256SUMS (rapgen verify --strict lists every problem) before sealing")
@@ -86,40 +84,22 @@ def seal_archive(root: str | Path, *, jobs: int | None = None) -> SealResult:
     return SealResult(False, tuple(new), len(merged))
 
 
-def _read_sums(path: str) -> bytes:
-    """SHA256SUMS opened like the verifier does: never through a link, never blocking on a FIFO."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise ArchiveError(f"{SUMS}: cannot be read ({exc.strerror}); it must be a regular file, not a link") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ArchiveError(f"{SUMS}: is not a regular file")
-        os.set_blocking(fd, True)
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            return handle.read()
-    finally:
-        os.close(fd)
-
-
 def _check_new_model(root: str, model_id: str, names: set[str]) -> None:
     """A new model folder must be well-formed before its lines are appended."""
     folder = f"{MODELS_DIR}/{model_id}"
     if not re.match(MODEL_ID_PATTERN, model_id):
         raise ArchiveError(f"refusing to add {folder}: model id {model_id!r} does not match {MODEL_ID_PATTERN}")
-    extra = sorted(names - {"model.json", "predictions.jsonl", "traces.jsonl"})
+    extra = sorted(names - set(MODEL_FILES))
     if extra:
-        raise ArchiveError(f"refusing to add {folder}/{extra[0]}: a model folder holds only model.json, predictions.jsonl and traces.jsonl")
-    for required in ("model.json", "predictions.jsonl"):
+        raise ArchiveError(f"refusing to add {folder}/{escape(extra[0])}: a model folder holds only model.json, predictions.jsonl and traces.jsonl")
+    for required in REQUIRED_MODEL_FILES:
         if required not in names:
             raise ArchiveError(f"refusing to add {folder}: {required} is missing")
-    rel = f"{folder}/model.json"
+    rel = f"{folder}/{MODEL_JSON}"
     _, findings = parse_model_json(rel, Path(root, rel).read_bytes(), folder=model_id)
     if findings:
         raise ArchiveError(f"refusing to add {folder}: {rel}: {findings[0].detail}; 'rapgen submit check' lists every problem")
 
 
-def _entry(path: str, digest: str):
-    from rapgen.archive.sums import SumsEntry
-
+def _entry(path: str, digest: str) -> SumsEntry:
     return SumsEntry(0, path, digest)
