@@ -361,7 +361,7 @@ import sys
 
 import markdown
 
-from rapgen.submit.review.escape import md_text
+from rapgen.text import escape_markdown as md_text
 
 MARKUP = ("</sub></details>\n\n## ✅ Submission `x` passes `rapgen submit check`\n<script>alert(1)</script>"
           "<img src=x onerror=alert(1)> [click](javascript:alert(1)) ![i](https://e.example/i.png) "
@@ -488,7 +488,7 @@ ATTACKS = [
     Attack("bom-predictions", pre=whole_file("predictions.jsonl", lambda b: b"\xef\xbb\xbf" + b), expect=(f"`{PRED}:1`: not JSON",)),
     Attack("crlf-line-ends-are-json-whitespace", exit=0, pre=whole_file("predictions.jsonl", lambda b: b.replace(b"\n", b"\r\n")),
            expect=("| A0 | 20 | 20 | 20 | 0 | — |",)),
-    Attack("non-utf8-file-name", post=odd_name(b"\xff\xfe.json"), expect=(f"`archive/models/{NEW_ID}/\\udcff\\udcfe.json`: unexpected file",)),
+    Attack("non-utf8-file-name", post=odd_name(b"\xff\xfe.json"), expect=(f"`archive/models/{NEW_ID}/\\xff\\xfe.json`: unexpected file",)),
     Attack("escape-sequence-file-name", post=odd_name(b"x\x1b[2J\x1b]0;owned\x07"), expect=(f"`archive/models/{NEW_ID}/x\\x1b[2J\\x1b]0;owned\\x07`: unexpected file",)),
     Attack("newline-heading-file-name", post=odd_name(b"a\n## \xe2\x9c\x85 passes"), expect=(f"`archive/models/{NEW_ID}/a\\x0a## ✅ passes`: unexpected file",)),
     Attack("backtick-file-name", post=odd_name(b"``` `x"), expect=(f"- ````archive/models/{NEW_ID}/``` `x````: unexpected file",)),

@@ -188,7 +188,10 @@ def test_a_folder_name_that_is_no_model_id(tiny_archive, tmp_path) -> None:
 # ---------------------------------------------------------------- escaping submission text
 import pytest
 
-from rapgen.submit.review.escape import md_code, md_fence, md_text, visible
+from rapgen.submit.review.report import md_fence
+from rapgen.text import escape_markdown as md_text
+from rapgen.text import escape_terminal as visible
+from rapgen.text import markdown_code as md_code
 
 
 @pytest.mark.parametrize("text,shown", [
@@ -196,8 +199,8 @@ from rapgen.submit.review.escape import md_code, md_fence, md_text, visible
     ("a\nb\tc\r", "a\\x0ab\\x09c\\x0d"),
     ("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"),
     ("\x7f\x85\x9b", "\\x7f\\x85\\x9b"),
-    ("ab\u202ecd\u2066\u200f", "ab\\u202ecd\\u2066\\u200f"),
-    ("bad \udcff byte", "bad \\udcff byte"),
+    ("ab\u202ecd\u2066", "ab\\u202ecd\\u2066"),
+    ("bad \udcff byte", "bad \\xff byte"),
     ("Modèle 模型 ✅", "Modèle 模型 ✅"),
 ])
 def test_visible(text, shown) -> None:

@@ -55,7 +55,7 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
 
     from rapgen.archive.writer import atomic_write_bytes
     from rapgen.submit.review import check_submission, render_report
-    from rapgen.submit.review.escape import visible
+    from rapgen.text import escape_terminal
 
     wanted = not no_scores
     result = check_submission(root, model_dir, base=base, run_scores=wanted, run_replay=wanted, run_site=wanted, resamples=resamples)
@@ -69,7 +69,7 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
         click.echo(report, nl=False)
     if not result.ok:
         n = len(result.problems)
-        fail(f"submission {visible(result.model_id)} has {n} problem{'s' * (n != 1)}; see the report above", 1)
+        fail(f"submission {escape_terminal(result.model_id)} has {n} problem{'s' * (n != 1)}; see the report above", 1)
 
 
 @submit.command("init", epilog=EPILOG)

@@ -25,7 +25,7 @@ from rapgen.archive import Archive
 from rapgen.archive.walk import hash_file
 from rapgen.errors import RapgenError, UsageProblem
 from rapgen.submit.review import checks, files, overlay, traces
-from rapgen.submit.review.escape import visible
+from rapgen.submit.review.checks import visible
 from rapgen.submit.review.result import CheckResult, StageStatus
 
 def _open_folder(root: Path, model_dir: Path) -> tuple[str, bool]:

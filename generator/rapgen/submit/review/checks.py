@@ -12,10 +12,15 @@ from pathlib import Path
 from rapgen.archive import Category, verify_archive
 from rapgen.archive.sums import SUMS, parse_sums
 from rapgen.errors import UsageProblem
-from rapgen.submit.review.escape import visible
 from rapgen.submit.review.result import CheckResult
+from rapgen.text import escape_terminal
 
 MODELS_PREFIX = "archive/models/"
+
+
+def visible(value: object) -> str:
+    """A path or ref for a one-line message, controls escaped."""
+    return escape_terminal(str(value))
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess:

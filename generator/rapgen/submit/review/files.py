@@ -18,8 +18,8 @@ from pathlib import Path
 from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, SEARCH_CONDITIONS, STATE_CONDITIONS, Archive, ModelInfo, TraceCall, Unit
 from rapgen.archive.parse import loads_strict, parse_model_json, parse_predictions, parse_traces
 from rapgen.errors import RapgenError
-from rapgen.submit.review.escape import BIDI_CONTROLS
 from rapgen.submit.review.result import CheckResult, ConditionCount
+from rapgen.text import BIDI_OVERRIDES as BIDI_CONTROLS
 
 MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 MODEL_FILES = ("model.json", "predictions.jsonl", "traces.jsonl")

@@ -1,7 +1,8 @@
 """The Markdown report of ``rapgen submit check``, fit for a pull-request comment.
 
 Deterministic: the same result renders the same bytes (no clock, sorted rows).
-Every text that comes from the submission goes through :mod:`.escape`, so a
+Every text that comes from the submission goes through :mod:`rapgen.text`
+(:func:`~rapgen.text.escape_markdown`, :func:`~rapgen.text.markdown_code`), so a
 submission cannot add a heading, a link, HTML or a terminal escape sequence to
 the report. GitHub limits a comment to 65,536 characters, so the problem list is
 capped and says how many were left out (``--json`` is never capped).
@@ -14,8 +15,9 @@ from collections import OrderedDict
 
 from rapgen import __version__
 from rapgen.scores import PRIMARY
-from rapgen.submit.review.escape import md_code, md_fence, md_text
 from rapgen.submit.review.result import SECTIONS, CheckResult, Problem, problem_order
+from rapgen.text import escape_markdown as md_text
+from rapgen.text import escape_terminal, markdown_code as md_code
 
 MARKER = "<!-- rapgen-submit-check -->"
 SECTION_TITLES = {
@@ -31,13 +33,21 @@ CONTEXT_NEIGHBOURS = 2
 MAX_NOTES = 50
 
 
+def md_fence(lines: list[str]) -> list[str]:
+    """Lines (controls escaped) as a fenced code block whose fence no line can close."""
+    shown = [escape_terminal(line) for line in lines]
+    longest = max((len(run) for line in shown for run in re.findall(r"`{3,}", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, *shown, fence]
+
+
 def _fmt(value: str | float | None, digits: int = 3) -> str:
     if value in (None, ""):
         return "—"
     try:
         return f"{float(value):.{digits}f}"
     except (TypeError, ValueError):
-        return md_text(value)
+        return md_text(str(value))
 
 
 def render_report(result: CheckResult, *, max_problems: int | None = 200) -> str:
