@@ -17,13 +17,11 @@ Nothing is ever written under the repository root.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
-from rapgen.archive import Archive
-from rapgen.archive.walk import hash_file
-from rapgen.errors import RapgenError, UsageProblem
+from rapgen.archive import MODELS_PREFIX, sha256_bytes, sha256_file
+from rapgen.errors import ArchiveError, RapgenError, UsageProblem
 from rapgen.submit.review import checks, files, overlay, traces
 from rapgen.submit.review.checks import visible
 from rapgen.submit.review.result import CheckResult, StageStatus
@@ -47,12 +45,13 @@ def _open_folder(root: Path, model_dir: Path) -> tuple[str, bool]:
 
 def _digests(model_dir: Path, data: dict[str, bytes]) -> dict[str, str]:
     """SHA-256 of every regular model file: of the bytes read, or streamed for a file too large to read."""
-    out = {name: hashlib.sha256(raw).hexdigest() for name, raw in data.items()}
+    out = {name: sha256_bytes(raw) for name, raw in data.items()}
     for name in files.MODEL_FILES:
-        if name not in out:
-            hashed = hash_file(str(model_dir), name)
-            if hashed.digest is not None:
-                out[name] = hashed.digest
+        if name not in out and (model_dir / name).exists():
+            try:
+                out[name] = sha256_file(model_dir / name)
+            except ArchiveError:
+                pass  # not a regular file: reported as unexpected
     return out
 
 
@@ -79,12 +78,11 @@ def check_submission(
     root, model_dir = Path(root), Path(model_dir)
     model_id, in_archive = _open_folder(root, model_dir)
     result = CheckResult(root=root, model_dir=model_dir, model_id=model_id, in_archive=in_archive, base=base)
-    prefix = f"{checks.MODELS_PREFIX}{model_id}/"
+    prefix = f"{MODELS_PREFIX}{model_id}/"
     display = prefix if in_archive else (str(model_dir).rstrip("/") + "/")
     base_sums = checks.check_git(result, root, base, prefix) if base is not None else None
 
-    archive = Archive(root)
-    checks.check_integrity(result, root, prefix)
+    archive = checks.check_integrity(result, root, prefix)
     try:
         result.manifest_sha256 = archive.manifest_sha256
     except RapgenError:

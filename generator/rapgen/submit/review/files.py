@@ -15,15 +15,30 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, SEARCH_CONDITIONS, STATE_CONDITIONS, Archive, ModelInfo, TraceCall, Unit
-from rapgen.archive.parse import loads_strict, parse_model_json, parse_predictions, parse_traces
+from rapgen.archive import (
+    CONDITIONS,
+    FORECAST_CONDITIONS,
+    MODEL_FILES,
+    MODEL_ID_PATTERN,
+    REQUIRED_MODEL_FILES,
+    SEARCH_CONDITIONS,
+    STATE_CONDITIONS,
+    Archive,
+    Finding,
+    ModelInfo,
+    ProblemKind,
+    TraceCall,
+    Unit,
+    loads_strict,
+    parse_model_json,
+    parse_predictions,
+    parse_traces,
+)
 from rapgen.errors import RapgenError
 from rapgen.submit.review.result import CheckResult, ConditionCount
 from rapgen.text import BIDI_OVERRIDES as BIDI_CONTROLS
 
-MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-MODEL_FILES = ("model.json", "predictions.jsonl", "traces.jsonl")
-REQUIRED_FILES = ("model.json", "predictions.jsonl")
+MODEL_ID = re.compile(MODEL_ID_PATTERN)
 MiB = 1 << 20
 # What a submission's files may weigh. A full-scale submission is a few MiB; the limits keep
 # the check's memory well under 2 GiB whatever a pull request carries.
@@ -115,7 +130,7 @@ def list_folder(result: CheckResult, model_dir: Path, display: str) -> dict[str,
             result.notes.append(f"{display}README.md is ignored: it is not part of the submission (copy only {', '.join(MODEL_FILES)})")
             continue
         result.add("submission", "UNEXPECTED-FILE", display + entry.name, None, f"unexpected {_kind(mode)} in the model folder")
-    for name in REQUIRED_FILES:
+    for name in REQUIRED_MODEL_FILES:
         if name not in present:
             result.add("submission", "MISSING-FILE", display + name, None, f"{name} is missing")
     return present
@@ -240,21 +255,25 @@ def check_model_json(result: CheckResult, rel: str, raw: bytes) -> ModelInfo | N
     return model
 
 
-def prediction_keyword(detail: str) -> str:
-    if "does not cover every episode" in detail:
-        return "COVERAGE"
-    return "DUPLICATE" if detail.startswith("duplicate unit") else "MALFORMED"
+# A parser finding's kind -> the report's keyword (every other kind of a line is MALFORMED).
+KEYWORD_OF_KIND = {
+    ProblemKind.COVERAGE: "COVERAGE",
+    ProblemKind.DUPLICATE_UNIT: "DUPLICATE",
+    ProblemKind.CALL_CAP: "CALL-CAP",
+    ProblemKind.DUPLICATE_CALL: "TRACE",
+    ProblemKind.TRACE: "TRACE",
+}
 
 
-def trace_keyword(detail: str) -> str:
-    return "CALL-CAP" if "beyond the cap" in detail else "TRACE" if detail.startswith("duplicate call") else "MALFORMED"
+def keyword_of(finding: Finding) -> str:
+    return KEYWORD_OF_KIND.get(finding.kind, "MALFORMED") if finding.kind is not None else "MALFORMED"
 
 
 def check_predictions(result: CheckResult, rel: str, raw: bytes, archive: Archive, model: ModelInfo | None, model_rel: str) -> list[Unit]:
     fields, origins = archive.field_map, archive.origins.origins
     units, findings = parse_predictions(rel, raw, fields, origins)
     for f in findings:
-        result.add("submission", prediction_keyword(f.detail), f.path, f.line, f.detail)
+        result.add("submission", keyword_of(f), f.path, f.line, f.detail)
     claimed = {u.condition for u in units}
     for condition in FORECAST_CONDITIONS:
         if condition not in claimed and units:
@@ -273,7 +292,7 @@ def check_predictions(result: CheckResult, rel: str, raw: bytes, archive: Archiv
 def check_trace_file(result: CheckResult, rel: str, raw: bytes, archive: Archive, max_calls: int) -> list[TraceCall]:
     calls, findings = parse_traces(rel, raw, archive.field_map, archive.origins.origins, max_calls)
     for f in findings:
-        result.add("submission", trace_keyword(f.detail), f.path, f.line, f.detail)
+        result.add("submission", keyword_of(f), f.path, f.line, f.detail)
     result.n_trace_calls = len(calls)
     return calls
 

@@ -16,16 +16,12 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from rapgen.archive import Archive, open_verified
-from rapgen.archive.sums import SUMS, format_sums, parse_sums
+from rapgen.archive import MODELS_PREFIX, SUMS_NAME, Archive, format_sums, model_file, open_verified, read_sums, sums_lines
 from rapgen.errors import RapgenError
 from rapgen.scores import SCORE_FILES, ScoreResult, compute_scores, write_scores
 from rapgen.search import replay_archive
 from rapgen.site import render_docs
 from rapgen.submit.review.result import CheckResult, StageStatus
-
-MODELS_PREFIX = "archive/models/"
-
 
 def cache_dir_for(real_root: Path) -> Path:
     """The Search cache of the real repository, reused for the overlay (same parquet bytes, same index key)."""
@@ -52,12 +48,11 @@ def build_overlay(root: Path, files: dict[str, bytes], digests: dict[str, str], 
                 shutil.copy2(src, target / rel_dir / name)
     out_dir = target / prefix
     out_dir.mkdir(parents=True, exist_ok=True)
-    entries, _ = parse_sums((root / SUMS).read_bytes())
-    lines = {e.path: e.digest for e in entries if not e.path.startswith(prefix)}
+    lines = {s.path: s.digest for s in sums_lines(read_sums(root / SUMS_NAME)) if s.path and s.digest and not s.path.startswith(prefix)}
     for name, data in files.items():
         (out_dir / name).write_bytes(data)  # the bytes the check read, never the folder again
         lines[prefix + name] = digests[name]
-    (target / SUMS).write_bytes(format_sums(lines))
+    (target / SUMS_NAME).write_bytes(format_sums(lines))
     return target
 
 
@@ -137,7 +132,7 @@ def _replay(result: CheckResult, archive: Archive) -> str:
 def replay_summary(data: dict, model_id: str) -> dict:
     """``{"calls", "reproduced", "differences": [{path, line, detail}]}`` for one model of a replay report."""
     model = next((m for m in data.get("models", []) if m.get("model_id") == model_id), {"calls": 0, "reproduced": 0, "conditions": []})
-    path = f"{MODELS_PREFIX}{model_id}/traces.jsonl"
+    path = model_file(model_id, "traces.jsonl")
     differences = []
     for cond in model.get("conditions", []):
         for diff in cond.get("first_differences", []):

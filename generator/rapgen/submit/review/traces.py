@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from rapgen.archive import CONDITION_REGIME, Archive, TraceCall, Unit, recent_window
+from rapgen.archive import Archive, TraceCall, Unit, condition_shard_start, in_shard
 from rapgen.search import CallProblem, validate_call
 from rapgen.submit.review.result import CheckResult
 
@@ -78,16 +78,14 @@ def check_returned_papers(result: CheckResult, archive: Archive, rel: str, calls
         return
     window = archive.origins.window_months
     for call in calls:
-        lower = recent_window(call.origin, window)[0] if CONDITION_REGIME[call.condition] == "fixed" else None
+        start = condition_shard_start(call.condition, call.origin, window)
         for paper in call.returned_ids:
             first = dates.get(paper)
             if first is None:
                 result.add(STAGE, "TRACE", rel, call.line, f"returned paper {paper} is not in the archive's papers")
-                continue
-            if first >= call.origin:
+            elif first >= call.origin:
                 result.add(STAGE, "LEAK", rel, call.line, f"returned paper {paper} was first submitted {first}, on or after the origin {call.origin}")
-                continue
-            if (paper, call.field_id) not in members:
+            elif (paper, call.field_id) not in members:
                 result.add(STAGE, "TRACE", rel, call.line, f"returned paper {paper} is not in field {call.field_id!r}, so not in its shard")
-            elif lower is not None and first < lower:
-                result.add(STAGE, "TRACE", rel, call.line, f"returned paper {paper} ({first}) is before the {call.condition} shard's window [{lower}, {call.origin})")
+            elif not in_shard(first, call.origin, start):
+                result.add(STAGE, "TRACE", rel, call.line, f"returned paper {paper} ({first}) is before the {call.condition} shard's window [{start}, {call.origin})")
