@@ -50,8 +50,11 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
     Prints a Markdown report (the model's leaderboard row in context, its
     validity counts, every problem with its fix). Exit 1 if any problem.
     """
+    import json
+
     from rapgen.archive.writer import atomic_write_bytes
-    from rapgen.submit import check_submission, render_report
+    from rapgen.submit.review import check_submission, render_report
+    from rapgen.text import escape_terminal
 
     wanted = not no_scores
     result = check_submission(root, model_dir, base=base, run_scores=wanted, run_replay=wanted, run_site=wanted, resamples=resamples)
@@ -59,12 +62,13 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
     if report_path is not None:
         atomic_write_bytes(report_path, report.encode("utf-8"))
     if as_json:
-        echo_json(result.to_dict())
+        # ASCII-only JSON: no control, bidi or undecodable character of a submission reaches the terminal raw.
+        click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=True, default=str))
     else:
         click.echo(report, nl=False)
     if not result.ok:
         n = len(result.problems)
-        fail(f"submission {result.model_id} has {n} problem{'s' * (n != 1)}; see the report above", 1)
+        fail(f"submission {escape_terminal(result.model_id)} has {n} problem{'s' * (n != 1)}; see the report above", 1)
 
 
 @submit.command("init", epilog=EPILOG)

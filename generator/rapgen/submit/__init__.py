@@ -17,8 +17,7 @@ This package orchestrates the other stages and imports them only through their
 public ``__init__`` surfaces.
 """
 
-from rapgen.submit.check import CheckResult, ConditionCount, Problem, check_submission
-from rapgen.submit.report import render_report
+from rapgen.submit.review import CheckResult, ConditionCount, Problem, check_submission, render_report
 # The submitter's kit lives in rapgen.kit; re-exported here for existing callers.
 from rapgen.kit import (
     FINISH_TOOL_NAME, SEARCH_TOOL_NAME, AgentConfig, Prompt, RunSummary, SearchSession, ToolError,
