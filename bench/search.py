@@ -7,7 +7,7 @@ With --root, DIR is a full-scale synthetic archive (``rapgen synth --scale full`
 whose models carry traces. Without it, the bench writes its own full-scale
 archive under --work: the real arXiv metadata sample (124,808 papers) spread
 over 278 fields (578,745 memberships), five origins, 7 synthetic models with
-about 86,000 replayable calls made by ``rapgen.search.generate_traces``.
+about 86,000 replayable calls made by ``rapgen.sample.generate_traces``.
 
 Figures printed (all measured in this run):
   * cold index build (tokenise every member paper once, one npz per field), 2 processes;
@@ -160,7 +160,8 @@ def main() -> None:
     opts = ap.parse_args()
 
     from rapgen.archive import Archive, seal_archive
-    from rapgen.search import Backend, generate_traces
+    from rapgen.sample import generate_traces
+    from rapgen.search import Backend
 
     if opts.root is None:
         root = opts.work / "repo"
@@ -269,7 +270,8 @@ def bm25s_reference(archive, backend, con, traces: dict, *, shard_docs: int, n_c
         return
     import logging
 
-    from rapgen.search import REGIME_OF_CONDITION, tokenize, validate_call
+    from rapgen.archive import CONDITION_REGIME as REGIME_OF_CONDITION
+    from rapgen.search import tokenize, validate_call
 
     logging.getLogger("bm25s").setLevel(logging.ERROR)
     k1, b, top_k = backend.k1, backend.b, backend.top_k

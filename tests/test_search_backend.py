@@ -143,3 +143,19 @@ def test_cli_search_query_syntax_is_plain_text(tiny_archive):
         data = json.loads(result.stdout)
         outputs.append((data["total_hits"], [p["arxiv_id"] for p in data["results"]]))
     assert outputs[0] == outputs[1] and outputs[0][0] > 0
+
+
+def test_cache_is_keyed_by_the_verified_digests_without_rehashing(tiny_archive, monkeypatch, tmp_path):
+    from rapgen.archive import PAPERS_PARQUET, open_verified
+
+    verified = open_verified(tiny_archive.root)
+    plain_key = search_cache.cache_key(search_cache.input_digest(Archive(tiny_archive.root)))
+
+    def no_hashing(*a, **k):
+        raise AssertionError("re-hashed a parquet file the verifier already hashed")
+
+    monkeypatch.setattr(search_cache, "sha256_file", no_hashing)
+    digest = search_cache.input_digest(verified)
+    assert digest["papers_sha256"] == verified.digests[PAPERS_PARQUET]
+    backend = Backend(verified, cache_dir=tmp_path / "c")
+    assert backend.folder.name == search_cache.cache_key(digest) == plain_key  # same key as the SHA256SUMS lines give

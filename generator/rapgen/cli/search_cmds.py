@@ -122,8 +122,9 @@ def replay(jobs, out_dir, models, cache_dir, root, as_json, debug):
     Verifies the archive, builds the shard indexes if the cache is cold, then
     replays each model's traces.jsonl on its shards (split by field across
     processes). Prints per model and condition how many calls reproduced
-    (same total_hits, same ids in the same order), the first differences, and
-    the evidence diagnostics. Exits 1 if any call does not reproduce.
+    (same total_hits, same ids in the same order) and the first differences.
+    Exits 1 if any call does not reproduce. The evidence statistics of the
+    same traces are in the score folder's diagnostics.json (search_evidence).
     """
     from rapgen.search import format_summary, replay_archive, write_replay
 
