@@ -19,6 +19,7 @@ import yaml
 
 from rapgen.errors import UsageProblem, SiteError
 from rapgen.site.env import MKDOCS_YML, REPO_DIR
+from rapgen.site.escape import element_text
 
 STDERR_TAIL_LINES = 20
 
@@ -51,7 +52,7 @@ def write_config(docs_dir: Path, site_dir: Path, *, synthetic: bool, manifest_sh
     extra = config.setdefault("extra", {}) or {}
     config["extra"] = extra
     extra["rap"] = {"synthetic": bool(synthetic), "manifest_sha256": manifest_sha256}
-    label = f"{archive_name} · " if archive_name else ""
+    label = f"{element_text(archive_name)} · " if archive_name else ""
     config["copyright"] = (f"{label}{'synthetic archive · ' if synthetic else ''}"
                            f"manifest SHA-256 {manifest_sha256}")
     path = docs_dir.parent / "mkdocs.generated.yml"
