@@ -7,7 +7,7 @@ With --root, DIR is a full-scale synthetic archive (``rapgen synth --scale full`
 whose models carry traces. Without it, the bench writes its own full-scale
 archive under --work: the real arXiv metadata sample (124,808 papers) spread
 over 278 fields (578,745 memberships), five origins, 7 synthetic models with
-about 86,000 replayable calls made by ``rapgen.search.generate_traces``.
+about 86,000 replayable calls made by ``rapgen.sample.generate_traces``.
 
 Figures printed (all measured in this run):
   * cold index build (tokenise every member paper once, one npz per field), 2 processes;
@@ -160,7 +160,8 @@ def main() -> None:
     opts = ap.parse_args()
 
     from rapgen.archive import Archive, seal_archive
-    from rapgen.search import Backend, generate_traces
+    from rapgen.sample import generate_traces
+    from rapgen.search import Backend
 
     if opts.root is None:
         root = opts.work / "repo"

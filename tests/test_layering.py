@@ -1,4 +1,10 @@
-"""Stages import one way: archive -> {search, scores} -> site; only rapgen.cli imports click."""
+"""The package's import rules, checked on the source.
+
+1. Stages import one way: archive -> {search, scores} -> site; only rapgen.cli
+   imports click; the shared modules (errors, io, text) may be imported by any stage.
+2. No import circle anywhere in the package, counting imports inside functions too.
+3. No module imports another stage's private (underscore) names.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "generator" / "rapgen"
-# stage -> stages it may import (besides itself and the shared modules errors/__init__)
+# stage -> stages it may import (besides itself and the shared modules)
 ALLOWED = {
     "archive": set(),
     "search": {"archive"},
@@ -19,38 +25,243 @@ ALLOWED = {
     "pipeline": {"archive", "scores", "search", "site"},
     "submit": {"archive", "scores", "search", "site", "agents", "pipeline"},
     "cli": {"archive", "scores", "search", "site", "sample", "agents", "pipeline", "submit"},
+    "__main__": {"cli"},
 }
-SHARED = {"errors", "__init__", "__main__"}
+# Modules every stage may import; they import nothing of rapgen but each other.
+SHARED = {"errors", "io", "text", "__init__"}
+SHARED_MAY_IMPORT = {"errors", "io", "text"}
 
 
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(), filename=str(path))
-    out: set[str] = set()
+# ---------------------------------------------------------------- the import graph
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES: dict[str, Path] = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _is_package(name: str) -> bool:
+    return MODULES[name].name == "__init__.py"
+
+
+def _resolve(importer: str, module: str | None, level: int) -> str | None:
+    if level == 0:
+        return module
+    base = importer.split(".") if _is_package(importer) else importer.split(".")[:-1]
+    base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
+
+
+def _imports(name: str) -> list[tuple[str, tuple[str, ...], int]]:
+    """(target module, names imported from it, line) for every import in a module,
+    at any depth (imports inside functions count: they are edges too)."""
+    tree = ast.parse(MODULES[name].read_text(), filename=str(MODULES[name]))
+    out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.add(node.module)
+            out.extend((a.name, (), node.lineno) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(name, node.module, node.level)
+            if target:
+                out.append((target, tuple(a.name for a in node.names), node.lineno))
     return out
 
 
-def _modules():
-    for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(PACKAGE)
-        yield (rel.parts[0] if len(rel.parts) > 1 else rel.stem), path
+def _edges(name: str) -> dict[str, int]:
+    """rapgen modules ``name`` imports -> first line. ``from pkg import sub`` with
+    ``sub`` a module is an edge to ``pkg.sub`` (as import-linter counts it); with
+    any other name it is an edge to ``pkg`` itself."""
+    out: dict[str, int] = {}
+    for target, names, line in _imports(name):
+        if target not in MODULES:
+            continue
+        submodules = [n for n in names if f"{target}.{n}" in MODULES]
+        for n in submodules:
+            out.setdefault(f"{target}.{n}", line)
+        if len(submodules) < len(names) or not names:
+            out.setdefault(target, line)
+    out.pop(name, None)
+    return out
 
 
-@pytest.mark.parametrize("stage,path", list(_modules()), ids=lambda v: str(v).split("rapgen/")[-1])
-def test_imports_flow_one_way(stage, path):
-    if stage in SHARED:
+GRAPH = {name: _edges(name) for name in MODULES}
+
+
+def _stage(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+# Modules whose import rules this branch's own area answers for; a problem that
+# involves only other modules is reported as "expected to be fixed elsewhere"
+# (xfail with the precise list) until those areas land.
+OWN = ("rapgen.archive", "rapgen.io", "rapgen.errors", "rapgen.text", "rapgen.sample",
+       "rapgen.cli.archive_cmds", "rapgen.cli.sample_cmds")
+
+
+def _own(name: str) -> bool:
+    return any(name == o or name.startswith(o + ".") for o in OWN)
+
+
+def _report(problems: list[tuple[list[str], str]], what: str) -> None:
+    """Fail on problems touching our own modules; xfail, naming each, on the rest."""
+    if not problems:
         return
-    for name in _imports(path):
-        parts = name.split(".")
+    text = "\n".join(msg for _, msg in problems)
+    if any(any(_own(m) for m in mods) for mods, _ in problems):
+        pytest.fail(f"{what}:\n{text}")
+    pytest.xfail(f"{what} (outside this area, still to fix):\n{text}")
+
+
+# ---------------------------------------------------------------- 1. layering
+@pytest.mark.parametrize("name", sorted(MODULES), ids=lambda v: v)
+def test_imports_flow_one_way(name):
+    stage = _stage(name)
+    path = MODULES[name]
+    for target, _names, _line in _imports(name):
+        parts = target.split(".")
         if parts[0] == "click":
             assert stage == "cli", f"{path}: only rapgen.cli may import click"
         if parts[0] != "rapgen" or len(parts) < 2:
             continue
-        target = parts[1]
-        if target in SHARED or target == stage:
+        other = parts[1]
+        if stage in SHARED:
+            assert other in SHARED_MAY_IMPORT, f"{path}: shared module rapgen.{stage} must not import rapgen.{other}"
             continue
-        assert target in ALLOWED.get(stage, set()), f"{path}: stage {stage!r} must not import rapgen.{target}"
+        if other in SHARED or other == stage:
+            continue
+        assert other in ALLOWED.get(stage, set()), f"{path}: stage {stage!r} must not import rapgen.{other}"
+
+
+# ---------------------------------------------------------------- 2. no circles
+def _cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """Every strongly connected component with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _one_cycle(graph: dict[str, dict[str, int]], comp: list[str]) -> list[str]:
+    """A shortest closed path inside a component, for the message."""
+    members = set(comp)
+    start = comp[0]
+    paths = {start: [start]}
+    queue = [start]
+    while queue:
+        v = queue.pop(0)
+        for w in sorted(graph[v]):
+            if w == start:
+                return paths[v] + [start]
+            if w in members and w not in paths:
+                paths[w] = paths[v] + [w]
+                queue.append(w)
+    return comp
+
+
+def _describe(graph: dict[str, dict[str, int]], cycle: list[str]) -> str:
+    steps = [f"{a} (line {graph[a][b]}) -> {b}" for a, b in zip(cycle, cycle[1:])]
+    return "circle: " + "; ".join(steps)
+
+
+def test_cycle_finder_finds_a_planted_circle():
+    graph = {"a": {"b": 1}, "b": {"c": 2}, "c": {"a": 3}, "d": {"a": 4}}
+    comps = _cycles(graph)
+    assert comps == [["a", "b", "c"]]
+    assert _describe(graph, _one_cycle(graph, comps[0])) == "circle: a (line 1) -> b; b (line 2) -> c; c (line 3) -> a"
+
+
+def test_no_import_circle_anywhere():
+    problems = []
+    for comp in _cycles(GRAPH):
+        problems.append((comp, _describe(GRAPH, _one_cycle(GRAPH, comp)) + f"  [component: {', '.join(comp)}]"))
+    _report(problems, "import circles")
+
+
+def test_no_import_circle_in_archive():
+    """Circle 1 of the review (reader <-> verify <-> invariants) is gone for good."""
+    sub = {m: {t: l for t, l in e.items() if t.startswith("rapgen.archive")} for m, e in GRAPH.items() if m.startswith("rapgen.archive")}
+    assert _cycles(sub) == []
+
+
+# ---------------------------------------------------------------- 3. private names
+def _private_uses(name: str, source: str | None = None) -> list[str]:
+    """``from rapgen.<other stage>.x import _name`` and ``module._name`` on a module
+    of another stage, in module ``name`` (or in ``source`` read as that module)."""
+    stage = _stage(name)
+    shown = str(MODULES[name].relative_to(PACKAGE)) if name in MODULES else name
+    tree = ast.parse(source if source is not None else MODULES[name].read_text())
+    out = []
+    aliases: dict[str, str] = {}  # local name -> rapgen module of another stage
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            target = _resolve(name, node.module, node.level) or ""
+            if target not in MODULES or _stage(target) == stage:
+                continue
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__"):
+                    out.append(f"{shown}:{node.lineno}: imports {target}.{a.name}")
+                if f"{target}.{a.name}" in MODULES:
+                    aliases[a.asname or a.name] = f"{target}.{a.name}"
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in MODULES and _stage(a.name) != stage and a.asname:
+                    aliases[a.asname] = a.name
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+            and node.attr.startswith("_") and not node.attr.startswith("__")
+        ):
+            out.append(f"{shown}:{node.lineno}: uses {aliases[node.value.id]}.{node.attr}")
+    return out
+
+
+def test_no_private_names_across_stages():
+    problems = []
+    for name in sorted(MODULES):
+        for use in _private_uses(name):
+            target = use.rsplit(" ", 1)[1].rsplit(".", 1)[0]
+            problems.append(([name, target], use))
+    _report(problems, "private names used across stage boundaries")
+
+
+def test_private_name_finder_sees_both_forms():
+    src = "from rapgen.archive.parse import _Bad, loads_strict\nfrom rapgen.archive import parse\nparse._guard\nparse.loads_strict\n"
+    assert _private_uses("rapgen.scores.planted", src) == [
+        "rapgen.scores.planted:1: imports rapgen.archive.parse._Bad",
+        "rapgen.scores.planted:3: uses rapgen.archive.parse._guard",
+    ]
+    assert _private_uses("rapgen.archive.planted", src) == []  # inside its own stage a module may

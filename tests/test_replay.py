@@ -14,7 +14,8 @@ from factory import reseal
 from rapgen.agents import add_agents_to_archive
 from rapgen.archive import Archive, recent_window
 from rapgen.cli import cli
-from rapgen.search import generate_traces, replay_archive
+from rapgen.sample import generate_traces
+from rapgen.search import replay_archive
 from rapgen.search.replay import _spearman
 
 

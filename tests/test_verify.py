@@ -517,3 +517,182 @@ def test_jobs_option_gives_the_same_report(tiny_archive, jobs):
 def test_jobs_option_rejects_zero(tiny_archive):
     result = run(tiny_archive.root, "--jobs", "0")
     assert result.exit_code == 2 and "--jobs" in result.output
+
+
+# ---------------------------------------------------------------- the verified archive
+from rapgen.archive import (  # noqa: E402
+    Archive,
+    ProblemKind,
+    VerifiedArchive,
+    in_shard,
+    open_verified,
+    shard_ids_sha256,
+    sha256_file,
+    verify_archive,
+)
+from rapgen.archive import sums_lines as classify_sums  # noqa: E402
+
+
+def test_verify_builds_the_verified_archive_from_what_it_hashed(tiny_archive):
+    report = verify_archive(tiny_archive.root)
+    archive = report.archive
+    assert report.ok and isinstance(archive, VerifiedArchive) and isinstance(archive, Archive)
+    assert archive.manifest_sha256 == sha256_file(tiny_archive.root / "SHA256SUMS")
+    assert archive.digests[FIELDS] == sha256_file(tiny_archive.root / FIELDS)
+    assert set(archive.digests) == {line.path for line in classify_sums((tiny_archive.root / "SHA256SUMS").read_bytes())}
+    plain = Archive(tiny_archive.root)
+    for name in ("info", "origins", "ledger", "fields", "field_map", "codebooks", "blocks", "model_ids", "models", "synthetic"):
+        assert getattr(archive, name) == getattr(plain, name), name
+    for regime in ("fixed", "expanding"):
+        assert archive.manifest(regime) == plain.manifest(regime)
+    for mid in archive.model_ids:
+        assert archive.predictions(mid) == plain.predictions(mid)
+        assert archive.has_traces(mid) == plain.has_traces(mid)
+        assert archive.traces(mid) == plain.traces(mid)
+
+
+def test_verified_archive_never_rereads_a_document(tiny_archive, monkeypatch):
+    archive = open_verified(tiny_archive.root)
+    (tiny_archive.root / FIELDS).write_text("tampered after verification\n")
+    monkeypatch.setattr(Archive, "read_bytes", lambda self, rel: pytest.fail(f"read {rel} again"))
+    assert len(archive.fields) == len(tiny_archive.field_ids)
+    assert archive.predictions("model-a")
+
+
+def test_a_failed_verification_has_no_archive(tiny_archive):
+    (tiny_archive.root / FIELDS).write_text("x")
+    report = verify_archive(tiny_archive.root)
+    assert not report.ok and report.archive is None
+    with pytest.raises(Exception, match="failed verification with"):
+        open_verified(tiny_archive.root)
+
+
+def test_invariant_findings_keep_the_parser_kind(tiny_archive):
+    path = tiny_archive.root / PRED_A
+    lines = path.read_bytes().split(b"\n")
+    path.write_bytes(b"\n".join([lines[0], *lines]))  # the first unit twice
+    reseal(tiny_archive.root)
+    report = verify_archive(tiny_archive.root)
+    dup = [f for f in report.errors if f.kind is ProblemKind.DUPLICATE_UNIT]
+    assert len(dup) == 1 and dup[0].path == PRED_A and dup[0].line == 2
+
+
+# ---------------------------------------------------------------- SHA256SUMS lines for the PR check
+@pytest.mark.parametrize(
+    "raw, canonical, notes, error",
+    [
+        (b"a" * 64 + b"  archive/x.json", True, (), ""),
+        (b"A" * 64 + b"  archive/x.json", False, ("upper-case hex digest",), ""),
+        (b"a" * 64 + b" *archive/x.json", False, ("binary marker ' *'",), ""),
+        (b"a" * 64 + b"  ./archive/x.json", False, ("leading './' on path",), ""),
+        (b"a" * 64 + b"  archive/x y.json", False, (), ""),  # parses, but not the canonical character set
+        (b"SHA256 (archive/x.json) = " + b"a" * 64, False, ("BSD-style 'SHA256 (path) = hex' line",), ""),
+        (b"# note", False, ("comment line",), ""),
+        (b"a" * 63 + b"  archive/x.json", False, (), "digest must be 64 hex digits, found 63 characters"),
+        (b"a" * 64 + b" archive/x.json", False, (), "single space between digest and path (expected two spaces)"),
+    ],
+)
+def test_sums_lines_classify_every_form(raw, canonical, notes, error):
+    (line,) = classify_sums(raw + b"\n")
+    assert (line.canonical, line.notes, line.error) == (canonical, notes, error)
+    assert line.digest in (None, "a" * 64)
+
+
+def test_sums_lines_crlf_and_bom_are_notes_on_their_line():
+    first, second = classify_sums(b"\xef\xbb\xbf" + b"a" * 64 + b"  archive/a\r\n" + b"b" * 64 + b"  archive/b\n")
+    assert first.notes == ("leading byte-order mark", "CRLF line ending") and first.path == "archive/a"
+    assert second.canonical and second.line == 2
+
+
+# ---------------------------------------------------------------- the shard rule
+def test_shard_rule():
+    from datetime import date
+
+    origin, start = date(2024, 1, 1), date(2023, 7, 1)
+    assert in_shard(date(2023, 7, 1), origin, start) and in_shard(date(2023, 12, 31), origin, start)
+    assert not in_shard(date(2024, 1, 1), origin, start) and not in_shard(date(2023, 6, 30), origin, start)
+    assert in_shard(date(1990, 1, 1), origin, None)
+    # ids sorted by bytes ("B" < "a"), joined by "\n", no trailing newline; the empty shard hashes ""
+    import hashlib
+
+    assert shard_ids_sha256(["a", "B"]) == hashlib.sha256(b"B\na").hexdigest()
+    assert shard_ids_sha256([]) == hashlib.sha256(b"").hexdigest()
+
+
+# ---------------------------------------------------------------- adversarial: a finding or a usage error, never exit 3
+def _edit_json(root: Path, rel: str, change) -> None:
+    path = root / rel
+    obj = json.loads(path.read_text())
+    change(obj)
+    path.write_text(json.dumps(obj))
+    reseal(root)
+
+
+@pytest.mark.parametrize(
+    "change, detail",
+    [
+        (lambda o: o.update(window_months=10**6), "must be at most 1200 months"),
+        (lambda o: o.update(window_months=10**400), "must be at most 1200 months"),
+        (lambda o: o.update(history_windows=10**9), "must be at most 1200 months"),
+        (lambda o: o.update(origins=["0001-01-01"], strict_origin="0001-01-01"), "outside years 1–9999"),
+        (lambda o: o.update(origins=["9999-12-01"], strict_origin="9999-12-01"), "outside years 1–9999"),
+    ],
+)
+def test_origins_that_would_leave_the_calendar_are_findings(tiny_archive, change, detail):
+    ORIGINS_REL = "archive/benchmark/origins.json"
+    _edit_json(tiny_archive.root, ORIGINS_REL, change)
+    assert_finding(tiny_archive.root, "INVARIANT", ORIGINS_REL, detail=detail)
+
+
+def test_largest_finite_weights_verify(tiny_archive):
+    path = tiny_archive.root / PRED_A
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        if row["weights"] is not None:
+            row["weights"] = {k: 1.7e308 for k in row["weights"]}
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    reseal(tiny_archive.root)
+    result = run(tiny_archive.root)
+    assert result.exit_code == 0, result.output
+    units = open_verified(tiny_archive.root).predictions("model-a")
+    assert all(u.weights == (0.125,) * 8 for u in units if u.valid)
+
+
+@pytest.mark.parametrize("name", ["x\u202eevil.json", "x\x1b[2J.json", "x\x9b31m.json", "x\rfake OK.json"])
+def test_hostile_file_names_are_escaped_in_every_output(tiny_archive, name):
+    (tiny_archive.root / "archive" / "models" / "model-a" / name).write_text("{}")
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1
+    for bad in ("\u202e", "\x1b", "\x9b", "\r"):
+        assert bad not in result.output
+    assert "UNLISTED archive/models/model-a/x\\" in result.stdout
+
+
+def test_hostile_text_in_a_document_is_escaped(tiny_archive):
+    _edit_json(tiny_archive.root, "archive/models/model-a/model.json", lambda o: o.update({"k\x1b[31m\u202e": 1}))
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1
+    assert "unknown key 'k\\x1b[31m\\u202e'" in result.stdout
+    assert "\x1b" not in result.output and "\u202e" not in result.output
+
+
+def test_corrupt_parquet_is_a_finding(tiny_archive):
+    (tiny_archive.root / PAPERS).write_bytes(b"PAR1" + b"\0" * 64 + b"PAR1")
+    reseal(tiny_archive.root)
+    assert_finding(tiny_archive.root, "INVARIANT", PAPERS, detail="not a readable parquet file")
+
+
+def test_verify_internal_error_is_one_line_and_debug_shows_traceback(tiny_archive, monkeypatch):
+    def boom(*_a, **_k):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr("rapgen.archive.verify.walk", boom)
+    result = run(tiny_archive.root)
+    assert result.exit_code == 3
+    assert result.stderr.splitlines() == ["Error: internal error: RuntimeError: bug (rerun with --debug for a traceback)"]
+    assert "Traceback" in run(tiny_archive.root, "--debug").stderr
+
+
+def test_verify_missing_root_is_a_usage_error(tmp_path):
+    result = run(tmp_path / "nope")
+    assert result.exit_code == 2 and result.stderr.strip().endswith("nope: the root is not a directory")

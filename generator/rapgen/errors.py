@@ -34,3 +34,7 @@ class SiteError(RapgenError):
 
 class SubmissionError(RapgenError):
     """A submission folder is malformed."""
+
+
+class OutputError(RapgenError):
+    """An output file or folder could not be written where asked."""

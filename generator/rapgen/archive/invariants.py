@@ -3,19 +3,26 @@
 Each check names the files it reads; it runs only if all of them verified
 byte for byte, and otherwise reports ``NOT-EVALUATED``. Every check collects
 all of its findings.
+
+The checks read no file themselves: the verifier hands in the bytes it hashed
+(``documents``, the JSON and JSONL files), each is parsed exactly once here, and
+every check receives the parsed documents it needs as arguments. The parsed
+documents come back in :class:`ParsedDocuments`, from which the verifier builds
+its :class:`~rapgen.archive.verified.VerifiedArchive`. Only the two parquet
+tables are read from disk, by DuckDB, with their paths bound as parameters.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from rapgen.archive import parse
-from rapgen.archive.calendar import add_months
-from rapgen.archive.reader import (
+from rapgen.archive.layout import (
     ARCHIVE_JSON,
     ASSIGNMENTS_PARQUET,
     BLOCKS_JSONL,
@@ -23,14 +30,17 @@ from rapgen.archive.reader import (
     FIELDS_JSONL,
     LEDGER_JSON,
     MANIFEST_JSONL,
+    MODEL_FILES,
+    MODEL_ID_PATTERN,
     MODELS_DIR,
     ORIGINS_JSON,
     PAPERS_PARQUET,
+    REQUIRED_FILES,
 )
-from rapgen.archive.records import MODEL_ID_PATTERN, Category, Finding
+from rapgen.archive.records import Block, Category, Direction, Field, Finding, ModelInfo, Origins, ProblemKind, ShardManifest, TraceCall, Unit
+from rapgen.archive.shards import condition_shard_start, shard_start
 
-REQUIRED = (ARCHIVE_JSON, ORIGINS_JSON, FIELDS_JSONL, CODEBOOKS_JSONL, BLOCKS_JSONL, PAPERS_PARQUET, ASSIGNMENTS_PARQUET, LEDGER_JSON, *MANIFEST_JSONL.values())
-MODEL_FILES = ("model.json", "predictions.jsonl", "traces.jsonl")
+REQUIRED = REQUIRED_FILES
 PAPERS_COLUMNS = {"arxiv_id": "VARCHAR", "title": "VARCHAR", "abstract": "VARCHAR", "first_submitted": "DATE", "categories": "VARCHAR"}
 ASSIGNMENTS_COLUMNS = {
     "arxiv_id": "VARCHAR", "field_id": "VARCHAR", "first_submitted": "DATE",
@@ -40,6 +50,7 @@ _MODEL_RE = re.compile(MODEL_ID_PATTERN)
 _EXAMPLES = 3  # offending rows quoted per finding
 
 # Ledger rules (ARCHIVE.md, assignments.parquet), as SQL predicates naming a broken row.
+# They are fixed text (no value is ever spliced in); the table is a temp copy of the file.
 ASSIGNMENT_RULES = (
     ("primary must be D0..D7 or other", "\"primary\" IS NULL OR \"primary\" NOT IN ('D0','D1','D2','D3','D4','D5','D6','D7','other')"),
     ("secondary must be D0..D7 or null", "secondary IS NOT NULL AND secondary NOT IN ('D0','D1','D2','D3','D4','D5','D6','D7')"),
@@ -53,18 +64,89 @@ ASSIGNMENT_RULES = (
 )
 
 
-class InvariantChecker:
-    def __init__(self, root: str | Path, verified: set[str], listed: set[str], cache: dict | None = None, present: set[str] | None = None):
+
+@dataclass
+class ParsedDocuments:
+    """Every document of the archive that verified and parsed without a finding.
+
+    A value is None (or a key absent) when its file did not verify or did not parse."""
+
+    info: dict | None = None
+    origins: Origins | None = None
+    ledger: dict | None = None
+    fields: list[Field] | None = None
+    codebooks: dict[str, tuple[Direction, ...]] | None = None
+    blocks: list[Block] | None = None
+    manifests: dict[str, list[ShardManifest]] = field(default_factory=dict)
+    models: dict[str, ModelInfo] = field(default_factory=dict)
+    predictions: dict[str, list[Unit]] = field(default_factory=dict)
+    traces: dict[str, list[TraceCall]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class InvariantReport:
+    findings: list[Finding]
+    parsed: ParsedDocuments
+
+
+# SQL, bound parameters only (STYLE): the parquet path and the field ids are values, never spliced.
+DESCRIBE_PARQUET = "DESCRIBE SELECT * FROM read_parquet(?)"
+LOAD_PAPERS = "CREATE TEMP TABLE papers AS SELECT arxiv_id, first_submitted FROM read_parquet(?)"
+LOAD_ASSIGNMENTS = "CREATE TEMP TABLE assignments AS SELECT * FROM read_parquet(?)"
+PAPER_RULES = (
+    ("arxiv_id is not unique",
+     "SELECT arxiv_id, count(*) OVER () FROM (SELECT arxiv_id FROM read_parquet(?) GROUP BY arxiv_id HAVING count(*) > 1) LIMIT 3"),
+    ("arxiv_id or first_submitted is empty",
+     "SELECT coalesce(arxiv_id, '<null>'), count(*) OVER () FROM read_parquet(?) "
+     "WHERE arxiv_id IS NULL OR arxiv_id = '' OR first_submitted IS NULL LIMIT 3"),
+)
+DUPLICATE_ASSIGNMENTS = (
+    "SELECT arxiv_id || ' in ' || field_id, count(*) OVER () FROM assignments GROUP BY arxiv_id, field_id HAVING count(*) > 1 LIMIT 3"
+)
+UNKNOWN_FIELD_ASSIGNMENTS = (
+    "SELECT coalesce(field_id, '<null>'), count(*) OVER () FROM assignments "
+    "WHERE field_id IS NULL OR NOT list_contains(?::VARCHAR[], field_id) LIMIT 3"
+)
+ORPHAN_ASSIGNMENTS = "SELECT coalesce(a.arxiv_id, '<null>'), count(*) OVER () FROM assignments a ANTI JOIN papers p USING (arxiv_id) LIMIT 3"
+DATE_MISMATCH_ASSIGNMENTS = (
+    "SELECT a.arxiv_id, count(*) OVER () FROM assignments a JOIN papers p USING (arxiv_id) "
+    "WHERE a.first_submitted IS DISTINCT FROM p.first_submitted LIMIT 3"
+)
+ASSIGNMENT_RULE_SQL = (
+    "SELECT coalesce(arxiv_id, '<null>') || ' in ' || coalesce(field_id, '<null>'), count(*) OVER () "
+    "FROM assignments WHERE {predicate} LIMIT 3"
+)
+# Each shard rebuilt from the ledger: ids sorted by bytes, joined by '\n', hashed (archive.shards).
+REBUILD_SHARDS = """
+    SELECT e.field_id, e.origin, count(a.arxiv_id) AS n, min(a.first_submitted), max(a.first_submitted),
+           sha256(coalesce(string_agg(a.arxiv_id, chr(10) ORDER BY a.arxiv_id COLLATE "C"), ''))
+    FROM episodes_frame e
+    LEFT JOIN assignments a
+      ON a.field_id = e.field_id AND a.first_submitted >= e.date_from AND a.first_submitted < e.origin
+    GROUP BY e.field_id, e.origin
+"""
+RETURNED_OUTSIDE_SHARD = """
+    SELECT r.line, r.arxiv_id, a.first_submitted
+    FROM returned_frame r
+    LEFT JOIN assignments a ON a.field_id = r.field_id AND a.arxiv_id = r.arxiv_id
+    WHERE a.arxiv_id IS NULL OR a.first_submitted >= r.origin OR a.first_submitted < r.date_from
+    ORDER BY r.line, r.arxiv_id
+"""
+_NO_LOWER_BOUND = date(1, 1, 1)  # an expanding shard's date_from, for SQL comparisons
+
+
+class _Checker:
+    """Findings of one run; parsed documents are passed to each check explicitly."""
+
+    def __init__(self, root: str | Path, documents: dict[str, bytes], verified: set[str], listed: set[str], present: set[str]):
         self.root = Path(root)
-        self.present = present if present is not None else listed  # regular files found on disk
-        self.cache = cache if cache is not None else {}  # parsed model files, reused by the reader
+        self.documents = documents
         self.verified = verified
         self.listed = listed
+        self.present = present  # regular files found on disk
         self.findings: list[Finding] = []
+        self.parsed = ParsedDocuments()
         self._con = None
-        self.fields: list = []
-        self.origins = None
-        self.ledger: dict | None = None
 
     # -------------------------------------------------------------- plumbing
     def add(self, path: str, detail: str, line: int | None = None) -> None:
@@ -79,10 +161,21 @@ class InvariantChecker:
             return False
         return True
 
-    def parsed(self, rel: str, parser: Callable[[str, bytes], tuple]):
-        value, findings = parser(rel, (self.root / rel).read_bytes())
+    def gate(self, check: str, paths: tuple[str, ...], upstream: dict[str, bool]) -> bool:
+        """``need`` plus upstream checks that must have passed (e.g. fields before blocks)."""
+        if not self.need(check, *paths):
+            return False
+        failed = [name for name, ok in upstream.items() if not ok]
+        if failed:
+            self.findings.append(Finding(paths[-1], None, Category.NOT_EVALUATED, f"{check} not checked: {', '.join(failed)} is invalid"))
+            return False
+        return True
+
+    def parse(self, rel: str, parser: Callable[[str, bytes], tuple]) -> tuple[Any, bool]:
+        """Parse a verified document from the bytes that were hashed: ``(value, no findings)``."""
+        value, findings = parser(rel, self.documents[rel])
         for f in findings:  # schema problems inside a verified file are invariant failures
-            self.findings.append(Finding(f.path, f.line, Category.INVARIANT, f.detail))
+            self.findings.append(Finding(f.path, f.line, Category.INVARIANT, f.detail, kind=f.kind))
         return value, not findings
 
     @property
@@ -94,53 +187,52 @@ class InvariantChecker:
             self._con.execute("SET threads TO 2")
         return self._con
 
-    def sql_path(self, rel: str) -> str:
-        return str(self.root / rel).replace("'", "''")
+    def disk_path(self, rel: str) -> str:
+        return str(self.root / rel)
 
-    # -------------------------------------------------------------- checks
-    def gate(self, check: str, paths: tuple[str, ...], upstream: dict[str, bool]) -> bool:
-        """``need`` plus upstream checks that must have passed (e.g. fields before blocks)."""
-        if not self.need(check, *paths):
-            return False
-        failed = [name for name, ok in upstream.items() if not ok]
-        if failed:
-            self.findings.append(Finding(paths[-1], None, Category.NOT_EVALUATED, f"{check} not checked: {', '.join(failed)} is invalid"))
-            return False
-        return True
-
-    def run(self) -> list[Finding]:
+    # -------------------------------------------------------------- run
+    def run(self) -> InvariantReport:
         for rel in REQUIRED:
             # A required file that exists but is unlisted (or listed on a malformed line) is
             # already an UNLISTED finding; only a file that is nowhere is missing here.
             if rel not in self.listed and rel not in self.present:
                 self.add(rel, "required file is not in the archive")
-        if self.need("ARCHIVE.json schema", ARCHIVE_JSON):
-            self.parsed(ARCHIVE_JSON, parse.parse_archive_json)
-        if self.need("origins", ORIGINS_JSON):
-            self.origins, _ = self.parsed(ORIGINS_JSON, parse.parse_origins)
-        if self.need("parameter ledger", LEDGER_JSON):
-            self.ledger, _ = self.parsed(LEDGER_JSON, parse.parse_ledger)
-        fields_ok = self.need("fields", FIELDS_JSONL) and self.check_fields()
-        fields = {FIELDS_JSONL: fields_ok}
-        if self.gate("codebooks", (FIELDS_JSONL, CODEBOOKS_JSONL), fields):
-            self.check_codebooks()
-        if self.gate("dependency blocks", (FIELDS_JSONL, BLOCKS_JSONL), fields):
-            self.check_blocks()
+        out = self.parsed
+        out.info = self.document("ARCHIVE.json schema", ARCHIVE_JSON, parse.parse_archive_json)
+        out.origins = self.document("origins", ORIGINS_JSON, parse.parse_origins)
+        out.ledger = self.document("parameter ledger", LEDGER_JSON, parse.parse_ledger)
+        fields = out.fields = self.check_fields() if self.need("fields", FIELDS_JSONL) else None
+        fields_ok = {FIELDS_JSONL: fields is not None}
+        if self.gate("codebooks", (FIELDS_JSONL, CODEBOOKS_JSONL), fields_ok):
+            out.codebooks = self.check_codebooks(fields)
+        if self.gate("dependency blocks", (FIELDS_JSONL, BLOCKS_JSONL), fields_ok):
+            out.blocks = self.check_blocks(fields)
         papers_ok = self.need("papers table", PAPERS_PARQUET) and self.check_papers()
         ledger_ok = self.gate(
-            "membership ledger", (PAPERS_PARQUET, FIELDS_JSONL, ASSIGNMENTS_PARQUET), {PAPERS_PARQUET: papers_ok, **fields}
-        ) and self.check_assignments()
+            "membership ledger", (PAPERS_PARQUET, FIELDS_JSONL, ASSIGNMENTS_PARQUET), {PAPERS_PARQUET: papers_ok, **fields_ok}
+        ) and self.check_assignments(fields)
         for regime, rel in MANIFEST_JSONL.items():
-            upstream = {ASSIGNMENTS_PARQUET: ledger_ok, ORIGINS_JSON: self.origins is not None}
+            upstream = {ASSIGNMENTS_PARQUET: ledger_ok, ORIGINS_JSON: out.origins is not None}
             if self.gate(f"{regime} search manifest", (ASSIGNMENTS_PARQUET, ORIGINS_JSON, rel), upstream):
-                self.check_manifest(regime, rel)
-        self.check_models(fields_ok, ledger_ok)
+                entries = self.check_manifest(regime, rel, fields, out.origins)
+                if entries is not None:
+                    out.manifests[regime] = entries
+        self.check_models(fields, out.origins, out.ledger, ledger_ok)
         if self._con is not None:
             self._con.close()
-        return self.findings
+        return InvariantReport(self.findings, out)
 
-    def check_fields(self) -> bool:
-        fields, ok = self.parsed(FIELDS_JSONL, parse.parse_fields)
+    def document(self, check: str, rel: str, parser: Callable[[str, bytes], tuple]) -> Any:
+        """A whole-file document, or None if it did not verify or parse."""
+        if not self.need(check, rel):
+            return None
+        value, ok = self.parse(rel, parser)
+        return value if ok else None
+
+    # -------------------------------------------------------------- benchmark documents
+    def check_fields(self) -> list[Field] | None:
+        """The fields, or None if fields.jsonl breaks a rule (later checks then do not run)."""
+        fields, ok = self.parse(FIELDS_JSONL, parse.parse_fields)
         counts = Counter(f.field_id for f in fields)
         for fid, n in sorted(counts.items()):
             if n > 1:
@@ -149,21 +241,25 @@ class InvariantChecker:
         if not fields:
             self.add(FIELDS_JSONL, "no fields")
             ok = False
-        self.fields = fields
-        return ok
+        return fields if ok else None
 
-    def check_codebooks(self) -> None:
-        books, _ = self.parsed(CODEBOOKS_JSONL, parse.parse_codebooks)
-        known = {f.field_id for f in self.fields}
-        named = set(books) | _field_ids_named((self.root / CODEBOOKS_JSONL).read_bytes())
-        for fid in sorted(known - named):  # a malformed codebook line is its own finding
+    def check_codebooks(self, fields: list[Field]) -> dict[str, tuple[Direction, ...]] | None:
+        books, ok = self.parse(CODEBOOKS_JSONL, parse.parse_codebooks)
+        known = {f.field_id for f in fields}
+        named = set(books)
+        if not ok:  # a malformed codebook line is its own finding; do not also call its field uncovered
+            named |= _field_ids_named(self.documents[CODEBOOKS_JSONL])
+        problems = len(self.findings)
+        for fid in sorted(known - named):
             self.add(CODEBOOKS_JSONL, f"field {fid!r} has no codebook")
         for fid in sorted(set(books) - known):
             self.add(CODEBOOKS_JSONL, f"codebook for unknown field {fid!r}")
+        return books if ok and len(self.findings) == problems else None
 
-    def check_blocks(self) -> None:
-        blocks, _ = self.parsed(BLOCKS_JSONL, parse.parse_blocks)
-        by_field = {f.field_id: f for f in self.fields}
+    def check_blocks(self, fields: list[Field]) -> list[Block] | None:
+        blocks, ok = self.parse(BLOCKS_JSONL, parse.parse_blocks)
+        problems = len(self.findings)
+        by_field = {f.field_id: f for f in fields}
         owner: dict[str, list[str]] = defaultdict(list)
         for fid, n in Counter(b.block_id for b in blocks).items():
             if n > 1:
@@ -171,23 +267,25 @@ class InvariantChecker:
         for block in blocks:
             for fid in block.fields:
                 owner[fid].append(block.block_id)
-                field = by_field.get(fid)
-                if field is None:
+                field_ = by_field.get(fid)
+                if field_ is None:
                     self.add(BLOCKS_JSONL, f"block {block.block_id!r} lists unknown field {fid!r}")
                     continue
-                if field.split != block.split:
-                    self.add(BLOCKS_JSONL, f"field {fid!r} is {field.split} but its block {block.block_id!r} is {block.split}")
-                if field.block_id != block.block_id:
-                    self.add(BLOCKS_JSONL, f"field {fid!r} names block {field.block_id!r} but is listed in {block.block_id!r}")
+                if field_.split != block.split:
+                    self.add(BLOCKS_JSONL, f"field {fid!r} is {field_.split} but its block {block.block_id!r} is {block.split}")
+                if field_.block_id != block.block_id:
+                    self.add(BLOCKS_JSONL, f"field {fid!r} names block {field_.block_id!r} but is listed in {block.block_id!r}")
         for fid in sorted(by_field):
             if len(owner.get(fid, [])) == 0:
                 self.add(BLOCKS_JSONL, f"field {fid!r} is in no block")
             elif len(owner[fid]) > 1:
                 self.add(BLOCKS_JSONL, f"field {fid!r} is in {len(owner[fid])} blocks: {', '.join(sorted(owner[fid]))}")
+        return blocks if ok and len(self.findings) == problems else None
 
+    # -------------------------------------------------------------- parquet tables
     def _columns(self, rel: str, expected: dict[str, str]) -> bool:
         try:
-            rows = self.con.execute(f"DESCRIBE SELECT * FROM read_parquet('{self.sql_path(rel)}')").fetchall()
+            rows = self.con.execute(DESCRIBE_PARQUET, [self.disk_path(rel)]).fetchall()
         except Exception as exc:  # duckdb.Error: not a parquet file
             self.add(rel, f"not a readable parquet file ({str(exc).splitlines()[0][:120]})")
             return False
@@ -205,8 +303,19 @@ class InvariantChecker:
             ok = False
         return ok
 
-    def _violations(self, rel: str, sql: str, message: str) -> bool:
-        rows = self.con.execute(sql).fetchall()
+    def _fetch(self, rel: str, sql: str, params: list | None = None) -> list | None:
+        """Rows of a query, or None after an INVARIANT finding when DuckDB cannot
+        read the table or its values do not convert (e.g. a date past year 9999)."""
+        try:
+            return self.con.execute(sql, params or []).fetchall()
+        except Exception as exc:  # duckdb.Error, or ValueError/OverflowError converting a value
+            self.add(rel, f"cannot be read as the archive's table ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})")
+            return None
+
+    def _violations(self, rel: str, sql: str, message: str, params: list | None = None) -> bool:
+        rows = self._fetch(rel, sql, params)
+        if rows is None:
+            return False
         if rows:
             n = rows[0][-1]
             examples = ", ".join(str(r[0]) for r in rows[:_EXAMPLES])
@@ -218,53 +327,34 @@ class InvariantChecker:
         rel = PAPERS_PARQUET
         if not self._columns(rel, PAPERS_COLUMNS):
             return False
-        src = f"read_parquet('{self.sql_path(rel)}')"
-        ok = self._violations(rel, f"SELECT arxiv_id, count(*) OVER () FROM (SELECT arxiv_id FROM {src} GROUP BY arxiv_id HAVING count(*) > 1) LIMIT 3", "arxiv_id is not unique")
-        ok &= self._violations(rel, f"SELECT coalesce(arxiv_id, '<null>'), count(*) OVER () FROM {src} WHERE arxiv_id IS NULL OR arxiv_id = '' OR first_submitted IS NULL LIMIT 3", "arxiv_id or first_submitted is empty")
+        ok = True
+        for message, sql in PAPER_RULES:
+            ok &= self._violations(rel, sql, message, [self.disk_path(rel)])
         if ok:
-            self.con.execute(f"CREATE TEMP TABLE papers AS SELECT arxiv_id, first_submitted FROM {src}")
+            ok = self._fetch(rel, LOAD_PAPERS, [self.disk_path(rel)]) is not None
         return ok
 
-    def check_assignments(self) -> bool:
+    def check_assignments(self, fields: list[Field] | None) -> bool:
         rel = ASSIGNMENTS_PARQUET
         if not self._columns(rel, ASSIGNMENTS_COLUMNS):
             return False
-        self.con.execute(f"CREATE TEMP TABLE assignments AS SELECT * FROM read_parquet('{self.sql_path(rel)}')")
-        field_list = ", ".join("'" + f.field_id.replace("'", "''") + "'" for f in self.fields)
-        ok = self._violations(
-            rel,
-            "SELECT arxiv_id || ' in ' || field_id, count(*) OVER () FROM assignments GROUP BY arxiv_id, field_id HAVING count(*) > 1 LIMIT 3",
-            "(arxiv_id, field_id) is not unique",
-        )
-        ok &= self._violations(
-            rel,
-            f"SELECT coalesce(field_id, '<null>'), count(*) OVER () FROM assignments WHERE field_id IS NULL OR field_id NOT IN ({field_list}) LIMIT 3",
-            "field_id is not a field of fields.jsonl",
-        )
-        ok &= self._violations(
-            rel,
-            "SELECT coalesce(a.arxiv_id, '<null>'), count(*) OVER () FROM assignments a ANTI JOIN papers p USING (arxiv_id) LIMIT 3",
-            "arxiv_id is not in papers.parquet",
-        )
-        ok &= self._violations(
-            rel,
-            "SELECT a.arxiv_id, count(*) OVER () FROM assignments a JOIN papers p USING (arxiv_id) "
-            "WHERE a.first_submitted IS DISTINCT FROM p.first_submitted LIMIT 3",
-            "first_submitted differs from the paper's",
-        )
+        if self._fetch(rel, LOAD_ASSIGNMENTS, [self.disk_path(rel)]) is None:
+            return False
+        field_ids = [f.field_id for f in fields or ()]
+        ok = self._violations(rel, DUPLICATE_ASSIGNMENTS, "(arxiv_id, field_id) is not unique")
+        ok &= self._violations(rel, UNKNOWN_FIELD_ASSIGNMENTS, "field_id is not a field of fields.jsonl", [field_ids])
+        ok &= self._violations(rel, ORPHAN_ASSIGNMENTS, "arxiv_id is not in papers.parquet")
+        ok &= self._violations(rel, DATE_MISMATCH_ASSIGNMENTS, "first_submitted differs from the paper's")
         for message, predicate in ASSIGNMENT_RULES:
-            ok &= self._violations(
-                rel,
-                f"SELECT coalesce(arxiv_id, '<null>') || ' in ' || coalesce(field_id, '<null>'), count(*) OVER () FROM assignments WHERE {predicate} LIMIT 3",
-                message,
-            )
+            ok &= self._violations(rel, ASSIGNMENT_RULE_SQL.format(predicate=predicate), message)
         return ok
 
-    def check_manifest(self, regime: str, rel: str) -> None:
-        entries, parsed_ok = self.parsed(rel, lambda p, d: parse.parse_manifest(p, d, regime))
-        origins = self.origins
+    # -------------------------------------------------------------- search manifests
+    def check_manifest(self, regime: str, rel: str, fields: list[Field] | None, origins: Origins) -> list[ShardManifest] | None:
+        entries, parsed_ok = self.parse(rel, lambda p, d: parse.parse_manifest(p, d, regime))
+        problems = len(self.findings)
         window = origins.window_months
-        expected = {(f.field_id, o) for f in self.fields for o in origins.origins}
+        expected = {(f.field_id, o) for f in fields or () for o in origins.origins}
         seen: dict[tuple[str, date], int] = {}
         rows = []
         for line, entry in enumerate(entries, start=1):
@@ -276,40 +366,36 @@ class InvariantChecker:
                 self.add(rel, f"episode {entry.field_id} {entry.origin} appears twice")
                 continue
             seen[key] = line
+            start = shard_start(entry.origin, regime, window)
             if entry.date_to != entry.origin:
                 self.add(rel, f"{entry.field_id} {entry.origin}: date_to {entry.date_to} must equal the origin")
-            if regime == "fixed" and entry.date_from != add_months(entry.origin, -window):
-                self.add(rel, f"{entry.field_id} {entry.origin}: date_from {entry.date_from} must be {add_months(entry.origin, -window)}")
+            if regime == "fixed" and entry.date_from != start:
+                self.add(rel, f"{entry.field_id} {entry.origin}: date_from {entry.date_from} must be {start}")
             if entry.max_date is not None and entry.max_date >= entry.origin:
                 self.add(rel, f"{entry.field_id} {entry.origin}: holds a paper dated {entry.max_date}, on or after its origin")
             rows.append(entry)
         if parsed_ok:
             for fid, origin in sorted(expected - set(seen)):
                 self.add(rel, f"episode {fid} {origin} has no line")
-        if not rows:
-            return
+        if rows:
+            self._compare_shards(rel, regime, window, rows)
+        return entries if parsed_ok and len(self.findings) == problems else None
+
+    def _compare_shards(self, rel: str, regime: str, window: int, rows: list[ShardManifest]) -> None:
         import pandas as pd
 
         frame = pd.DataFrame(
             {
                 "field_id": [e.field_id for e in rows],
                 "origin": [e.origin for e in rows],
-                "date_from": [add_months(e.origin, -window) if regime == "fixed" else date(1, 1, 1) for e in rows],
+                "date_from": [shard_start(e.origin, regime, window) or _NO_LOWER_BOUND for e in rows],
             }
         )
         self.con.register("episodes_frame", frame)
-        # Rebuild each shard from the ledger: ids sorted by bytes, joined by '\n', hashed (ARCHIVE.md).
-        rebuilt = self.con.execute(
-            """
-            SELECT e.field_id, e.origin, count(a.arxiv_id) AS n, min(a.first_submitted), max(a.first_submitted),
-                   sha256(coalesce(string_agg(a.arxiv_id, chr(10) ORDER BY a.arxiv_id COLLATE "C"), ''))
-            FROM episodes_frame e
-            LEFT JOIN assignments a
-              ON a.field_id = e.field_id AND a.first_submitted >= e.date_from AND a.first_submitted < e.origin
-            GROUP BY e.field_id, e.origin
-            """
-        ).fetchall()
+        rebuilt = self._fetch(rel, REBUILD_SHARDS)
         self.con.unregister("episodes_frame")
+        if rebuilt is None:
+            return
         truth = {(r[0], r[1]): r[2:] for r in rebuilt}
         for entry in rows:
             n, lo, hi, sha = truth[(entry.field_id, entry.origin)]
@@ -319,9 +405,10 @@ class InvariantChecker:
             if (entry.min_date, entry.max_date) != (lo, hi):
                 self.add(rel, f"{label}: dates {entry.min_date}..{entry.max_date} but the ledger has {lo}..{hi}")
             if entry.ids_sha256 != sha:
-                self.add(rel, f"{label}: ids_sha256 does not match the ledger's ids", )
+                self.add(rel, f"{label}: ids_sha256 does not match the ledger's ids")
 
-    def check_models(self, fields_ok: bool, ledger_ok: bool) -> None:
+    # -------------------------------------------------------------- model folders
+    def _model_folders(self) -> dict[str, set[str]]:
         prefix = MODELS_DIR + "/"
         by_model: dict[str, set[str]] = defaultdict(set)
         for rel in self.listed:
@@ -332,9 +419,11 @@ class InvariantChecker:
                     continue
                 model_id, name = rest.split("/", 1)
                 by_model[model_id].add(name)
-        for model_id in sorted(by_model):
-            folder = prefix + model_id
-            names = by_model[model_id]
+        return by_model
+
+    def check_models(self, fields: list[Field] | None, origins: Origins | None, ledger: dict | None, ledger_ok: bool) -> None:
+        for model_id, names in sorted(self._model_folders().items()):
+            folder = f"{MODELS_DIR}/{model_id}"
             if not _MODEL_RE.match(model_id):
                 self.add(folder, f"model id {model_id!r} does not match {MODEL_ID_PATTERN}")
             for name in sorted(names - set(MODEL_FILES)):
@@ -342,55 +431,57 @@ class InvariantChecker:
             for name in ("model.json", "predictions.jsonl"):
                 if name not in names:
                     self.add(f"{folder}/{name}", "required model file is missing")
-            if "model.json" in names and self.need("model metadata", f"{folder}/model.json"):
-                self.parsed(f"{folder}/model.json", lambda p, d, m=model_id: parse.parse_model_json(p, d, folder=m))
-            field_ids = [f.field_id for f in self.fields]
-            upstream = {FIELDS_JSONL: fields_ok, ORIGINS_JSON: self.origins is not None}
-            rel = f"{folder}/predictions.jsonl"
-            if "predictions.jsonl" in names and self.gate("predictions", (FIELDS_JSONL, ORIGINS_JSON, rel), upstream):
-                units, ok = self.parsed(rel, lambda p, d: parse.parse_predictions(p, d, field_ids, self.origins.origins))
-                if ok:
-                    self.cache[("predictions", model_id)] = units
-            rel = f"{folder}/traces.jsonl"
-            upstream = {**upstream, LEDGER_JSON: self.ledger is not None}
-            if "traces.jsonl" in names and self.gate("traces", (FIELDS_JSONL, LEDGER_JSON, ORIGINS_JSON, rel), upstream):
-                calls, _ = self.parsed(
-                    rel,
-                    lambda p, d: parse.parse_traces(p, d, field_ids, self.origins.origins, int(self.ledger["search"]["max_calls"])),
-                )
-                if ledger_ok and calls:
-                    self.check_returned(rel, calls)
-                self.cache[("traces", model_id)] = calls
+            self.check_model(model_id, names, fields, origins, ledger, ledger_ok)
 
-    def check_returned(self, rel: str, calls: list) -> None:
+    def check_model(
+        self, model_id: str, names: set[str], fields: list[Field] | None, origins: Origins | None, ledger: dict | None, ledger_ok: bool
+    ) -> None:
+        folder = f"{MODELS_DIR}/{model_id}"
+        out = self.parsed
+        if "model.json" in names and self.need("model metadata", f"{folder}/model.json"):
+            info, ok = self.parse(f"{folder}/model.json", lambda p, d: parse.parse_model_json(p, d, folder=model_id))
+            if ok:
+                out.models[model_id] = info
+        field_ids = [f.field_id for f in fields or ()]
+        upstream = {FIELDS_JSONL: fields is not None, ORIGINS_JSON: origins is not None}
+        rel = f"{folder}/predictions.jsonl"
+        if "predictions.jsonl" in names and self.gate("predictions", (FIELDS_JSONL, ORIGINS_JSON, rel), upstream):
+            units, ok = self.parse(rel, lambda p, d: parse.parse_predictions(p, d, field_ids, origins.origins))
+            if ok:
+                out.predictions[model_id] = units
+        rel = f"{folder}/traces.jsonl"
+        upstream = {**upstream, LEDGER_JSON: ledger is not None}
+        if "traces.jsonl" in names and self.gate("traces", (FIELDS_JSONL, LEDGER_JSON, ORIGINS_JSON, rel), upstream):
+            max_calls = int(ledger["search"]["max_calls"])
+            calls, ok = self.parse(rel, lambda p, d: parse.parse_traces(p, d, field_ids, origins.origins, max_calls))
+            problems = len(self.findings)
+            if ledger_ok and calls:
+                self.check_returned(rel, calls, origins)
+            if ok and len(self.findings) == problems:
+                out.traces[model_id] = calls
+
+    def check_returned(self, rel: str, calls: list[TraceCall], origins: Origins) -> None:
         """Every returned paper must be in its episode's shard: a member of the field dated before the origin."""
         import pandas as pd
 
-        window = self.origins.window_months
+        window = origins.window_months
         recs = []
         for c in calls:
-            start = add_months(c.origin, -window) if c.condition in ("A1", "A2") else date(1, 1, 1)
+            start = condition_shard_start(c.condition, c.origin, window) or _NO_LOWER_BOUND
             for rid in c.returned_ids:
                 recs.append((c.line, c.field_id, c.origin, start, rid))
         if not recs:
             return
         frame = pd.DataFrame(recs, columns=["line", "field_id", "origin", "date_from", "arxiv_id"])
         self.con.register("returned_frame", frame)
-        bad = self.con.execute(
-            """
-            SELECT r.line, r.arxiv_id, a.first_submitted
-            FROM returned_frame r
-            LEFT JOIN assignments a ON a.field_id = r.field_id AND a.arxiv_id = r.arxiv_id
-            WHERE a.arxiv_id IS NULL OR a.first_submitted >= r.origin OR a.first_submitted < r.date_from
-            ORDER BY r.line, r.arxiv_id
-            """
-        ).fetchall()
+        bad = self._fetch(rel, RETURNED_OUTSIDE_SHARD) or []
         self.con.unregister("returned_frame")
         for line, arxiv_id, when in bad:
             if when is None:
-                self.add(rel, f"returned paper {arxiv_id} is not a member of the field", line)
+                detail = f"returned paper {arxiv_id} is not a member of the field"
             else:
-                self.add(rel, f"returned paper {arxiv_id} dated {when} lies outside the episode's shard (on or after its origin, or before the window)", line)
+                detail = f"returned paper {arxiv_id} dated {when} lies outside the episode's shard (on or after its origin, or before the window)"
+            self.findings.append(Finding(rel, line, Category.INVARIANT, detail, kind=ProblemKind.TRACE))
 
 
 def _field_ids_named(data: bytes) -> set[str]:
@@ -407,11 +498,9 @@ def _field_ids_named(data: bytes) -> set[str]:
 
 
 def check_invariants(
-    root: str | Path, verified: set[str], listed: set[str], cache: dict | None = None, present: set[str] | None = None
-) -> list[Finding]:
-    """Run every structural check; return all findings (INVARIANT / NOT-EVALUATED).
-
-    ``cache``, if given, receives the parsed predictions and traces of every model
-    so that a reader opened on the verified archive need not parse them again.
-    """
-    return InvariantChecker(root, verified, listed, cache, present).run()
+    root: str | Path, documents: dict[str, bytes], verified: set[str], listed: set[str], present: set[str] | None = None
+) -> InvariantReport:
+    """Run every structural check over the verified ``documents`` (path → the bytes
+    that were hashed); return all findings (INVARIANT / NOT-EVALUATED) and the
+    parsed documents. ``present`` is the set of regular files found on disk."""
+    return _Checker(root, documents, verified, listed, present if present is not None else listed).run()

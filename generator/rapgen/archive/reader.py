@@ -1,40 +1,44 @@
-"""Read an archive's content as typed records and DuckDB views.
+"""Read an archive's content as typed records and DuckDB views, unverified.
 
-:class:`Archive` is the one reader of files under ``archive/``. Each accessor
-parses its file once and raises :class:`ArchiveError` naming the file and line
-if the file breaks the schema. Downstream stages get an ``Archive`` from
-:func:`open_verified`, which refuses an archive that fails ``rapgen verify``.
+:class:`Archive` reads files under ``archive/`` on demand: each accessor parses
+its file once and raises :class:`ArchiveError` naming the file and line if the
+file breaks the schema. Stages that score or publish take the
+:class:`~rapgen.archive.verified.VerifiedArchive` that
+:func:`~rapgen.archive.verify.open_verified` returns instead; a plain ``Archive``
+is for tools that work on an archive in progress (the prompt builder, the kit).
+
+The path constants below are re-exported from :mod:`rapgen.archive.layout` for
+older imports.
 """
 
 from __future__ import annotations
 
 import hashlib
-from datetime import date
 from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
 from rapgen.archive import parse
+from rapgen.archive.layout import (  # noqa: F401 - re-exported
+    ARCHIVE_DIR,
+    ARCHIVE_JSON,
+    ASSIGNMENTS_PARQUET,
+    BLOCKS_JSONL,
+    CODEBOOKS_JSONL,
+    FIELDS_JSONL,
+    LEDGER_JSON,
+    MANIFEST_JSONL,
+    MODELS_DIR,
+    ORIGINS_JSON,
+    PAPERS_PARQUET,
+    PREDICTIONS_JSONL,
+    SUMS_NAME,
+    TRACES_JSONL,
+    MODEL_JSON,
+    model_file,
+)
 from rapgen.archive.records import Block, Direction, Field, Finding, ModelInfo, Origins, ShardManifest, TraceCall, Unit
 from rapgen.errors import ArchiveError, UsageProblem
-
-ARCHIVE_DIR = "archive"
-SUMS_NAME = "SHA256SUMS"
-ARCHIVE_JSON = "archive/ARCHIVE.json"
-ORIGINS_JSON = "archive/benchmark/origins.json"
-FIELDS_JSONL = "archive/benchmark/fields.jsonl"
-CODEBOOKS_JSONL = "archive/benchmark/codebooks.jsonl"
-BLOCKS_JSONL = "archive/benchmark/blocks.jsonl"
-PAPERS_PARQUET = "archive/benchmark/papers.parquet"
-ASSIGNMENTS_PARQUET = "archive/benchmark/assignments.parquet"
-LEDGER_JSON = "archive/provenance/FINAL_PARAMETER_LEDGER_V1.json"
-MANIFEST_JSONL = {"fixed": "archive/search/manifest_fixed.jsonl", "expanding": "archive/search/manifest_expanding.jsonl"}
-MODELS_DIR = "archive/models"
-
-
-def model_file(model_id: str, name: str) -> str:
-    """Archive-relative path of one of a model's files."""
-    return f"{MODELS_DIR}/{model_id}/{name}"
 
 
 def _raise_on(findings: list[Finding]) -> None:
@@ -53,8 +57,7 @@ class Archive:
         if not self.root.is_dir():
             raise UsageProblem(f"{self.root}: not a directory")
         self.archive_dir = self.root / ARCHIVE_DIR
-        self.verified = False
-        self._parsed_models: dict = {}  # ("predictions" | "traces", model_id) -> records
+        self._model_records: dict = {}  # ("predictions" | "traces", model_id) -> records, parsed on first use
 
     # ------------------------------------------------------------ raw access
     def path(self, relative: str) -> Path:
@@ -127,7 +130,7 @@ class Archive:
     def models(self) -> list[ModelInfo]:
         out = []
         for mid in self.model_ids:
-            rel = model_file(mid, "model.json")
+            rel = model_file(mid, MODEL_JSON)
             value, findings = parse.parse_model_json(rel, self.read_bytes(rel), folder=mid)
             _raise_on(findings)
             out.append(value)
@@ -135,28 +138,28 @@ class Archive:
 
     def predictions(self, model_id: str) -> list[Unit]:
         key = ("predictions", model_id)
-        if key not in self._parsed_models:
-            rel = model_file(model_id, "predictions.jsonl")
+        if key not in self._model_records:
+            rel = model_file(model_id, PREDICTIONS_JSONL)
             units, findings = parse.parse_predictions(rel, self.read_bytes(rel), self.field_map, self.origins.origins)
             _raise_on(findings)
-            self._parsed_models[key] = units
-        return self._parsed_models[key]
+            self._model_records[key] = units
+        return self._model_records[key]
 
     def has_traces(self, model_id: str) -> bool:
-        return (self.root / model_file(model_id, "traces.jsonl")).is_file()
+        return (self.root / model_file(model_id, TRACES_JSONL)).is_file()
 
     def traces(self, model_id: str) -> list[TraceCall]:
         key = ("traces", model_id)
-        if key in self._parsed_models:
-            return self._parsed_models[key]
-        rel = model_file(model_id, "traces.jsonl")
+        if key in self._model_records:
+            return self._model_records[key]
+        rel = model_file(model_id, TRACES_JSONL)
         if not self.has_traces(model_id):
             return []
         calls, findings = parse.parse_traces(
             rel, self.read_bytes(rel), self.field_map, self.origins.origins, int(self.ledger["search"]["max_calls"])
         )
         _raise_on(findings)
-        self._parsed_models[key] = calls
+        self._model_records[key] = calls
         return calls
 
     # ------------------------------------------------------------ tables
@@ -182,20 +185,3 @@ class Archive:
     @property
     def synthetic(self) -> bool:
         return bool(self.info["synthetic"])
-
-    def origin_list(self) -> list[date]:
-        return list(self.origins.origins)
-
-
-def open_verified(root: str | Path, *, jobs: int | None = None) -> Archive:
-    """Verify the archive at ``root`` and return it; raise ArchiveError if any finding."""
-    from rapgen.archive.verify import verify_archive
-
-    report = verify_archive(root, jobs=jobs)
-    if not report.ok:
-        n = len(report.errors)
-        raise ArchiveError(f"{root}: archive failed verification with {n} finding{'s' * (n != 1)}; run 'rapgen verify --root {root}' for details")
-    archive = Archive(root)
-    archive.verified = True
-    archive._parsed_models.update(report.cache)  # the verifier already parsed every model file
-    return archive

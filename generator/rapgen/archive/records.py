@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from enum import Enum
 
+from rapgen.archive.layout import MODEL_ID_PATTERN, REGIMES  # noqa: F401 - re-exported for older imports
+
 SLOTS: tuple[str, ...] = tuple(f"D{i}" for i in range(8))
 CONDITIONS: tuple[str, ...] = ("A0", "A1", "A2", "A3", "A4")
 FORECAST_CONDITIONS: tuple[str, ...] = ("A0", "A1", "A3")
@@ -15,8 +17,6 @@ SEARCH_CONDITIONS: tuple[str, ...] = ("A1", "A2", "A3", "A4")
 CONDITION_REGIME: dict[str, str] = {"A1": "fixed", "A2": "fixed", "A3": "expanding", "A4": "expanding"}
 ASSIGNMENT_TYPES: tuple[str, ...] = ("single", "boundary", "bridge", "other", "low_evidence")
 SPLITS: tuple[str, ...] = ("dev", "test")
-REGIMES: tuple[str, ...] = ("fixed", "expanding")
-MODEL_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 # The benchmark's parameter ledger (ARCHIVE.md, FINAL_PARAMETER_LEDGER_V1.json), verbatim.
 # Scoring and search read constants from an archive's own ledger file, never from here;
 # this copy is what new archives (the sample, synth, test fixtures) are written with.
@@ -53,9 +53,29 @@ class Category(str, Enum):
     WARNING = "WARNING"
 
 
+class ProblemKind(str, Enum):
+    """What a finding is about, as data, so callers never match message text.
+
+    The category says how bad (``MALFORMED``, ``INVARIANT`` …); the kind says
+    which rule broke. Parsers set a kind on every finding they make."""
+
+    ENCODING = "encoding"  # not UTF-8
+    SYNTAX = "syntax"  # not JSON, a blank line, not a JSON object
+    SCHEMA = "schema"  # a key missing, unknown or of the wrong type or value
+    COVERAGE = "coverage"  # a claimed condition does not cover every episode
+    DUPLICATE_UNIT = "duplicate-unit"  # the same (field, origin, condition) twice
+    CALL_CAP = "call-cap"  # a trace call_index at or beyond the ledger's cap
+    DUPLICATE_CALL = "duplicate-call"  # the same call_index twice for one unit
+    TRACE = "trace"  # a trace call that does not match the archive (e.g. outside its shard)
+    DUPLICATE_RECORD = "duplicate-record"  # a second codebook / field / block line for one id
+
+
 @dataclass(frozen=True, order=True)
 class Finding:
-    """One problem found in an archive. Sorted by path, then line, then category."""
+    """One problem found in an archive. Sorted by path, then line, then category.
+
+    ``kind`` (a :class:`ProblemKind`, or None where only the category matters) is
+    not part of equality: it classifies a finding, it does not distinguish two."""
 
     path: str
     line: int | None
@@ -63,6 +83,7 @@ class Finding:
     detail: str = ""
     expected: str | None = None
     actual: str | None = None
+    kind: ProblemKind | None = field(default=None, compare=False)
 
     def sort_key(self) -> tuple:
         return (self.path.encode("utf-8", "surrogateescape"), self.line or 0, self.category.value, self.detail)
@@ -177,3 +198,4 @@ class TraceCall:
     total_hits: int
     returned_ids: tuple[str, ...]
     line: int = 0
+    prompt_sha256: str | None = None  # the prompt the kit sent for this unit, when recorded

@@ -1,20 +1,29 @@
-"""Parse and write ``SHA256SUMS`` and apply the path policy (VERIFY.md steps 1–2).
+"""The one home of ``SHA256SUMS``: read it safely, classify and parse its lines,
+apply the path policy (VERIFY.md steps 1–2), write it, and hash files.
 
-Parsing never touches the disk. Every line is classified; lines in an accepted
-non-canonical form produce a warning (an error under ``strict``), lines that do
-not parse produce a ``MALFORMED`` finding with their line number.
+Parsing never touches the disk. Every line is classified (:func:`sums_lines`);
+lines in an accepted non-canonical form produce a warning (an error under
+``strict``), lines that do not parse produce a ``MALFORMED`` finding with their
+line number.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import stat
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
 
+from rapgen.archive.layout import ARCHIVE_PREFIX, SUMS_NAME
 from rapgen.archive.records import Category, Finding
+from rapgen.archive.walk import hash_file
+from rapgen.errors import ArchiveError
+from rapgen.text import escape_terminal
 
-SUMS = "SHA256SUMS"
-ARCHIVE_PREFIX = "archive/"
+SUMS = SUMS_NAME
 _CANONICAL_COMPONENT = re.compile(r"^[A-Za-z0-9._-]+$")
 _GNU_LINE = re.compile(rb"^([0-9A-Fa-f]+)( [ *])(.*)$", re.S)
 _BSD_LINE = re.compile(rb"^SHA256 \((.*)\) = ([0-9A-Fa-f]+)$", re.S)
@@ -29,19 +38,9 @@ class SumsEntry:
 
 
 def escape(text: str, *, backslash: bool = True) -> str:
-    """Printable form of a path: control characters and undecodable bytes as escapes."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if 0xDC80 <= code <= 0xDCFF:  # surrogateescape'd byte from a non-UTF-8 name
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif code < 0x20 or code == 0x7F or 0x80 <= code < 0xA0:
-            out.append(f"\\x{code:02x}")
-        elif ch == "\\" and backslash:
-            out.append("\\\\")
-        else:
-            out.append(ch)
-    return "".join(out)
+    """Printable form of a path: control characters, bidi overrides and undecodable
+    bytes as escapes (:func:`rapgen.text.escape_terminal`), backslashes doubled."""
+    return escape_terminal(text, backslash=backslash)
 
 
 def _warn(findings: list[Finding], line: int, detail: str, strict: bool) -> None:
@@ -49,61 +48,108 @@ def _warn(findings: list[Finding], line: int, detail: str, strict: bool) -> None
     findings.append(Finding(SUMS, line, category, detail + (" (not allowed with --strict)" if strict else "")))
 
 
+@dataclass(frozen=True)
+class SumsLine:
+    """One line of SHA256SUMS as written, classified without touching the disk.
+
+    ``digest``/``path`` are set when the line parses (digest in lower case, a
+    leading ``./`` dropped); ``error`` says why it does not; ``notes`` lists the
+    accepted non-canonical forms on it (upper-case hex, `` *``, BSD style, CRLF,
+    ``./``, a byte-order mark; blank and comment lines carry a note and no path).
+    ``canonical`` is True only for ``<64 lower-case hex>  <path>`` with a path of
+    ``[A-Za-z0-9._-]`` components — the form ``rapgen seal`` writes."""
+
+    line: int
+    raw: bytes
+    digest: str | None = None
+    path: str | None = None
+    notes: tuple[str, ...] = ()
+    error: str = ""
+
+    @property
+    def canonical(self) -> bool:
+        return self.path is not None and not self.notes and all(_CANONICAL_COMPONENT.match(c) for c in self.path.split("/"))
+
+
+def _classify(number: int, raw: bytes, notes: list[str]) -> SumsLine:
+    """One line (without its newline); ``notes`` already holds line-level notes (BOM, CRLF)."""
+    if raw.strip() == b"":
+        return SumsLine(number, raw, notes=(*notes, "blank line"))
+    if raw.startswith(b"#"):
+        return SumsLine(number, raw, notes=(*notes, "comment line"))
+    bsd = _BSD_LINE.match(raw)
+    gnu = _GNU_LINE.match(raw)
+    if bsd:
+        raw_path, raw_hex = bsd.group(1), bsd.group(2)
+        notes.append("BSD-style 'SHA256 (path) = hex' line")
+    elif gnu:
+        raw_hex, sep, raw_path = gnu.group(1), gnu.group(2), gnu.group(3)
+        if sep == b" *":
+            notes.append("binary marker ' *'")
+    else:
+        return SumsLine(number, raw, notes=tuple(notes), error=_diagnose(raw))
+    hex_text = raw_hex.decode("ascii")
+    if not _HEX64.match(hex_text):
+        return SumsLine(number, raw, notes=tuple(notes), error=f"digest must be 64 hex digits, found {len(hex_text)} characters")
+    if hex_text != hex_text.lower():
+        notes.append("upper-case hex digest")
+    try:
+        path = raw_path.decode("utf-8")
+    except UnicodeDecodeError:
+        return SumsLine(number, raw, notes=tuple(notes), error="path is not valid UTF-8")
+    if path == "":
+        return SumsLine(number, raw, notes=tuple(notes), error="empty file name")
+    if path.startswith("./"):
+        notes.append("leading './' on path")
+        path = path[2:]
+    return SumsLine(number, raw, hex_text.lower(), path, tuple(notes))
+
+
+def sums_lines(data: bytes) -> list[SumsLine]:
+    """Classify every line of SHA256SUMS (bytes as read). A final newline ends the
+    last line rather than starting another; a CR before the newline is a note."""
+    bom = data.startswith(b"\xef\xbb\xbf")
+    if bom:
+        data = data[3:]
+    raw_lines = data.split(b"\n")
+    if raw_lines and raw_lines[-1] == b"":
+        raw_lines.pop()
+    out = []
+    for number, raw in enumerate(raw_lines, start=1):
+        notes = ["leading byte-order mark"] if bom and number == 1 else []
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+            notes.append("CRLF line ending")
+        out.append(_classify(number, raw, notes))
+    return out
+
+
+_FILE_NOTES = ("leading byte-order mark", "CRLF line ending")
+
+
 def parse_sums(data: bytes, *, strict: bool = False) -> tuple[list[SumsEntry], list[Finding]]:
-    """Step 1: parse every line of SHA256SUMS (given as bytes)."""
+    """Step 1: parse every line of SHA256SUMS (given as bytes).
+
+    Accepted non-canonical forms are warnings (errors with ``strict``); a CRLF
+    ending is reported once, on the first line that has one."""
     findings: list[Finding] = []
     entries: list[SumsEntry] = []
     if data.startswith(b"\xef\xbb\xbf"):
         _warn(findings, 1, "leading byte-order mark", strict)
-        data = data[3:]
     if data and not data.endswith(b"\n"):
         _warn(findings, data.count(b"\n") + 1, "last line has no newline", strict)
-    raw_lines = data.split(b"\n")
-    if raw_lines and raw_lines[-1] == b"":
-        raw_lines.pop()
     crlf_reported = False
-    for number, raw in enumerate(raw_lines, start=1):
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-            if not crlf_reported:
-                _warn(findings, number, "CRLF line ending", strict)
-                crlf_reported = True
-        if raw.strip() == b"":
-            _warn(findings, number, "blank line", strict)
-            continue
-        if raw.startswith(b"#"):
-            _warn(findings, number, "comment line", strict)
-            continue
-        bsd = _BSD_LINE.match(raw)
-        gnu = _GNU_LINE.match(raw)
-        if bsd:
-            raw_path, raw_hex = bsd.group(1), bsd.group(2)
-            _warn(findings, number, "BSD-style 'SHA256 (path) = hex' line", strict)
-        elif gnu:
-            raw_hex, sep, raw_path = gnu.group(1), gnu.group(2), gnu.group(3)
-            if sep == b" *":
-                _warn(findings, number, "binary marker ' *'", strict)
-        else:
-            findings.append(Finding(SUMS, number, Category.MALFORMED, _diagnose(raw)))
-            continue
-        hex_text = raw_hex.decode("ascii")
-        if not _HEX64.match(hex_text):
-            findings.append(Finding(SUMS, number, Category.MALFORMED, f"digest must be 64 hex digits, found {len(hex_text)} characters"))
-            continue
-        if hex_text != hex_text.lower():
-            _warn(findings, number, "upper-case hex digest", strict)
-        try:
-            path = raw_path.decode("utf-8")
-        except UnicodeDecodeError:
-            findings.append(Finding(SUMS, number, Category.MALFORMED, "path is not valid UTF-8"))
-            continue
-        if path == "":
-            findings.append(Finding(SUMS, number, Category.MALFORMED, "empty file name"))
-            continue
-        if path.startswith("./"):
-            _warn(findings, number, "leading './' on path", strict)
-            path = path[2:]
-        entries.append(SumsEntry(number, path, hex_text.lower()))
+    for line in sums_lines(data):
+        if "CRLF line ending" in line.notes and not crlf_reported:
+            _warn(findings, line.line, "CRLF line ending", strict)
+            crlf_reported = True
+        for note in line.notes:
+            if note not in _FILE_NOTES:
+                _warn(findings, line.line, note, strict)
+        if line.error:
+            findings.append(Finding(SUMS, line.line, Category.MALFORMED, line.error))
+        elif line.path is not None:
+            entries.append(SumsEntry(line.line, line.path, line.digest or ""))
     if [e.path.encode("utf-8", "surrogateescape") for e in entries] != sorted(e.path.encode("utf-8", "surrogateescape") for e in entries):
         _warn(findings, None, "lines are not sorted by path (byte order)", strict)  # type: ignore[arg-type]
     return entries, findings
@@ -196,3 +242,50 @@ def format_sums(entries: dict[str, str]) -> bytes:
     """Canonical SHA256SUMS: ``<hex>  <path>\\n`` sorted by path bytes."""
     lines = [f"{entries[p]}  {p}\n" for p in sorted(entries, key=lambda p: p.encode("utf-8"))]
     return "".join(lines).encode("utf-8")
+
+
+# ---------------------------------------------------------------- reading and hashing
+class SumsUnreadable(ArchiveError):
+    """SHA256SUMS is absent (``missing``) or is not a regular file one may read."""
+
+    def __init__(self, message: str, *, missing: bool = False):
+        super().__init__(message)
+        self.missing = missing
+
+
+_SAFE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_sums(path: str | Path) -> bytes:
+    """The bytes of a SHA256SUMS file, opened so that a symbolic link is never
+    followed and a FIFO never blocks. Raises :class:`SumsUnreadable`."""
+    try:
+        fd = os.open(path, _SAFE_FLAGS)
+    except FileNotFoundError:
+        raise SumsUnreadable(f"{SUMS}: missing; run 'rapgen seal' to create it", missing=True) from None
+    except OSError as exc:
+        raise SumsUnreadable(f"{SUMS}: cannot be read ({exc.strerror}); it must be a regular file, not a link") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SumsUnreadable(f"{SUMS}: is not a regular file")
+        os.set_blocking(fd, True)
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise SumsUnreadable(f"{SUMS}: cannot be read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: str | Path) -> str:
+    """Lower-case hex SHA-256 of a regular file, streamed in 1 MiB chunks; never
+    follows a symbolic link or blocks on a FIFO. Raises :class:`ArchiveError`."""
+    result = hash_file("", os.fspath(path))
+    if result.digest is None:
+        what = f"is a {result.error}, not a regular file" if result.not_regular else f"cannot be read ({result.error})"
+        raise ArchiveError(f"{escape(os.fspath(path))}: {what}")
+    return result.digest

@@ -1,18 +1,27 @@
-"""``verify_archive``: the promise of VERIFY.md, stage by stage, every finding collected."""
+"""``verify_archive``: the promise of VERIFY.md, stage by stage, every finding collected.
+
+The stages run cheap to expensive: read and parse SHA256SUMS, apply the path
+policy, walk ``archive/`` without following links, hash every listed file, then
+check the structural invariants. Hashing keeps the bytes of the JSON and JSONL
+documents, and the invariants parse exactly those bytes, so what was checked is
+what a :class:`VerifiedArchive` hands on: no stage reads a document again.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from rapgen.archive.invariants import check_invariants
+from rapgen.archive.layout import ARCHIVE_DIR, is_document
 from rapgen.archive.records import Category, Finding
-from rapgen.archive.sums import SUMS, check_paths, escape, parse_sums
-from rapgen.archive.walk import HashResult, hash_files, walk
-from rapgen.errors import UsageProblem
+from rapgen.archive.sums import SUMS, SumsEntry, SumsUnreadable, check_paths, escape, parse_sums, read_sums
+from rapgen.archive.verified import VerifiedArchive
+from rapgen.archive.walk import Entry, HashResult, hash_files, walk
+from rapgen.errors import ArchiveError, UsageProblem
 
 
 @dataclass
@@ -24,7 +33,7 @@ class VerifyReport:
     n_files: int = 0
     n_bytes: int = 0
     n_listed: int = 0
-    cache: dict = field(default_factory=dict, repr=False)  # parsed model files, see check_invariants
+    archive: VerifiedArchive | None = field(default=None, repr=False)  # set when ``ok`` (and invariants ran)
 
     @property
     def errors(self) -> list[Finding]:
@@ -79,113 +88,141 @@ def verify_archive(
     on_hashed: Callable[[HashResult], None] | None = None,
     on_hash_start: Callable[[int, int], None] | None = None,
 ) -> VerifyReport:
-    """Verify the archive below ``root`` (the folder holding SHA256SUMS and archive/)."""
+    """Verify the archive below ``root`` (the folder holding SHA256SUMS and archive/).
+
+    When every check passes (and ``invariants`` ran), ``report.archive`` is the
+    :class:`VerifiedArchive` built from the bytes that were hashed."""
     root = str(root)
     if not os.path.isdir(root):
-        raise UsageProblem(f"{root}: the root is not a directory")
+        raise UsageProblem(f"{escape(root)}: the root is not a directory")
     report = VerifyReport(root)
     findings = report.findings
-
-    # 1. SHA256SUMS as bytes, every line parsed.
-    sums_path = os.path.join(root, SUMS)
-    try:
-        fd = os.open(sums_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise IsADirectoryError
-            os.set_blocking(fd, True)
-            with os.fdopen(os.dup(fd), "rb") as handle:
-                data = handle.read()
-        finally:
-            os.close(fd)
-    except FileNotFoundError:
-        findings.append(Finding(SUMS, None, Category.MISSING, "no SHA256SUMS at the root; run 'rapgen seal' to create it"))
-        data = None
-    except OSError:
-        findings.append(Finding(SUMS, None, Category.NOT_REGULAR, "SHA256SUMS is not a regular file"))
-        data = None
-    entries = []
+    data = _read_manifest(root, findings)  # 1. SHA256SUMS as bytes
+    entries: list[SumsEntry] = []
     if data is not None:
         entries, problems = parse_sums(data, strict=strict)
         findings.extend(problems)
     report.n_listed = len(entries)
-
-    # 2. Path policy before any disk access.
-    safe, problems = check_paths(entries, strict=strict)
+    safe, problems = check_paths(entries, strict=strict)  # 2. path policy, before any disk access
     findings.extend(problems)
     listed = {e.path: e for e in safe}
+    found = _walk_archive(root, findings)  # 3. what is on disk, links not followed
+    to_hash = _compare_listing(listed, found, findings)
+    documents, verified = _hash_listed(root, to_hash, listed, found, report, jobs, on_hashed, on_hash_start)  # 4.
+    if invariants and data is not None:  # 5. structural invariants, on verified files only
+        present = {p for p, e in found.items() if e.kind == "file"}
+        result = check_invariants(root, documents, verified, set(listed), present)
+        findings.extend(result.findings)
+        if not any(f.category is not Category.WARNING for f in findings):
+            report.archive = VerifiedArchive(
+                root, manifest_sha256=hashlib.sha256(data).hexdigest(),
+                digests={p: e.digest for p, e in listed.items()}, parsed=result.parsed,
+            )
+    report.findings = sorted(set(findings), key=Finding.sort_key)
+    return report
 
-    # 3. Walk archive/ without following symlinks.
-    top = os.path.join(root, "archive")
-    found = {}
+
+def _read_manifest(root: str, findings: list[Finding]) -> bytes | None:
+    try:
+        return read_sums(os.path.join(root, SUMS))
+    except SumsUnreadable as exc:
+        if exc.missing:
+            findings.append(Finding(SUMS, None, Category.MISSING, "no SHA256SUMS at the root; run 'rapgen seal' to create it"))
+        else:
+            findings.append(Finding(SUMS, None, Category.NOT_REGULAR, "SHA256SUMS is not a regular file"))
+        return None
+
+
+def _walk_archive(root: str, findings: list[Finding]) -> dict[str, Entry]:
+    top = os.path.join(root, ARCHIVE_DIR)
     if os.path.islink(top):
-        findings.append(Finding("archive", None, Category.SYMLINK, "archive/ itself is a symbolic link"))
+        findings.append(Finding(ARCHIVE_DIR, None, Category.SYMLINK, "archive/ itself is a symbolic link"))
     elif not os.path.isdir(top):
-        findings.append(Finding("archive", None, Category.MISSING, "no archive/ folder at the root"))
+        findings.append(Finding(ARCHIVE_DIR, None, Category.MISSING, "no archive/ folder at the root"))
     else:
-        found = walk(root, "archive")
+        return walk(root, ARCHIVE_DIR)
+    return {}
+
+
+def _compare_listing(listed: dict[str, SumsEntry], found: dict[str, Entry], findings: list[Finding]) -> list[str]:
+    """Listed vs found, both directions; returns the listed regular files to hash."""
     to_hash = []
     for path, entry in listed.items():
         hit = found.get(path)
+        shown = escape(path)
         if hit is None:
             parent = _symlinked_parent(path, found)
             if parent:
-                findings.append(Finding(escape(path), entry.line, Category.SYMLINK, f"inside symbolic link {escape(parent)}; not followed"))
+                findings.append(Finding(shown, entry.line, Category.SYMLINK, f"inside symbolic link {escape(parent)}; not followed"))
             else:
-                findings.append(Finding(escape(path), entry.line, Category.MISSING, "listed in SHA256SUMS but not in the archive"))
+                findings.append(Finding(shown, entry.line, Category.MISSING, "listed in SHA256SUMS but not in the archive"))
         elif hit.kind == "file":
             to_hash.append(path)
         elif hit.kind == "symlink":
-            findings.append(Finding(escape(path), entry.line, Category.SYMLINK, f"symbolic link {escape(hit.detail)}; not followed"))
+            findings.append(Finding(shown, entry.line, Category.SYMLINK, f"symbolic link {escape(hit.detail)}; not followed"))
         elif hit.kind == "unreadable":
-            findings.append(Finding(escape(path), entry.line, Category.UNREADABLE, hit.detail))
+            findings.append(Finding(shown, entry.line, Category.UNREADABLE, escape(hit.detail)))
         else:
             what = "a folder" if hit.kind == "dir" else hit.detail
-            findings.append(Finding(escape(path), entry.line, Category.NOT_REGULAR, f"is {what}, not a regular file"))
-    # A folder is accounted for by the listed files below it; an empty one is not
-    # (ARCHIVE.md: nothing may exist under archive/ that SHA256SUMS does not list).
+            findings.append(Finding(shown, entry.line, Category.NOT_REGULAR, f"is {what}, not a regular file"))
+    findings.extend(_unlisted(listed, found))
+    return to_hash
+
+
+def _unlisted(listed: dict[str, SumsEntry], found: dict[str, Entry]) -> list[Finding]:
+    """What is on disk but not accounted for by SHA256SUMS.
+
+    A folder is accounted for by the listed files below it; an empty one is not
+    (ARCHIVE.md: nothing may exist under archive/ that SHA256SUMS does not list)."""
+    out = []
     parents = {p.rsplit("/", 1)[0] for p in found}
     listed_ancestors = {"/".join(p.split("/")[:i]) for p in listed for i in range(1, p.count("/") + 1)}
     for path, hit in found.items():
         if hit.kind == "dir" and path not in listed_ancestors and path not in parents:
-            findings.append(Finding(escape(path), None, Category.UNLISTED, "empty folder not accounted for by SHA256SUMS"))
+            out.append(Finding(escape(path), None, Category.UNLISTED, "empty folder not accounted for by SHA256SUMS"))
     for path, hit in found.items():
         if path in listed:
             continue
         if hit.kind == "file":
-            findings.append(Finding(escape(path), None, Category.UNLISTED, "regular file not listed in SHA256SUMS"))
+            out.append(Finding(escape(path), None, Category.UNLISTED, "regular file not listed in SHA256SUMS"))
         elif hit.kind == "symlink":
-            findings.append(Finding(escape(path), None, Category.SYMLINK, f"symbolic link {escape(hit.detail)} in the archive"))
+            out.append(Finding(escape(path), None, Category.SYMLINK, f"symbolic link {escape(hit.detail)} in the archive"))
         elif hit.kind == "other":
-            findings.append(Finding(escape(path), None, Category.NOT_REGULAR, f"{hit.detail} in the archive"))
+            out.append(Finding(escape(path), None, Category.NOT_REGULAR, f"{hit.detail} in the archive"))
         elif hit.kind == "unreadable":
-            findings.append(Finding(escape(path), None, Category.UNREADABLE, hit.detail))
+            out.append(Finding(escape(path), None, Category.UNREADABLE, escape(hit.detail)))
+    return out
 
-    # 4. Hash, largest files first so both workers stay busy.
-    to_hash.sort(key=lambda p: -found[p].size)
+
+def _hash_listed(
+    root: str, to_hash: list[str], listed: dict[str, SumsEntry], found: dict[str, Entry], report: VerifyReport,
+    jobs: int | None, on_hashed: Callable[[HashResult], None] | None, on_hash_start: Callable[[int, int], None] | None,
+) -> tuple[dict[str, bytes], set[str]]:
+    """Hash, largest files first so every worker stays busy. Records findings and
+    counts on ``report``; returns the verified documents (path → the bytes hashed)
+    and the set of every verified path."""
+    to_hash = sorted(to_hash, key=lambda p: -found[p].size)
     if on_hash_start:
         on_hash_start(len(to_hash), sum(found[p].size for p in to_hash))
+    documents: dict[str, bytes] = {}
     verified: set[str] = set()
-    for path, result in hash_files(root, to_hash, jobs=jobs, on_done=on_hashed).items():
+    for path, result in hash_files(root, to_hash, jobs=jobs, on_done=on_hashed, keep=is_document).items():
         line = listed[path].line
         if result.not_regular:
-            findings.append(Finding(escape(path), line, Category.NOT_REGULAR, f"is a {result.error}, not a regular file"))
+            report.findings.append(Finding(escape(path), line, Category.NOT_REGULAR, f"is a {result.error}, not a regular file"))
         elif result.digest is None:
-            findings.append(Finding(escape(path), line, Category.UNREADABLE, result.error))
+            report.findings.append(Finding(escape(path), line, Category.UNREADABLE, escape(result.error)))
         elif result.digest != listed[path].digest:
-            findings.append(Finding(escape(path), line, Category.FAILED, "digest mismatch", expected=listed[path].digest, actual=result.digest))
+            report.findings.append(
+                Finding(escape(path), line, Category.FAILED, "digest mismatch", expected=listed[path].digest, actual=result.digest)
+            )
         else:
             verified.add(path)
+            if result.data is not None:
+                documents[path] = result.data
             report.n_bytes += result.size
     report.n_files = len(verified)
-
-    # 5. Structural invariants, on verified files only.
-    if invariants and data is not None:
-        present = {p for p, e in found.items() if e.kind == "file"}
-        findings.extend(check_invariants(root, verified, set(listed), report.cache, present))
-
-    report.findings = sorted(set(findings), key=Finding.sort_key)
-    return report
+    return documents, verified
 
 
 def _symlinked_parent(path: str, found: dict) -> str | None:
@@ -198,6 +235,17 @@ def _symlinked_parent(path: str, found: dict) -> str | None:
     return None
 
 
-def is_valid(root: str | Path) -> bool:
-    """True if the archive verifies with no finding."""
-    return verify_archive(root).ok
+def is_valid(root: str | Path, *, jobs: int | None = None) -> bool:
+    """True if the archive verifies with no finding (warnings allowed), as bagit's ``is_valid``."""
+    return verify_archive(root, jobs=jobs).ok
+
+
+def open_verified(root: str | Path, *, jobs: int | None = None) -> VerifiedArchive:
+    """Verify the archive at ``root`` and return it; raise ArchiveError if any finding."""
+    report = verify_archive(root, jobs=jobs)
+    if not report.ok or report.archive is None:
+        n = len(report.errors)
+        raise ArchiveError(
+            f"{escape(str(root))}: archive failed verification with {n} finding{'s' * (n != 1)}; run 'rapgen verify --root {escape(str(root))}' for details"
+        )
+    return report.archive

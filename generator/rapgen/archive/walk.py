@@ -6,7 +6,7 @@ import hashlib
 import os
 import stat
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 CHUNK = 1 << 20  # 1 MiB reads: constant memory per worker
@@ -74,10 +74,14 @@ class HashResult:
     size: int
     error: str = ""
     not_regular: bool = False
+    data: bytes | None = field(default=None, repr=False, compare=False)  # the bytes hashed, if kept
 
 
-def hash_file(root: str, rel: str) -> HashResult:
-    """SHA-256 of one file, opened so that a symlink or FIFO is never followed or blocks."""
+def hash_file(root: str, rel: str, keep: bool = False) -> HashResult:
+    """SHA-256 of one file, opened so that a symlink or FIFO is never followed or blocks.
+
+    With ``keep``, the bytes that were hashed are returned too (``data``), so a
+    caller can parse exactly what it verified without reading the file again."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(os.path.join(root, rel), flags)
@@ -99,13 +103,16 @@ def hash_file(root: str, rel: str) -> HashResult:
         buf = bytearray(CHUNK)
         view = memoryview(buf)
         total = 0
+        kept: list[bytes] = []
         while True:
             n = os.readv(fd, [buf])
             if not n:
                 break
             h.update(view[:n])  # hashlib releases the GIL for large updates: threads run in parallel
+            if keep:
+                kept.append(bytes(view[:n]))
             total += n
-        return HashResult(rel, h.hexdigest(), total)
+        return HashResult(rel, h.hexdigest(), total, data=b"".join(kept) if keep else None)
     except OSError as exc:
         return HashResult(rel, None, 0, exc.strerror or str(exc))
     finally:
@@ -118,20 +125,24 @@ def hash_files(
     *,
     jobs: int | None = None,
     on_done: Callable[[HashResult], None] | None = None,
+    keep: Callable[[str], bool] | None = None,
 ) -> dict[str, HashResult]:
-    """Hash many files on ``jobs`` threads (default: every core), largest first."""
+    """Hash many files on ``jobs`` threads (default: every core), in the order given.
+
+    ``keep(path)`` True asks for that file's bytes as well (see :func:`hash_file`)."""
     paths = list(paths)
+    keep = keep or (lambda _path: False)
     jobs = jobs or os.cpu_count() or 1
     results: dict[str, HashResult] = {}
     if jobs == 1 or len(paths) < 2:
         for p in paths:
-            r = hash_file(root, p)
+            r = hash_file(root, p, keep(p))
             results[p] = r
             if on_done:
                 on_done(r)
         return results
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for r in pool.map(lambda p: hash_file(root, p), paths):
+        for r in pool.map(lambda p: hash_file(root, p, keep(p)), paths):
             results[r.path] = r
             if on_done:
                 on_done(r)

@@ -21,7 +21,7 @@ from rapgen.archive import add_months
 from rapgen.archive.writer import write_assignments, write_jsonl, write_papers
 from rapgen.errors import RapgenError, UsageProblem
 from rapgen.sample import blocks as blocks_mod
-from rapgen.sample.codebooks import FIELDS, FieldText
+from rapgen.sample.codebooks import FieldText, load_fields
 from rapgen.archive import SLOTS
 from rapgen.sample.common import manifest_rows, origins_doc, seal, staged, write_common, write_manifests
 from rapgen.sample.instrument import DIRECTION_QUANTILE, THRESHOLDS, TYPES, TfidfSpace, assign_many, calibrate, cosine_scores, tokenize
@@ -132,8 +132,9 @@ def paper_text(p: dict) -> str:
     return f"{p['title']} . {p['title']} . {p['abstract']}"
 
 
-def score_papers(papers: Sequence[dict], fields: Sequence[FieldText] = FIELDS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def score_papers(papers: Sequence[dict], fields: Sequence[FieldText] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Calibrated field scores (n, F), direction scores (n, 8F) and the calibration mask."""
+    fields = load_fields() if fields is None else fields
     tokens = [tokenize(paper_text(p)) for p in papers]
     space = TfidfSpace.fit(tokens)
     docs = space.transform(tokens)
@@ -165,7 +166,7 @@ def build_sample(data_path: str | Path, out_root: str | Path, *, force: bool = F
     papers = load_papers(data_path)
     if not papers:
         raise RapgenError(f"{data_path}: no {CATEGORY} papers first submitted in [{PAPERS_FROM}, {PAPERS_TO})")
-    fields = FIELDS
+    fields = load_fields()
     fs, ds, cal = score_papers(papers, fields)
     n_fields = len(fields)
     days = np.array([p["first_submitted"].toordinal() - date(1970, 1, 1).toordinal() for p in papers], dtype=np.int64)

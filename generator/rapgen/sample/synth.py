@@ -116,10 +116,10 @@ def write_synthetic_archive(
     ``traces`` is called as ``traces(staging_root, model_ids)`` after the models
     are written and before sealing, to add ``traces.jsonl`` files. By default
     (``with_traces``) the models' Search calls are made through the frozen Search
-    backend (:func:`rapgen.search.generate_traces`), so every one of them replays.
+    backend (:func:`rapgen.sample.generate_traces`), so every one of them replays.
     """
     if traces is None and with_traces:
-        from rapgen.search import generate_traces
+        from rapgen.sample.traces import generate_traces
 
         def traces(root: Path, model_ids: list[str]) -> None:
             generate_traces(root, model_ids, seed=seed, jobs=2)

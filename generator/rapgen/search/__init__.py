@@ -10,8 +10,7 @@ Public surface:
   error listing the choices if either is unknown).
 * :func:`replay_archive` / :class:`ReplayReport` / :func:`format_summary` /
   :func:`write_replay` — re-execute every recorded call.
-* :func:`generate_traces` — replayable synthetic Search traces for the
-  synthetic models of ``rapgen synth``.
+* :func:`trace_line` — one traces.jsonl object for a call and its result.
 * :func:`tokenize`, :func:`query_terms`, :data:`FIELDS`, :data:`SORTS`,
   :data:`CALL_KEYS` — the frozen analyzer and schema constants.
 """
@@ -28,7 +27,7 @@ from rapgen.search.replay import ReplayReport, default_jobs, format_summary, rep
 __all__ = [
     "Backend", "CallArgs", "SearchResult", "Shard", "validate_call", "resolve_unit", "REGIME_OF_CONDITION",
     "ReplayReport", "replay_archive", "format_summary", "write_replay", "default_jobs",
-    "generate_traces", "trace_line", "resolve_cache_dir",
+    "trace_line", "resolve_cache_dir",
     "CALL_KEYS", "ENGINE_VERSION", "FIELDS", "SORTS", "query_terms", "tokenize",
 ]
 
@@ -43,7 +42,7 @@ def write_replay(report: ReplayReport, out_dir: str | Path) -> Path:
 
 
 def __getattr__(name: str):
-    if name in ("generate_traces", "trace_line"):
+    if name == "trace_line":
         from rapgen.search import traces
 
         return getattr(traces, name)

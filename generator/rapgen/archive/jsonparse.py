@@ -1,0 +1,220 @@
+"""Strict JSON and the schema helpers every archive parser is built from.
+
+:func:`loads_strict` rejects what JSON allows but the archive does not (NaN and
+Infinity literals, duplicate keys) and turns inputs Python cannot hold into a
+message. ``_lines`` / ``_document`` split a file into objects, recording a finding
+for anything else; ``_parse_document`` / ``_parse_lines`` run a ``build``
+function over them and turn a ``_Bad`` it raises into a finding with its kind.
+The underscore names are the archive stage's own toolkit, used by
+:mod:`rapgen.archive.parse` only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import date
+from typing import Any, Callable, Iterable, Iterator, TypeVar
+
+from rapgen.archive.calendar import parse_date
+from rapgen.archive.records import FIELD_ID_PATTERN, Category, Finding, ProblemKind
+
+_FIELD_ID_RE = re.compile(FIELD_ID_PATTERN)
+_HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
+
+
+class _Bad(ValueError):
+    """A value that breaks the schema; message is the finding's detail, ``kind`` its rule."""
+
+    def __init__(self, message: str, kind: ProblemKind = ProblemKind.SCHEMA):
+        super().__init__(message)
+        self.kind = kind
+
+
+def _reject_constant(name: str) -> float:
+    raise _Bad(f"{name} is not a JSON number (NaN and Infinity literals are not allowed)", ProblemKind.SYNTAX)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Bad(f"duplicate key {key!r}", ProblemKind.SYNTAX)
+        out[key] = value
+    return out
+
+
+# One decoder for every line: json.loads with options would build a new one per call.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys)
+
+
+def loads_strict(text: str) -> Any:
+    """``json.loads`` that rejects NaN/Infinity literals and duplicate keys.
+
+    Inputs Python's parser cannot hold (integers of more than 4,300 digits,
+    nesting deeper than the recursion limit) are reported as not JSON, never
+    raised as an internal error.
+    """
+    try:
+        return _DECODER.decode(text)
+    except (_Bad, json.JSONDecodeError):
+        raise
+    except RecursionError:
+        raise _Bad("not JSON: nested too deeply", ProblemKind.SYNTAX) from None
+    except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
+        raise _Bad(f"not JSON: {str(exc).split(';')[0]}", ProblemKind.SYNTAX) from None
+
+
+def as_float(value: int | float) -> float:
+    """A JSON number as a float; integers too large for a float become infinity (like ``1e400``)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _syntax(path: str, line: int | None, detail: str, kind: ProblemKind = ProblemKind.SYNTAX) -> Finding:
+    return Finding(path, line, Category.MALFORMED, detail, kind=kind)
+
+
+def _lines(path: str, data: bytes, findings: list[Finding]) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object) for every JSON-object line; record findings for the rest."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        findings.append(_syntax(path, None, f"not valid UTF-8 at byte {exc.start}", ProblemKind.ENCODING))
+        return
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline ends the last line; it does not start another
+    for number, raw in enumerate(lines, start=1):
+        if raw.strip() == "":
+            findings.append(_syntax(path, number, "blank line"))
+            continue
+        try:
+            obj = loads_strict(raw)
+        except _Bad as exc:
+            findings.append(_syntax(path, number, str(exc), exc.kind))
+            continue
+        except json.JSONDecodeError as exc:
+            findings.append(_syntax(path, number, f"not JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        if not isinstance(obj, dict):
+            findings.append(_syntax(path, number, f"expected a JSON object, found {type(obj).__name__}"))
+            continue
+        yield number, obj
+
+
+def _document(path: str, data: bytes, findings: list[Finding]) -> dict | None:
+    try:
+        obj = loads_strict(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        findings.append(_syntax(path, None, f"not valid UTF-8 at byte {exc.start}", ProblemKind.ENCODING))
+        return None
+    except _Bad as exc:
+        findings.append(_syntax(path, None, str(exc), exc.kind))
+        return None
+    except json.JSONDecodeError as exc:
+        findings.append(_syntax(path, exc.lineno, f"not JSON: {exc.msg} at column {exc.colno}"))
+        return None
+    if not isinstance(obj, dict):
+        findings.append(_syntax(path, None, "expected a JSON object"))
+        return None
+    return obj
+
+
+T = TypeVar("T")
+
+
+def _parse_document(path: str, data: bytes, build: Callable[[dict], T]) -> tuple[T | None, list[Finding]]:
+    """A whole-file JSON object checked by ``build(obj)``: ``(record or None, findings)``."""
+    findings: list[Finding] = []
+    obj = _document(path, data, findings)
+    if obj is None:
+        return None, findings
+    return _guard(path, None, findings, lambda: build(obj)), findings
+
+
+def _parse_lines(path: str, data: bytes, findings: list[Finding], build: Callable[[dict, int], T]) -> Iterator[tuple[int, T]]:
+    """Every JSON-object line checked by ``build(obj, line)``: yields ``(line, record)``
+    for the lines that pass, lazily, so findings the caller adds stay in line order."""
+    for number, obj in _lines(path, data, findings):
+        record = _guard(path, number, findings, lambda: build(obj, number))
+        if record is not None:
+            yield number, record
+
+
+# ---------------------------------------------------------------- field checks
+def _keys(obj: dict, required: Iterable[str], optional: Iterable[str] = ()) -> None:
+    required = list(required)
+    allowed = set(required) | set(optional)
+    missing = [k for k in required if k not in obj]
+    unknown = sorted(k for k in obj if k not in allowed)
+    if missing:
+        raise _Bad(f"missing key {missing[0]!r}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+    if unknown:
+        raise _Bad(f"unknown key {unknown[0]!r}" + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""))
+
+
+def _str(obj: dict, key: str, *, empty_ok: bool = True) -> str:
+    value = obj[key]
+    if not isinstance(value, str):
+        raise _Bad(f"{key!r} must be a string, found {json.dumps(value)[:40]}")
+    if not empty_ok and not value.strip():
+        raise _Bad(f"{key!r} must not be empty")
+    return value
+
+
+def _bool(obj: dict, key: str) -> bool:
+    value = obj[key]
+    if not isinstance(value, bool):
+        raise _Bad(f"{key!r} must be true or false, found {json.dumps(value)[:40]}")
+    return value
+
+
+def _int(obj: dict, key: str, minimum: int = 0) -> int:
+    value = obj[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _Bad(f"{key!r} must be an integer ≥ {minimum}, found {json.dumps(value)[:40]}")
+    return value
+
+
+def _date(obj: dict, key: str, *, nullable: bool = False) -> date | None:
+    value = obj[key]
+    if value is None and nullable:
+        return None
+    try:
+        return parse_date(value)
+    except ValueError:
+        raise _Bad(f"{key!r} must be a YYYY-MM-DD date{' or null' if nullable else ''}, found {json.dumps(value)[:40]}") from None
+
+
+def _one_of(obj: dict, key: str, allowed: Iterable[str]) -> str:
+    allowed = tuple(allowed)
+    value = obj[key]
+    if value not in allowed:
+        raise _Bad(f"{key!r} must be one of {', '.join(allowed)}, found {json.dumps(value)[:40]}")
+    return value
+
+
+def _field_id(obj: dict, key: str = "field_id") -> str:
+    value = _str(obj, key)
+    if not _FIELD_ID_RE.match(value):
+        raise _Bad(f"{key!r} {value!r} does not match {FIELD_ID_PATTERN}")
+    return value
+
+
+def _guard(path: str, line: int | None, findings: list[Finding], build: Callable[[], Any]) -> Any:
+    try:
+        return build()
+    except _Bad as exc:
+        findings.append(Finding(path, line, Category.MALFORMED, str(exc), kind=exc.kind))
+        return None
+
+
+def _sha256_hex(obj: dict, key: str) -> str:
+    value = obj[key]
+    if not isinstance(value, str) or not _HEX64_RE.match(value):
+        raise _Bad(f"{key!r} must be 64 lower-case hex digits, found {json.dumps(value)[:40]}")
+    return value

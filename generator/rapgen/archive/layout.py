@@ -1,0 +1,69 @@
+"""Where everything lives in an archive: the one home of its paths.
+
+Every path is relative to the repository root (the folder holding
+``SHA256SUMS``) and written with ``/``, exactly as SHA256SUMS lists it.
+Code elsewhere builds paths from these names, never from string literals.
+"""
+
+from __future__ import annotations
+
+SUMS_NAME = "SHA256SUMS"
+ARCHIVE_DIR = "archive"
+ARCHIVE_PREFIX = ARCHIVE_DIR + "/"
+
+ARCHIVE_JSON = "archive/ARCHIVE.json"
+BENCHMARK_DIR = "archive/benchmark"
+ORIGINS_JSON = "archive/benchmark/origins.json"
+FIELDS_JSONL = "archive/benchmark/fields.jsonl"
+CODEBOOKS_JSONL = "archive/benchmark/codebooks.jsonl"
+BLOCKS_JSONL = "archive/benchmark/blocks.jsonl"
+PAPERS_PARQUET = "archive/benchmark/papers.parquet"
+ASSIGNMENTS_PARQUET = "archive/benchmark/assignments.parquet"
+PROVENANCE_DIR = "archive/provenance"
+LEDGER_JSON = "archive/provenance/FINAL_PARAMETER_LEDGER_V1.json"
+SEARCH_DIR = "archive/search"
+REGIMES: tuple[str, ...] = ("fixed", "expanding")
+MANIFEST_JSONL: dict[str, str] = {regime: f"{SEARCH_DIR}/manifest_{regime}.jsonl" for regime in REGIMES}
+MODELS_DIR = "archive/models"
+MODELS_PREFIX = MODELS_DIR + "/"
+
+# The frozen benchmark files every archive holds (ARCHIVE.md, layout).
+REQUIRED_FILES: tuple[str, ...] = (
+    ARCHIVE_JSON, ORIGINS_JSON, FIELDS_JSONL, CODEBOOKS_JSONL, BLOCKS_JSONL,
+    PAPERS_PARQUET, ASSIGNMENTS_PARQUET, LEDGER_JSON, *MANIFEST_JSONL.values(),
+)
+
+MODEL_JSON = "model.json"
+PREDICTIONS_JSONL = "predictions.jsonl"
+TRACES_JSONL = "traces.jsonl"
+MODEL_FILES: tuple[str, ...] = (MODEL_JSON, PREDICTIONS_JSONL, TRACES_JSONL)
+REQUIRED_MODEL_FILES: tuple[str, ...] = (MODEL_JSON, PREDICTIONS_JSONL)
+MODEL_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+
+# Files parsed as documents (JSON / JSON Lines); the rest (parquet) are read by DuckDB.
+DOCUMENT_SUFFIXES: tuple[str, ...] = (".json", ".jsonl")
+
+
+def model_dir(model_id: str) -> str:
+    """Archive-relative folder of one model."""
+    return f"{MODELS_PREFIX}{model_id}"
+
+
+def model_file(model_id: str, name: str) -> str:
+    """Archive-relative path of one of a model's files (``name`` one of MODEL_FILES)."""
+    return f"{MODELS_PREFIX}{model_id}/{name}"
+
+
+def split_model_path(path: str) -> tuple[str, str] | None:
+    """``(model_id, file name)`` for ``archive/models/<id>/<name>``; None for any other path."""
+    if not path.startswith(MODELS_PREFIX):
+        return None
+    parts = path[len(MODELS_PREFIX):].split("/")
+    if len(parts) != 2 or not all(parts):
+        return None
+    return parts[0], parts[1]
+
+
+def is_document(path: str) -> bool:
+    """True for the archive's JSON and JSONL files, which verify keeps and parses."""
+    return path.endswith(DOCUMENT_SUFFIXES)
