@@ -25,8 +25,8 @@ from datetime import date
 import numpy as np
 from scipy.stats import rankdata
 
-from rapgen.scores.diag_episodes import change_rich_episodes, revision_alignment, split_half_reliability
-from rapgen.scores.diag_residual import direct_alignment, direct_permutations, partial_residual
+from rapgen.scores.diagnostics.episodes import change_rich_episodes, revision_alignment, split_half_reliability
+from rapgen.scores.diagnostics.residual import direct_alignment, direct_permutations, partial_residual
 from rapgen.scores.diagnostics import DiagnosticArrays, compute_diagnostics, compute_unit_diagnostics
 
 LEDGER = {

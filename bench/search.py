@@ -211,7 +211,7 @@ def main() -> None:
     say(f"  goals: cold ≤ 1200 s {'met' if cold <= 1200 else 'MISSED'}; warm ≤ 300 s {'met' if warm <= 300 else 'MISSED'}")
 
     # 3. reference: naive per-shard Whoosh on a sample of real shards (sizes spread over the range)
-    from rapgen.search.whoosh_ref import WhooshShard
+    from rapgen.search.reference import WhooshShard
 
     con = archive.connect()
     manifests = sorted(archive.manifest("expanding") + archive.manifest("fixed"), key=lambda m: m.n_papers)

@@ -10,14 +10,17 @@ import numpy as np
 import pytest
 from scipy.stats import rankdata
 
-from rapgen.scores.diag_core import average_ranks, median_codes, median_rows, spearman_rows
-from rapgen.scores.diag_episodes import (
+from rapgen.scores.bootstrap import draw_counts
+from rapgen.scores.diagnostics.core import median_codes, median_rows
+from rapgen.scores.kernels import ranks as average_ranks
+from rapgen.scores.kernels import spearman as spearman_rows
+from rapgen.scores.diagnostics.episodes import (
     change_rich_episodes,
     revision_alignment,
     revision_pairs,
     split_half_reliability,
 )
-from rapgen.scores.diag_residual import (
+from rapgen.scores.diagnostics.residual import (
     _arrangements,
     all_permutations,
     direct_alignment,
@@ -28,7 +31,6 @@ from rapgen.scores.diagnostics import (
     UNIT_COLUMNS,
     DiagnosticArrays,
     SplitAggregator,
-    block_draw_counts,
     compute_diagnostics,
     compute_unit_diagnostics,
 )
@@ -59,14 +61,15 @@ def test_worked_example_direct_alignment():
     d = direct_alignment(P[None], EWMA[None], Y[None], direct_permutations(2048, 0))
     assert d.cos_corrected[0] == pytest.approx(0.359547, abs=5e-7)
     # y - e ties exactly at D5 and D6 (-1/120 each): with the 12-decimal tie rule the
-    # spearman alignment is 0.419601 (SCORING.md §8 prints 0.455098; see the next test).
+    # spearman alignment is 0.419601, the figure SCORING.md §8 gives (see the next test).
     assert d.spearman[0] == pytest.approx(0.0722892, abs=5e-7)
     assert d.spearman_null[0] == pytest.approx(-0.3473116, abs=5e-7)
     assert d.spearman_corrected[0] == pytest.approx(0.419601, abs=5e-7)
 
 
 def test_worked_example_spearman_figure_comes_from_an_unrounded_tie():
-    # §8's 0.455098 is what one gets when float noise ranks y-e at D5 above D6.
+    # Without the tie rule, float noise ranking y-e at D5 above D6 would give 0.455098
+    # (the figure an earlier version of §8 printed): the rounding is what makes it 0.419601.
     y_noisy = Y.copy()
     y_noisy[5] += 1e-9
     y_noisy /= y_noisy.sum()
@@ -440,7 +443,7 @@ LEDGER = {
 
 def test_bootstrap_worked_example():
     # §8: K = 3 blocks, 5 resamples, seed 0; S = [1.6, 0.5, 0.9], N = [2, 1, 1] -> [0.633333, 0.8].
-    C = block_draw_counts(3, 5, 0)
+    C = draw_counts(3, 5, 0)
     assert C.tolist() == [[0, 2, 1], [3, 0, 0], [3, 0, 0], [0, 1, 2], [0, 2, 1]]
     a = tiny_arrays()
     a = DiagnosticArrays(**{**a.__dict__, "field_split": np.array(["x"] * 4 + ["y"] * 2, dtype=object),
@@ -480,7 +483,7 @@ def test_compute_diagnostics_is_json_ready_deterministic_and_consistent():
 
 def test_given_draws_equal_the_protocol():
     a = tiny_arrays()
-    draws = {"dev": (("b1",), block_draw_counts(1, 200, 0)), "test": (("b2", "b3", "b4"), block_draw_counts(3, 200, 0))}
+    draws = {"dev": (("b1",), draw_counts(1, 200, 0)), "test": (("b2", "b3", "b4"), draw_counts(3, 200, 0))}
     assert compute_diagnostics(a, LEDGER) == compute_diagnostics(tiny_arrays(draws=draws), LEDGER)
 
 

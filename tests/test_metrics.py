@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from rapgen.errors import ScoringError
-from rapgen.scores.metrics import REGISTRY, MetricSpec, cosc, get_metric, jsd, register, spearman, tv, unit_metric_values
+from rapgen.scores.kernels import spearman
+from rapgen.scores.metrics import REGISTRY, MetricSpec, UnitInputs, get_metric, jsd, register, tv, unit_metric_values
 
 NAN8 = [math.nan] * 8
 UNIFORM = [1 / 8] * 8
@@ -97,65 +98,95 @@ def test_jsd_table(a, b, expected):
         assert value == pytest.approx(expected, abs=5e-7)
 
 
-@pytest.mark.parametrize(
-    "a, b, expected",
-    [
-        (ONE_TO_EIGHT, ONE_TO_EIGHT, 1.0),
-        (ONE_TO_EIGHT, ONE_TO_EIGHT[::-1], -1.0),
-        # centred a = [1, -1, 0...]/..., b = [1, 1, -2, 0...]: dot 0 -> 0
-        ([2, 0, 1, 1, 1, 1, 1, 1], [2, 2, -1, 1, 1, 1, 1, 1], 0.0),
-        (UNIFORM, Y8, math.nan),
-        (Y8, UNIFORM, math.nan),
-        (NAN8, Y8, math.nan),
-    ],
-)
-def test_cosc_table(a, b, expected):
-    value = float(cosc(np.array(a, dtype=float), np.array(b, dtype=float)))
-    if math.isnan(expected):
-        assert math.isnan(value)
-    else:
-        assert value == pytest.approx(expected, abs=1e-12)
+# ---------------------------------------------------------------- the production registry
+# x: a recent window ranked 1..8; e: the uniform EWMA.
+X8 = [k / 36 for k in ONE_TO_EIGHT]
+# pred_recent(P8, X8) by hand: ranks of P8 = [8, 5, 7, 2.5, 2.5, 5, 1, 5] (mean 4.5),
+# centred [3.5, .5, 2.5, -2, -2, .5, -3.5, .5]; X8 centred [-3.5 ... 3.5] step 1.
+# dot -23.5, sums of squares 39.5 and 42.
+RHO_PX = -23.5 / math.sqrt(39.5 * 42)
+# tv(U, Y8): |3.75 - c| / 30 over c = 16,2,7,1,1,2,0,1 -> 31/30, halved -> 31/60.
+TV_UY = 31 / 60
+# jsd(U, Y8) = 1/2 KL(U||m) + 1/2 KL(Y8||m), m = (U + Y8)/2 (D6 only in U's sum).
+JSD_UY = 0.171224
+NAN = math.nan
+
+# Each row: (case, p, y, x, e, is_state, expected {metric: value}); metrics left out do not apply.
+REGISTRY_TABLE = [
+    ("worked example", P8, Y8, X8, UNIFORM, False,
+     {"spearman": 0.936709, "tv": 1 / 6, "jsd": 0.019175, "pred_recent": RHO_PX, "tv_gain": TV_UY - 1 / 6}),
+    ("state answer", P8, Y8, X8, UNIFORM, True,
+     {"spearman": 0.936709, "tv": 1 / 6, "jsd": 0.019175, "state_recent": RHO_PX, "tv_gain": TV_UY - 1 / 6}),
+    ("all ties (uniform p)", UNIFORM, Y8, X8, UNIFORM, False,
+     {"spearman": 0.0, "tv": TV_UY, "jsd": JSD_UY, "pred_recent": 0.0, "tv_gain": 0.0}),
+    ("p missing", NAN8, Y8, X8, UNIFORM, False, {"spearman": NAN, "tv": NAN, "jsd": NAN, "pred_recent": NAN, "tv_gain": NAN}),
+    ("NaN in one slot of p", [NAN] + P8[1:], Y8, X8, UNIFORM, True,
+     {"spearman": NAN, "tv": NAN, "jsd": NAN, "state_recent": NAN, "tv_gain": NAN}),
+    ("episode without y", P8, NAN8, X8, UNIFORM, False, {"spearman": NAN, "tv": NAN, "jsd": NAN, "pred_recent": NAN, "tv_gain": NAN}),
+    ("episode without y, State", UNIFORM, NAN8, X8, UNIFORM, True,
+     {"spearman": NAN, "tv": NAN, "jsd": NAN, "state_recent": NAN, "tv_gain": NAN}),
+    ("recent window missing", P8, Y8, NAN8, UNIFORM, False,
+     {"spearman": 0.936709, "tv": 1 / 6, "jsd": 0.019175, "pred_recent": NAN, "tv_gain": TV_UY - 1 / 6}),
+    ("recent window constant", P8, Y8, UNIFORM, UNIFORM, False,
+     {"spearman": 0.936709, "tv": 1 / 6, "jsd": 0.019175, "pred_recent": NAN, "tv_gain": TV_UY - 1 / 6}),
+    ("no EWMA", P8, Y8, X8, NAN8, False, {"spearman": 0.936709, "tv": 1 / 6, "jsd": 0.019175, "pred_recent": RHO_PX, "tv_gain": NAN}),
+    ("target constant", P8, UNIFORM, X8, UNIFORM, False,
+     {"spearman": NAN, "tv": 0.5 * sum(abs(v - 0.125) for v in P8), "jsd": float(jsd(np.array(P8), np.array(UNIFORM))),
+      "pred_recent": RHO_PX, "tv_gain": -0.5 * sum(abs(v - 0.125) for v in P8)}),
+]
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
-def test_every_metric_is_undefined_on_a_missing_side_and_vectorises(name):
-    fn = get_metric(name).fn
-    assert np.isnan(fn(np.array(NAN8), np.array(Y8)))
-    batch = fn(np.array([P8, Y8, NAN8]), np.array(Y8))
-    assert batch.shape == (3,)
-    assert float(batch[0]) == pytest.approx(float(fn(np.array(P8), np.array(Y8))), abs=1e-15)
-    assert np.isnan(batch[2])
+def _close(value: float, expected: float) -> bool:
+    return math.isnan(value) if math.isnan(expected) else value == pytest.approx(expected, abs=5e-7)
+
+
+@pytest.mark.parametrize("case, p, y, x, e, is_state, expected", REGISTRY_TABLE, ids=[r[0] for r in REGISTRY_TABLE])
+def test_registry_values_by_hand(case, p, y, x, e, is_state, expected):
+    out = unit_metric_values(*(np.array(v, dtype=float) for v in (p, y, x, e)), is_state=is_state)
+    assert set(out) == set(expected)
+    for name, value in expected.items():
+        assert _close(float(out[name]), value), (case, name, float(out[name]), value)
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_edge_case_matrix_over_the_production_registry(name):
+    spec = REGISTRY[name]
+    is_state = spec.scope == "state"
+    # Empty input: an empty result, no error.
+    empty = np.zeros((0, 8))
+    assert spec.fn(UnitInputs(empty, empty, empty, empty)).shape == (0,)
+    # A batch gives what each single item gives (the rows of REGISTRY_TABLE that apply).
+    rows = [r for r in REGISTRY_TABLE if r[5] == is_state and name in r[6]]
+    assert rows, name
+    batch = UnitInputs(*(np.array([r[i] for r in rows], dtype=float) for i in (1, 2, 3, 4)))
+    values = spec.fn(batch)
+    assert values.shape == (len(rows),)
+    for row, value in zip(rows, values):
+        assert _close(float(value), row[6][name]), (row[0], name)
+
+
+def test_registry_declares_the_shipped_metrics_in_output_order():
+    assert list(REGISTRY) == ["spearman", "tv", "jsd", "pred_recent", "state_recent", "tv_gain"]
+    directions = {m.name: m.higher_is_better for m in REGISTRY.values()}
+    # pred_recent / state_recent describe agreement with the present: no better direction.
+    assert directions == {"spearman": True, "tv": False, "jsd": False, "pred_recent": None, "state_recent": None, "tv_gain": True}
+    assert [m.scope for m in REGISTRY.values()] == ["all", "all", "all", "forecast", "state", "all"]
+    assert all(m.label and m.description for m in REGISTRY.values())
 
 
 def test_registry_refuses_duplicates_and_lists_known_names():
     with pytest.raises(ScoringError, match="already registered"):
-        register(MetricSpec("tv", "TV", False, "dup", tv))
-    with pytest.raises(ScoringError, match="unknown metric 'nope'; known metrics: cosc, jsd, spearman, tv"):
+        register(MetricSpec("tv", "TV", False, "dup", lambda u: u.tv_py))
+    with pytest.raises(ScoringError, match="unknown metric 'nope'; known metrics: jsd, pred_recent, spearman, state_recent, tv, tv_gain"):
         get_metric("nope")
-
-
-def test_unit_values_follow_the_missing_rules():
-    p = np.array([P8, UNIFORM, NAN8])
-    y, x, e = np.array(Y8), np.array(UNIFORM), np.array(P8)
-    out = unit_metric_values(p, y, x, e)
-    assert out["spearman"][0] == pytest.approx(0.936709, abs=5e-7)
-    assert out["spearman"][1] == 0.0  # uniform prediction: 0, not undefined
-    assert np.isnan(out["spearman"][2]) and np.isnan(out["tv"][2]) and np.isnan(out["tv_gain"][2])
-    assert np.isnan(out["recent"][0])  # x constant, p not -> undefined
-    assert out["recent"][1] == 0.0  # p constant -> 0
-    assert out["tv_gain"][0] == pytest.approx(0.0, abs=1e-15)  # e == p
-    # An episode without y: everything undefined, the recent-window agreement included.
-    gone = unit_metric_values(np.array(P8), np.array(NAN8), np.array(Y8), np.array(P8))
-    assert all(np.isnan(v) for v in gone.values())
-    # No EWMA: only tv_gain is undefined.
-    no_e = unit_metric_values(np.array(P8), np.array(Y8), np.array(Y8), np.array(NAN8))
-    assert np.isnan(no_e["tv_gain"]) and not np.isnan(no_e["tv"])
+    with pytest.raises(ScoringError, match="scope must be one of all, forecast, state"):
+        register(MetricSpec("x", "X", None, "bad", lambda u: u.recent, scope="sometimes"))
 
 
 def test_ranks_equal_scipy_average_ranks():
     from scipy.stats import rankdata
 
-    from rapgen.scores.metrics import ranks
+    from rapgen.scores.kernels import ranks
 
     rng = np.random.default_rng(0)
     x = np.round(rng.random((500, 8)), 1)  # many ties

@@ -1,4 +1,5 @@
-"""``rapgen replay``: exact reproduction, tamper detection, diagnostics, synthetic traces."""
+"""``rapgen replay``: exact reproduction, tamper detection, synthetic traces; the Search evidence
+statistics that scores computes from the same traces."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from rapgen.agents import add_agents_to_archive
 from rapgen.archive import Archive, recent_window
 from rapgen.cli import cli
 from rapgen.sample import generate_traces
+from rapgen.scores.diagnostics.evidence import search_evidence
+from rapgen.scores.kernels import spearman
 from rapgen.search import replay_archive
-from rapgen.search.replay import _spearman
 
 
 @pytest.fixture(autouse=True)
@@ -69,8 +71,8 @@ def test_cli_replay_writes_replay_json(replayable, tmp_path):
     data = json.loads((tmp_path / "out" / "replay.json").read_text())
     assert data["schema_version"] == 1 and data["ok"] is True
     cond = data["models"][0]["conditions"][0]
-    assert {"condition", "calls", "reproduced", "failed", "first_differences", "recent_share",
-            "spearman_recent", "spearman_future", "units"} <= set(cond)
+    # replay answers only "does every call reproduce"; the evidence is in diagnostics.json
+    assert set(cond) == {"condition", "calls", "reproduced", "failed", "errors_recorded", "first_differences"}
 
 
 def test_a_tampered_trace_is_reported(replay_copy):
@@ -108,10 +110,11 @@ def test_recorded_malformed_calls_reproduce_as_errors(replay_copy):
 def test_recent_share_is_computed_from_the_ledger(replayable):
     root, _ = replayable
     archive = Archive(root)
-    data = replay_archive(archive, jobs=1, models=["model-a"]).data
+    rows = [r for r in search_evidence(archive)["rows"] if r["entry"] == "model-a"]
     con = archive.connect()
     dates = {(f, p): d for f, p, d in con.execute("SELECT field_id, arxiv_id, first_submitted FROM assignments").fetchall()}
-    for cond in data["models"][0]["conditions"]:
+    assert [r["condition"] for r in rows] == ["A1", "A2", "A3", "A4"]
+    for cond in rows:
         slots = recent = 0
         for c in archive.traces("model-a"):
             if c.condition != cond["condition"]:
@@ -122,23 +125,39 @@ def test_recent_share_is_computed_from_the_ledger(replayable):
                 recent += lo <= dates[(c.field_id, pid)] < hi
         assert cond["returned_slots"] == slots
         assert cond["recent_share"] == pytest.approx(recent / slots, abs=1e-6)
-    fixed = {c["condition"]: c["recent_share"] for c in data["models"][0]["conditions"]}
+    fixed = {c["condition"]: c["recent_share"] for c in rows}
     assert fixed["A1"] == 1.0 and fixed["A3"] < 1.0  # the fixed shard is the recent window
 
 
 @pytest.mark.parametrize("a,b,expected", [
     ([1, 2, 3, 4, 5, 6, 7, 8], [10, 20, 30, 40, 50, 60, 70, 80], 1.0),
     ([1, 2, 3, 4, 5, 6, 7, 8], [8, 7, 6, 5, 4, 3, 2, 1], -1.0),
-    ([0, 0, 0, 0, 0, 0, 0, 0], [1, 2, 3, 4, 5, 6, 7, 8], None),
+    # returned papers spread evenly (constant): the §2 rule gives 0
+    ([2, 2, 2, 2, 2, 2, 2, 2], [1, 2, 3, 4, 5, 6, 7, 8], 0.0),
+    # a window without counted papers (constant reference): undefined
+    ([1, 2, 3, 4, 5, 6, 7, 8], [0, 0, 0, 0, 0, 0, 0, 0], None),
     ([3, 1, 4, 1, 5, 9, 2, 6], [2, 7, 1, 8, 2, 8, 1, 8], "scipy"),
 ])
-def test_spearman(a, b, expected):
-    got = _spearman(np.array(a, float), np.array(b, float))
+def test_evidence_spearman_is_the_scorers(a, b, expected):
+    got = float(spearman(np.array(a, float), np.array(b, float)))
     if expected == "scipy":
         from scipy.stats import spearmanr
 
         expected = spearmanr(a, b).statistic
-    assert got == (None if expected is None else pytest.approx(expected, abs=1e-12))
+    if expected is None:
+        assert np.isnan(got)
+    else:
+        assert got == pytest.approx(expected, abs=1e-12)
+
+
+def test_evidence_of_units_whose_papers_are_all_other_is_undefined(replayable):
+    # No counted direction among the returned papers: no composition, so no spearman.
+    from rapgen.scores.diagnostics.evidence import _unit_vectors
+
+    ledger = {"f": {"p1": (date(2024, 1, 1), -1)}}
+    returned, _recent, _future = _unit_vectors({("f", date(2024, 7, 1)): {"p1"}}, ledger, 6)
+    assert np.isnan(returned).all()
+    assert np.isnan(spearman(returned, np.arange(8.0)[None])).all()
 
 
 def test_generated_traces_are_deterministic_and_within_the_cap(replayable, tmp_path):
@@ -167,9 +186,9 @@ def test_spearman_matches_scipy_on_tie_heavy_vectors():
     rng = np.random.default_rng(0)
     for _ in range(200):
         a, b = rng.integers(0, 4, 8).astype(float), rng.integers(0, 6, 8).astype(float)
-        got = _spearman(a, b)
-        if got is not None:
-            assert got == pytest.approx(spearmanr(a, b).statistic, abs=1e-12)
+        if np.ptp(a) == 0 or np.ptp(b) == 0:
+            continue
+        assert float(spearman(a, b)) == pytest.approx(spearmanr(a, b).statistic, abs=1e-12)
 
 
 def test_every_counted_session_call_is_recorded_and_replays(replay_copy):

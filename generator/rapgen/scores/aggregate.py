@@ -13,23 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from rapgen.archive import FORECAST_CONDITIONS
-from rapgen.scores.metrics import HIGHER_IS_BETTER, UNIT_METRIC_NAMES
+from rapgen.scores.metrics import HIGHER_IS_BETTER, METRIC_NAMES
 from rapgen.scores.units import Entry
 
-TRACKS: tuple[str, ...] = ("all_origin", "forecast_strict")
 # Contrasts between a model's own conditions (left - right), SCORING.md §4.
 CONDITION_CONTRASTS: tuple[tuple[str, str], ...] = (("A1", "A0"), ("A3", "A1"), ("A2", "A1"), ("A4", "A3"))
 EWMA_CONTRAST_CONDITIONS: tuple[str, ...] = FORECAST_CONDITIONS  # Ak-ewma, k in A0 A1 A3
-
-
-def mean_over(values: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
-    """Mean of the defined (non-NaN) values along ``axis`` and their count (NaN mean if none)."""
-    defined = ~np.isnan(values)
-    n = defined.sum(axis=axis)
-    total = np.where(defined, values, 0.0).sum(axis=axis)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(n > 0, total / np.where(n > 0, n, 1), np.nan)
-    return mean, n
 
 
 @dataclass(frozen=True)
@@ -54,7 +43,7 @@ def build_contrasts(entries: list[Entry]) -> list[Contrast]:
     for model in models:
         def common(a: int, b: int) -> tuple[str, ...]:
             shared = set(entries[a].metrics()) & set(entries[b].metrics())
-            return tuple(m for m in UNIT_METRIC_NAMES if m in shared and m != "state_recent")
+            return tuple(m for m in METRIC_NAMES if m in shared and m != "state_recent")
 
         for left, right in CONDITION_CONTRASTS:
             a, b = index.get((model, "model", left)), index.get((model, "model", right))

@@ -17,7 +17,7 @@ from rapgen.archive import SLOTS, Archive, add_months
 from rapgen.errors import ScoringError
 
 # Output order of the policy axis everywhere in the scores.
-POLICIES: tuple[str, ...] = ("canonical", "split", "single", "flip")
+from rapgen.scores.schema import POLICIES  # noqa: E402,F401
 
 # Ledger rows are first grouped by (field, window, labels, type); each group then
 # feeds its slots under every policy. `primary = other`

@@ -20,19 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from rapgen.errors import ScoringError
-
-LEADERBOARD_COLUMNS = (
-    "track", "split", "policy", "entry", "kind", "condition", "metric",
-    "estimate", "ci_low", "ci_high", "n_fields", "n_episodes", "n_valid", "n_invalid",
-)
-CONTRASTS_COLUMNS = ("track", "split", "policy", "entry", "contrast", "metric", "estimate", "ci_low", "ci_high", "n_fields")
-RANKS_COLUMNS = ("track", "split", "policy", "condition", "entry", "estimate", "rank", "p_first")
-FIELD_CLUSTERED_COLUMNS = ("table", "track", "split", "policy", "entry", "condition", "metric", "estimate", "ci_low", "ci_high")
-FIELD_SCORES_COLUMNS = ("track", "split", "policy", "entry", "kind", "condition", "metric", "field_id", "estimate", "n_origins")
-ORIGIN_SCORES_COLUMNS = ("split", "policy", "entry", "kind", "condition", "metric", "origin", "estimate", "n_fields")
-COMPOSITIONS_COLUMNS = ("field_id", "policy", "window_start", "window_end", "n_total") + tuple(f"D{i}" for i in range(8))
-
-SCHEMA_VERSION = 1
+from rapgen.scores.schema import FLOAT_COLUMNS, SCORE_FILES
 
 
 @dataclass(frozen=True)
@@ -86,9 +74,6 @@ def format_float(value: float | None) -> str:
         raise ScoringError(f"refusing to write a non-finite value ({value})")
     return repr(value + 0.0)
 
-
-# Columns written as floats (shortest round-trip); everything else is text or an integer.
-FLOAT_COLUMNS = frozenset({"estimate", "ci_low", "ci_high", "p_first", "n_total"} | {f"D{i}" for i in range(8)})
 
 
 def _escape(text: str) -> str:
@@ -144,7 +129,17 @@ def _format_other(values: object) -> list[str]:
     return formatted[codes].tolist()
 
 
-def csv_bytes(table: Table) -> bytes:
+def check_columns(table: Table, name: str) -> None:
+    """Refuse to write ``name`` unless ``table`` has exactly its declared columns (schema.SCORE_FILES)."""
+    declared = SCORE_FILES.get(name)
+    if declared is None or tuple(table.columns) != declared:
+        raise ScoringError(f"{name}: columns {', '.join(table.columns)} differ from the declared {', '.join(declared or ())}")
+
+
+def csv_bytes(table: Table, name: str | None = None) -> bytes:
+    """CSV bytes of ``table``; with ``name``, its columns are checked against the schema first."""
+    if name is not None:
+        check_columns(table, name)
     cols = [_format_floats(table.data[c]) if c in FLOAT_COLUMNS else _format_other(table.data[c]) for c in table.columns]
     lines = [",".join(table.columns)]
     lines.extend(map(",".join, zip(*cols)))
@@ -155,8 +150,10 @@ def json_bytes(obj: object) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
 
 
-def parquet_bytes(table: Table, types: dict[str, str]) -> bytes:
+def parquet_bytes(table: Table, types: dict[str, str], name: str | None = None) -> bytes:
     """Deterministic parquet (fixed schema, no pandas metadata, zstd)."""
+    if name is not None:
+        check_columns(table, name)
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -14,7 +14,7 @@ import numpy as np
 from rapgen.archive import SLOTS, STATE_CONDITIONS, Archive, ModelInfo
 from rapgen.errors import ScoringError
 from rapgen.scores.baselines import BASELINES
-from rapgen.scores.metrics import UNIT_METRIC_NAMES, unit_metric_values
+from rapgen.scores.metrics import METRIC_NAMES, REGISTRY, UnitInputs
 
 BASELINE_CONDITION = "BASE"
 MODEL = "model"
@@ -36,8 +36,7 @@ class Entry:
 
     def metrics(self) -> tuple[str, ...]:
         """The §2 metric names this entry is scored on, in output order."""
-        recent = "state_recent" if self.is_state else "pred_recent"
-        return tuple(m for m in UNIT_METRIC_NAMES if m not in ("pred_recent", "state_recent") or m == recent)
+        return tuple(name for name, spec in REGISTRY.items() if spec.applies(self.is_state))
 
 
 @dataclass
@@ -117,15 +116,11 @@ def compute_unit_values(entries: list[Entry], predictions: np.ndarray, y: np.nda
 
     ``predictions`` is (E, P, F, O, 8); ``y``, ``x``, ``e`` are (P, F, O, 8).
     """
-    raw = unit_metric_values(predictions, y[None], x[None], e[None])
+    units = UnitInputs(predictions, y[None], x[None], e[None])
     E, P, F, O = predictions.shape[:4]
-    values = np.full((E, P, len(UNIT_METRIC_NAMES), F, O), np.nan)
-    state = np.array([entry.is_state for entry in entries], dtype=bool)[:, None, None, None]
-    for m, name in enumerate(UNIT_METRIC_NAMES):
-        if name == "pred_recent":
-            values[:, :, m] = np.where(state, np.nan, raw["recent"])
-        elif name == "state_recent":
-            values[:, :, m] = np.where(state, raw["recent"], np.nan)
-        else:
-            values[:, :, m] = raw[name]
+    values = np.full((E, P, len(METRIC_NAMES), F, O), np.nan)
+    state = np.array([entry.is_state for entry in entries], dtype=bool)
+    for m, spec in enumerate(REGISTRY.values()):
+        applies = np.array([spec.applies(bool(s)) for s in state], dtype=bool)[:, None, None, None]
+        values[:, :, m] = np.where(applies, spec.fn(units), np.nan)
     return values

@@ -6,6 +6,9 @@ Public surface:
   ``backend.search(field_id, origin, regime, args)`` runs one Search call
   (``args``: ``query``, ``sort``, ``date_from``, ``date_to``) and returns a
   :class:`SearchResult` (an error result for a malformed call).
+* :func:`validate_call` — the one validator of a Search call's arguments
+  (:data:`SORTS`, the strict ``YYYY-MM-DD`` date rule of :func:`parse_strict_date`);
+  raises :class:`CallProblem` with a one-line reason and ``recordable``.
 * :func:`resolve_unit` — check a user-given field id and origin (a usage
   error listing the choices if either is unknown).
 * :func:`replay_archive` / :class:`ReplayReport` / :func:`format_summary` /
@@ -21,11 +24,23 @@ from pathlib import Path
 
 from rapgen.search.analysis import CALL_KEYS, ENGINE_VERSION, FIELDS, SORTS, query_terms, tokenize
 from rapgen.search.cache import resolve_cache_dir
-from rapgen.search.engine import REGIME_OF_CONDITION, Backend, CallArgs, SearchResult, Shard, resolve_unit, validate_call
+from rapgen.search.engine import (
+    REGIME_OF_CONDITION,
+    STRICT_DATE,
+    Backend,
+    CallArgs,
+    CallProblem,
+    SearchResult,
+    Shard,
+    parse_strict_date,
+    resolve_unit,
+    validate_call,
+)
 from rapgen.search.replay import ReplayReport, default_jobs, format_summary, replay_archive
 
 __all__ = [
-    "Backend", "CallArgs", "SearchResult", "Shard", "validate_call", "resolve_unit", "REGIME_OF_CONDITION",
+    "Backend", "CallArgs", "CallProblem", "SearchResult", "Shard", "validate_call", "parse_strict_date", "STRICT_DATE",
+    "resolve_unit", "REGIME_OF_CONDITION",
     "ReplayReport", "replay_archive", "format_summary", "write_replay", "default_jobs",
     "trace_line", "resolve_cache_dir",
     "CALL_KEYS", "ENGINE_VERSION", "FIELDS", "SORTS", "query_terms", "tokenize",

@@ -39,6 +39,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from rapgen.archive import CONDITION_REGIME
 from rapgen.errors import SearchError, UsageProblem
 from rapgen.search.analysis import CALL_KEYS, FIELDS, SORTS, query_terms
 from rapgen.search.cache import ensure_index, resolve_cache_dir
@@ -46,12 +47,30 @@ from rapgen.search.index import FieldIndex, day_date, day_number, sha256_ids
 
 PRELOADED_OR_MAX_DOCS = 5000  # whoosh.query.compound.Or: array matcher only for doc_count_all() <= 5000
 TOO_MANY_CLAUSES = 1024  # whoosh.query.compound.Or.TOO_MANY_CLAUSES
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-REGIME_OF_CONDITION = {"A1": "fixed", "A2": "fixed", "A3": "expanding", "A4": "expanding"}
+# Strictly YYYY-MM-DD (date.fromisoformat alone also takes "20240101" and week dates).
+STRICT_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# Condition -> regime is the archive's rule; this name stays for existing importers.
+REGIME_OF_CONDITION = CONDITION_REGIME
 
 
 class CallProblem(ValueError):
-    """A malformed Search call: becomes an error result, never an exception for the caller."""
+    """A malformed Search call: becomes an error result, never an exception for the caller.
+
+    ``recordable`` says whether a trace line can still hold the call as given
+    (known keys only, ``query`` and ``sort`` strings, each date a string or null).
+    """
+
+    def __init__(self, message: str, *, recordable: bool = True) -> None:
+        super().__init__(message)
+        self.recordable = recordable
+
+
+def parse_strict_date(value: object) -> date:
+    """A ``YYYY-MM-DD`` calendar date, or ValueError (the one strict-date rule)."""
+    if not isinstance(value, str) or STRICT_DATE.fullmatch(value) is None:
+        raise ValueError(f"expected an ISO date YYYY-MM-DD, found {value!r}")
+    return date.fromisoformat(value)
 
 
 @dataclass(frozen=True)
@@ -83,8 +102,8 @@ def _parse_bound(args: Mapping[str, Any], key: str) -> date | None:
     value = args.get(key)
     if value is None:
         return None
-    if not isinstance(value, str) or not _ISO_DATE.match(value):
-        raise CallProblem(f"{key} must be an ISO date YYYY-MM-DD or null, found {value!r}")
+    if not isinstance(value, str) or STRICT_DATE.fullmatch(value) is None:
+        raise CallProblem(f"{key} must be an ISO date YYYY-MM-DD or null, found {value!r}", recordable=isinstance(value, str))
     try:
         return date.fromisoformat(value)
     except ValueError:
@@ -92,25 +111,42 @@ def _parse_bound(args: Mapping[str, Any], key: str) -> date | None:
 
 
 def validate_call(args: object) -> CallArgs:
-    """Check a call's arguments against the tool schema (SEARCH.md, A Search call)."""
+    """Check a call's arguments against the tool schema (SEARCH.md, A Search call):
+    the one validator of Search calls. Returns the parsed call, or raises
+    :class:`CallProblem` (a one-line reason; ``recordable`` as documented there).
+
+    Malformed: not an object, an unknown key, a missing ``query`` or ``sort``,
+    a non-string query, a sort outside :data:`SORTS`, a date that is not a
+    strict ``YYYY-MM-DD`` calendar date or null, ``date_from >= date_to``, and a
+    query that is empty or only whitespace.
+    """
     if not isinstance(args, Mapping):
-        raise CallProblem(f"the arguments must be an object, found {type(args).__name__}")
+        raise CallProblem(f"the arguments must be an object, found {type(args).__name__}", recordable=False)
     unknown = sorted(str(k) for k in args if k not in CALL_KEYS)
     if unknown:
-        raise CallProblem(f"unknown argument {unknown[0]!r}; allowed: {', '.join(CALL_KEYS)}")
+        raise CallProblem(f"unknown argument {unknown[0]!r}; allowed: {', '.join(CALL_KEYS)}", recordable=False)
     for key in ("query", "sort"):
         if key not in args:
-            raise CallProblem(f"missing required argument {key!r}")
+            raise CallProblem(f"missing required argument {key!r}", recordable=False)
     query, sort = args["query"], args["sort"]
+    shapes_ok = isinstance(query, str) and isinstance(sort, str) and all(
+        args.get(k) is None or isinstance(args.get(k), str) for k in ("date_from", "date_to"))
     if not isinstance(query, str):
-        raise CallProblem(f"query must be a string, found {type(query).__name__}")
+        raise CallProblem(f"query must be a string, found {type(query).__name__}", recordable=False)
     if sort not in SORTS:
-        raise CallProblem(f"sort must be 'relevance' or 'date', found {sort!r}")
-    date_from, date_to = _parse_bound(args, "date_from"), _parse_bound(args, "date_to")
+        raise CallProblem(f"sort must be 'relevance' or 'date', found {sort!r}", recordable=shapes_ok)
+    try:
+        date_from, date_to = _parse_bound(args, "date_from"), _parse_bound(args, "date_to")
+    except CallProblem as exc:
+        raise CallProblem(str(exc), recordable=shapes_ok) from None
     if date_from is not None and date_to is not None and date_from >= date_to:
         raise CallProblem(f"date_from {date_from} must be before date_to {date_to}")
     if not query.strip():
         raise CallProblem("the query is empty")
+    surrogate = _LONE_SURROGATE.search(query)
+    if surrogate is not None:
+        # Not text: it cannot be written to a trace (UTF-8) or echoed; a malformed call, not a crash.
+        raise CallProblem(f"the query is not valid Unicode text (a lone surrogate at position {surrogate.start()})", recordable=False)
     # A query of stopwords or one-letter tokens only is valid (SEARCH.md lists the
     # malformed calls and it is not one of them): no terms, so 0 hits, as in Whoosh.
     terms = tuple(query_terms(query))
@@ -257,7 +293,7 @@ def resolve_unit(archive, field_id: str, origin: str | date) -> date:
     value = origin
     if isinstance(origin, str):
         try:
-            value = date.fromisoformat(origin) if _ISO_DATE.match(origin) else None
+            value = parse_strict_date(origin)
         except ValueError:
             value = None
     if value not in archive.origins.origins:
@@ -353,11 +389,6 @@ class Backend:
     def search(self, field_id: str, origin: date | str, regime: str, args: object) -> SearchResult:
         """Run one call on one shard; a malformed call gives an error result."""
         return self.shard(field_id, origin, regime).search(args, top_k=self.top_k, k1=self.k1, b=self.b)
-
-    def search_condition(self, field_id: str, origin: date | str, condition: str, args: object) -> SearchResult:
-        if condition not in REGIME_OF_CONDITION:
-            raise SearchError(f"condition {condition!r} has no Search access (use one of A1–A4)")
-        return self.search(field_id, origin, REGIME_OF_CONDITION[condition], args)
 
     def paper_texts(self, ids) -> list[tuple[str, str]]:
         """(title, abstract) of each id, from one in-memory copy of papers.parquet (loaded on first use)."""

@@ -512,12 +512,15 @@ def _model_pages(archive: Archive, out: ScoreOutputs) -> tuple[list[ModelPage], 
                 srows.append({"condition": cond, "label": CONDITION_LABEL[cond], "units": len(counts), "calls": sum(counts),
                               "mean": sum(counts) / len(counts), "max": max(counts)})
             replay = replay_models.get(m.model_id)
+            # The evidence statistics are scores' diagnostics (diagnostics.json "search_evidence").
+            evidence = {(r.get("entry"), r.get("condition")): r for r in ((out.diagnostics or {}).get("search_evidence") or {}).get("rows", [])}
             for row in srows:
                 rp = (replay or {}).get(row["condition"])
+                ev = evidence.get((m.model_id, row["condition"]), rp or {})  # an older replay.json carried them
                 row["replay"] = None if rp is None else {
                     "calls": _int(rp.get("calls")), "reproduced": _int(rp.get("reproduced")), "failed": _int(rp.get("failed")),
-                    "recent_share": _num(rp.get("recent_share")), "spearman_recent": _num(rp.get("spearman_recent")),
-                    "spearman_future": _num(rp.get("spearman_future")),
+                    "recent_share": _num(ev.get("recent_share")), "spearman_recent": _num(ev.get("spearman_recent")),
+                    "spearman_future": _num(ev.get("spearman_future")),
                     "first_difference": (rp.get("first_differences") or [None])[0],
                 }
             search = {"rows": srows, "replayed": replay is not None, "replay_note": replay_note}
@@ -790,7 +793,7 @@ DIAGNOSTIC_SECTIONS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("sampling-frame", "Sampling-frame sensitivity", ("sampling_frame", "sampling_frame_sensitivity", "eligible_pre2024"),
      "Headline scores restricted to fields eligible before 2024."),
 )
-_DIAG_META = {"schema_version", "manifest_sha256", "resamples", "seed", "level", "generated", "status",
+_DIAG_META = {"schema_version", "manifest_sha256", "resamples", "seed", "level", "generated", "status", "search_evidence",
               "diagnostics_version", "policy", "track", "parameters"}
 
 

@@ -25,25 +25,24 @@ from typing import Any
 
 import numpy as np
 
-from rapgen.scores.diag_core import missing_rows, single_threaded_blas
-from rapgen.scores.diag_episodes import (
+from rapgen.archive import STATE_CONDITIONS
+from rapgen.scores.bootstrap import bootstrap_intervals, draw_counts, unit_sums
+from rapgen.scores.diagnostics.episodes import (
     change_rich_episodes,
     revision_alignment,
     split_half_reliability,
 )
-from rapgen.scores.diag_residual import direct_alignment, direct_permutations, partial_residual
+from rapgen.scores.diagnostics.residual import direct_alignment, direct_permutations, partial_residual
+from rapgen.scores.kernels import mean_over, single_threaded_blas
+from rapgen.scores.kernels import missing as missing_rows
+from rapgen.scores.metrics import REGISTRY
+from rapgen.scores.schema import UNIT_DIAGNOSTIC_COLUMNS
 
 DIAGNOSTICS_VERSION = 1
 REVISION_HORIZONS: tuple[int, ...] = (6, 12, 18)  # months (SCORING.md §6)
 CANONICAL = "canonical"
-STAT_CHUNK = 256  # statistics bootstrapped per block (bounds memory to STAT_CHUNK x resamples doubles)
-STATE_CONDITIONS = ("A2", "A4")
 # Per-unit columns of compute_unit_diagnostics, in output order.
-UNIT_COLUMNS: tuple[str, ...] = (
-    "direct_cos", "direct_cos_null", "direct_cos_corrected",
-    "direct_spearman", "direct_spearman_null", "direct_spearman_corrected",
-    "partial_residual", "partial_residual_null", "partial_residual_corrected",
-)
+UNIT_COLUMNS: tuple[str, ...] = UNIT_DIAGNOSTIC_COLUMNS
 ALIGNMENT_STATISTICS: tuple[tuple[str, str, str, str], ...] = (
     # (statistic, corrected column, raw column, null column)
     ("direct_cosine", "direct_cos_corrected", "direct_cos", "direct_cos_null"),
@@ -84,7 +83,7 @@ def arrays_from_score_inputs(inputs: Any) -> DiagnosticArrays:
     """Adapt the scoring stage's ``DiagnosticsInputs`` (attribute access only)."""
     c = list(inputs.policies).index(CANONICAL)
     field_map = {f.field_id: f for f in inputs.archive.fields}
-    from rapgen.scores import UNIT_METRIC_NAMES
+    from rapgen.scores.metrics import METRIC_NAMES
 
     draws = {split: (tuple(ids), C) for (split, kind), (ids, C) in inputs.draws.items() if kind == "block"}
     return DiagnosticArrays(
@@ -100,7 +99,7 @@ def arrays_from_score_inputs(inputs: Any) -> DiagnosticArrays:
         ewma=np.asarray(inputs.ewma[c]),
         predictions=np.asarray(inputs.predictions[:, c]),
         policies=tuple(inputs.policies),
-        metric_names=tuple(UNIT_METRIC_NAMES),
+        metric_names=tuple(METRIC_NAMES),
         values=np.asarray(inputs.values),
         draws=draws,
         resamples=int(inputs.resamples),
@@ -150,22 +149,6 @@ def compute_unit_diagnostics(inputs: Any, ledger: Mapping | None = None) -> dict
 # ----------------------------------------------------------------------------- aggregation
 
 
-def _mean_defined(values: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
-    defined = ~np.isnan(values)
-    n = defined.sum(axis=axis)
-    total = np.where(defined, values, 0.0).sum(axis=axis)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, total / np.where(n > 0, n, 1), np.nan), n
-
-
-def block_draw_counts(n_units: int, resamples: int, seed: int) -> np.ndarray:
-    """SCORING.md §5 count matrix C (R, K) from a fresh ``default_rng(seed)``."""
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_units, size=(resamples, n_units))
-    offsets = draws + np.arange(resamples)[:, None] * n_units
-    return np.bincount(offsets.ravel(), minlength=resamples * n_units).reshape(resamples, n_units).astype(np.float64)
-
-
 class SplitAggregator:
     """Field-macro estimates and block-bootstrap intervals for one split.
 
@@ -181,36 +164,22 @@ class SplitAggregator:
             unit_ids = tuple(unit_ids)
         else:
             unit_ids = tuple(sorted({str(b) for b in np.asarray(a.field_block)[self.cols]}, key=lambda b: b.encode("utf-8")))
-            C = block_draw_counts(len(unit_ids), a.resamples, a.seed)
+            C = draw_counts(len(unit_ids), a.resamples, a.seed)
         position = {b: i for i, b in enumerate(unit_ids)}
-        unit_of = np.array([position[str(a.field_block[c])] for c in self.cols], dtype=np.int64)
-        self.member = np.zeros((self.cols.size, len(unit_ids)))
-        self.member[np.arange(self.cols.size), unit_of] = 1.0
-        self.Ct = np.ascontiguousarray(np.asarray(C, dtype=np.float64).T)  # (K, R)
-        self.q = (100.0 * (1.0 - a.level) / 2.0, 100.0 * (1.0 + a.level) / 2.0)
+        self.unit_of = np.array([position[str(a.field_block[c])] for c in self.cols], dtype=np.int64)
+        self.n_units = len(unit_ids)
+        self.C = np.asarray(C, dtype=np.float64)
+        self.level = a.level
 
     def summarise(self, Z: np.ndarray) -> list[dict]:
+        """Estimate, interval and field count of every row of Z (the shared §5 bootstrap)."""
         Z = np.asarray(Z, dtype=np.float64).reshape(-1, np.asarray(Z).shape[-1])[:, self.cols]
-        est, n = _mean_defined(Z, axis=1)
-        defined = ~np.isnan(Z)
-        S = np.where(defined, Z, 0.0) @ self.member
-        N = defined.astype(np.float64) @ self.member
-        low = np.full(Z.shape[0], np.nan)
-        high = np.full(Z.shape[0], np.nan)
+        est, n = mean_over(Z, axis=1)
+        S, N = unit_sums(Z, self.unit_of, self.n_units)
         with single_threaded_blas():
-            for start in range(0, Z.shape[0], STAT_CHUNK):
-                sl = slice(start, start + STAT_CHUNK)
-                num, den = S[sl] @ self.Ct, N[sl] @ self.Ct  # (chunk, R)
-                ok = den > 0
-                full = ok.all(axis=1)
-                if full.any():
-                    lo_v, hi_v = np.percentile(num[full] / den[full], self.q, axis=1)
-                    low[sl][full], high[sl][full] = lo_v, hi_v
-                for i in np.flatnonzero(~full & ok.any(axis=1)):
-                    lo_v, hi_v = np.percentile(num[i, ok[i]] / den[i, ok[i]], self.q)
-                    low[start + i], high[start + i] = lo_v, hi_v
+            boot = bootstrap_intervals(self.C, S, N, self.level)
         return [
-            {"estimate": _num(est[i]), "ci_low": _num(low[i]), "ci_high": _num(high[i]), "n_fields": int(n[i])}
+            {"estimate": _num(est[i]), "ci_low": _num(boot.low[i]), "ci_high": _num(boot.high[i]), "n_fields": int(n[i])}
             for i in range(Z.shape[0])
         ]
 
@@ -233,11 +202,7 @@ def _episode_order(a: DiagnosticArrays) -> np.ndarray:
 
 
 def _applicable(condition: str, metric: str) -> bool:
-    if metric == "pred_recent":
-        return condition not in STATE_CONDITIONS
-    if metric == "state_recent":
-        return condition in STATE_CONDITIONS
-    return True
+    return REGISTRY[metric].applies(condition in STATE_CONDITIONS)
 
 
 # ----------------------------------------------------------------------------- sections
@@ -250,7 +215,7 @@ def _reliability_section(a, led, aggs) -> dict:
     rel = split_half_reliability(a.target_counts.reshape(-1, 8)[order], int(par["splits"]), int(par["seed"]))
     flat = np.full(F * O, np.nan)
     flat[order] = rel.reliability
-    field_scores, _ = _mean_defined(flat.reshape(F, O), axis=1)
+    field_scores, _ = mean_over(flat.reshape(F, O), axis=1)
     splits = {}
     for split, agg in aggs.items():
         s = agg.summarise(field_scores[None])[0]
@@ -302,7 +267,7 @@ def _change_rich_section(a, led, aggs) -> tuple[dict, np.ndarray]:
     # Every entry's §2 scores (canonical) on the change-rich episodes only.
     c = list(a.policies).index(CANONICAL)
     vals = np.where(rich[None, None], a.values[:, c], np.nan)  # (E, M, F, O)
-    field_scores, _ = _mean_defined(vals, axis=-1)  # (E, M, F)
+    field_scores, _ = mean_over(vals, axis=-1)  # (E, M, F)
     keys = [(ei, mi) for ei, (_, _, cond) in enumerate(a.entries) for mi, m in enumerate(a.metric_names) if _applicable(cond, m)]
     Z = np.array([field_scores[ei, mi] for ei, mi in keys]).reshape(len(keys), F)
     splits, scores = {}, []
@@ -331,13 +296,13 @@ def _alignment_section(a, unit_cols, aggs) -> dict:
             stats.append((ei, name, unit_cols[corr][ei], unit_cols[raw][ei], unit_cols[null][ei]))
         if tvg is not None:
             stats.append((ei, "tv_gain", a.values[ei, c, tvg], None, None))
-    Z = np.array([_mean_defined(s[2], axis=-1)[0] for s in stats])
-    Zraw = np.array([_mean_defined(np.where(np.isnan(s[2]), np.nan, s[3] if s[3] is not None else s[2]), axis=-1)[0] for s in stats])
-    Znull = np.array([_mean_defined(np.where(np.isnan(s[2]), np.nan, s[4] if s[4] is not None else s[2]), axis=-1)[0] for s in stats])
+    Z = np.array([mean_over(s[2], axis=-1)[0] for s in stats])
+    Zraw = np.array([mean_over(np.where(np.isnan(s[2]), np.nan, s[3] if s[3] is not None else s[2]), axis=-1)[0] for s in stats])
+    Znull = np.array([mean_over(np.where(np.isnan(s[2]), np.nan, s[4] if s[4] is not None else s[2]), axis=-1)[0] for s in stats])
     for split, agg in aggs.items():
         cols = agg.cols
-        raw_est, _ = _mean_defined(Zraw[:, cols], axis=1)
-        null_est, _ = _mean_defined(Znull[:, cols], axis=1)
+        raw_est, _ = mean_over(Zraw[:, cols], axis=1)
+        null_est, _ = mean_over(Znull[:, cols], axis=1)
         for k, ((ei, name, est, raw, null), s) in enumerate(zip(stats, agg.summarise(Z))):
             entry, kind, cond = a.entries[ei]
             units = est[cols]
@@ -403,14 +368,14 @@ def _pair_field_scores(values: np.ndarray, group: np.ndarray, n_groups: int) -> 
 def _sensitivity_sections(a, aggs) -> tuple[dict, dict]:
     """Policy sensitivity (every policy's field-macro estimate side by side) and
     the sampling-frame restriction to ``eligible_pre2024`` fields (all policies)."""
-    field_scores, _ = _mean_defined(a.values, axis=-1)  # (E, P, M, F)
+    field_scores, _ = mean_over(a.values, axis=-1)  # (E, P, M, F)
     E, P, M, F = field_scores.shape
     keys = [(ei, mi) for ei, (_, _, cond) in enumerate(a.entries) for mi, m in enumerate(a.metric_names) if _applicable(cond, m)]
     eligible = np.asarray(a.eligible_pre2024, dtype=bool)
     policy_rows, frame_rows, frame_fields = [], [], {}
     for split, agg in aggs.items():
         cols = agg.cols
-        est_all, _ = _mean_defined(field_scores[..., cols], axis=-1)  # (E, P, M)
+        est_all, _ = mean_over(field_scores[..., cols], axis=-1)  # (E, P, M)
         for ei, mi in keys:
             entry, kind, cond = a.entries[ei]
             by_policy = {a.policies[pi]: _num(est_all[ei, pi, mi]) for pi in range(P)}

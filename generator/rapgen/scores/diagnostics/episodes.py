@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rapgen.scores.diag_core import TOL, rounded, spearman_rows
+from rapgen.scores.kernels import CONSTANT_TOL as TOL
+from rapgen.scores.kernels import rounded
+from rapgen.scores.kernels import spearman as spearman_rows
 from rapgen.scores.metrics import jsd as jsd_rows  # the scorer's own §2 definition
 
 K = 8

@@ -43,16 +43,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from rapgen.scores.diag_core import (
-    TOL,
-    average_ranks,
-    median_codes,
-    median_rows,
-    missing_rows,
-    rounded,
-    single_threaded_blas,
-    spearman_rows,
-)
+from rapgen.scores.diagnostics.core import median_codes, median_rows
+from rapgen.scores.kernels import CONSTANT_TOL as TOL
+from rapgen.scores.kernels import missing as missing_rows
+from rapgen.scores.kernels import ranks as average_ranks
+from rapgen.scores.kernels import rounded, single_threaded_blas
+from rapgen.scores.kernels import spearman as spearman_rows
 
 K = 8
 PAIRS: tuple[tuple[int, int], ...] = tuple(itertools.combinations(range(K), 2))  # 28 position pairs, i < j

@@ -1,0 +1,337 @@
+"""The scores -> site contract: what ``rapgen score`` writes, declared once.
+
+Everything a reader of a score folder needs to know without guessing lives
+here: the schema version, every file's columns, the metric registry's public
+facts (label, direction, description), the tracks and policies, the headline
+choice, and the layout of ``diagnostics.json`` as sections of titled tables.
+The writer (``outputs.py`` and the diagnostics) and the site both import it,
+so the two cannot drift apart.
+
+:func:`diagnostic_tables` turns a ``diagnostics.json`` body into plain
+sections of plain tables following that declaration; it formats nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping, NamedTuple
+
+from rapgen.scores.metrics import REGISTRY, MetricSpec
+
+SCHEMA_VERSION = 1
+
+# ---------------------------------------------------------------- vocabulary
+TRACKS: tuple[str, ...] = ("all_origin", "forecast_strict")
+POLICIES: tuple[str, ...] = ("canonical", "split", "single", "flip")
+
+# The metric registry's entries, in output order (name, label, higher_is_better
+# True/False or None for a descriptive metric, description). One registry:
+# these are the very objects of ``rapgen.scores.metrics.REGISTRY``.
+METRICS: tuple[MetricSpec, ...] = tuple(REGISTRY.values())
+METRIC_NAMES: tuple[str, ...] = tuple(REGISTRY)
+
+
+@dataclass(frozen=True)
+class Primary:
+    """The headline number: this metric, under this policy, on this track."""
+
+    metric: str
+    policy: str
+    track: str
+
+
+PRIMARY = Primary(metric="spearman", policy="canonical", track="all_origin")
+
+# ---------------------------------------------------------------- score files
+SLOT_NAMES: tuple[str, ...] = tuple(f"D{i}" for i in range(8))
+LEADERBOARD_COLUMNS = (
+    "track", "split", "policy", "entry", "kind", "condition", "metric",
+    "estimate", "ci_low", "ci_high", "n_fields", "n_episodes", "n_valid", "n_invalid",
+)
+CONTRASTS_COLUMNS = ("track", "split", "policy", "entry", "contrast", "metric", "estimate", "ci_low", "ci_high", "n_fields")
+RANKS_COLUMNS = ("track", "split", "policy", "condition", "entry", "estimate", "rank", "p_first")
+FIELD_CLUSTERED_COLUMNS = ("table", "track", "split", "policy", "entry", "condition", "metric", "estimate", "ci_low", "ci_high")
+FIELD_SCORES_COLUMNS = ("track", "split", "policy", "entry", "kind", "condition", "metric", "field_id", "estimate", "n_origins")
+ORIGIN_SCORES_COLUMNS = ("split", "policy", "entry", "kind", "condition", "metric", "origin", "estimate", "n_fields")
+COMPOSITIONS_COLUMNS = ("field_id", "policy", "window_start", "window_end", "n_total") + SLOT_NAMES
+# units.parquet: identity, validity, the metric values, the prediction, then the
+# per-unit residual-alignment values (canonical policy only; null elsewhere).
+UNIT_KEY_COLUMNS = ("policy", "entry", "kind", "condition", "field_id", "origin", "split", "valid", "reason")
+UNIT_DIAGNOSTIC_COLUMNS: tuple[str, ...] = (
+    "direct_cos", "direct_cos_null", "direct_cos_corrected",
+    "direct_spearman", "direct_spearman_null", "direct_spearman_corrected",
+    "partial_residual", "partial_residual_null", "partial_residual_corrected",
+)
+UNITS_COLUMNS: tuple[str, ...] = UNIT_KEY_COLUMNS + METRIC_NAMES + tuple(f"p_{s}" for s in SLOT_NAMES) + UNIT_DIAGNOSTIC_COLUMNS
+# Arrow types of units.parquet ("string", "date32", "bool", "float64").
+UNITS_TYPES: dict[str, str] = {
+    **{c: "string" for c in UNIT_KEY_COLUMNS}, "origin": "date32", "valid": "bool",
+    **{c: "float64" for c in UNITS_COLUMNS if c not in UNIT_KEY_COLUMNS},
+}
+
+# File name -> columns, for every tabular file of a score folder.
+SCORE_FILES: dict[str, tuple[str, ...]] = {
+    "leaderboard.csv": LEADERBOARD_COLUMNS,
+    "contrasts.csv": CONTRASTS_COLUMNS,
+    "ranks.csv": RANKS_COLUMNS,
+    "field_clustered.csv": FIELD_CLUSTERED_COLUMNS,
+    "field_scores.csv": FIELD_SCORES_COLUMNS,
+    "origin_scores.csv": ORIGIN_SCORES_COLUMNS,
+    "compositions.csv": COMPOSITIONS_COLUMNS,
+    "units.parquet": UNITS_COLUMNS,
+}
+JSON_FILES: tuple[str, ...] = ("scores.json", "diagnostics.json")
+# CSV columns written as floats (shortest round-trip repr); the rest are text or integers.
+FLOAT_COLUMNS = frozenset({"estimate", "ci_low", "ci_high", "p_first", "n_total"} | set(SLOT_NAMES))
+
+
+# ---------------------------------------------------------------- diagnostics.json layout
+@dataclass(frozen=True)
+class ColumnSpec:
+    """One column of a declared table. ``key`` is a dotted path inside a row
+    (``estimates.canonical``). An ``interval`` column is a point estimate whose
+    bounds are the row's ``ci_low``/``ci_high`` keys named here."""
+
+    key: str
+    label: str
+    ci_low: str | None = None
+    ci_high: str | None = None
+
+    @property
+    def interval(self) -> bool:
+        return self.ci_low is not None
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """Where a table's rows are and what to show of them.
+
+    ``rows`` is the path of keys from the top of diagnostics.json to a list of
+    row objects, or, with ``keyed_by``, to an object of row objects whose keys
+    become the column ``keyed_by``. ``where`` keeps rows whose values equal the
+    given ones; ``split_by`` makes one table per distinct value of those keys
+    (in first-seen order, the values appended to the title). ``per_episode``
+    marks lists with one row per episode (long at full scale).
+    """
+
+    title: str
+    rows: tuple[str, ...]
+    columns: tuple[ColumnSpec, ...]
+    keyed_by: str | None = None
+    where: tuple[tuple[str, Any], ...] = ()
+    split_by: tuple[str, ...] = ()
+    per_episode: bool = False
+    flatten: bool = False  # rows are the leaves of the object at ``rows``: (dotted key, value)
+
+
+@dataclass(frozen=True)
+class SectionSpec:
+    """A diagnostics.json section: its top-level ``key``, a title, an intro and its tables."""
+
+    key: str
+    title: str
+    intro: str
+    tables: tuple[TableSpec, ...]
+
+
+def _c(key: str, label: str | None = None) -> ColumnSpec:
+    return ColumnSpec(key, label or key)
+
+
+def _est(key: str = "estimate", label: str = "estimate") -> ColumnSpec:
+    """A point estimate with its interval (``estimate`` pairs with ``ci_low``/``ci_high``, X with ``X_ci_low``...)."""
+    low, high = ("ci_low", "ci_high") if key == "estimate" else (f"{key}_ci_low", f"{key}_ci_high")
+    return ColumnSpec(key, label, low, high)
+
+
+_ENTRY = (_c("split"), _c("entry"), _c("kind"), _c("condition"))
+
+# Top-level keys that are not sections: the file's identity and the policy and track
+# every section was computed under (``policy_sensitivity`` spans all policies).
+DIAGNOSTICS_META: tuple[str, ...] = ("schema_version", "manifest_sha256", "diagnostics_version", "policy", "track")
+DIAGNOSTIC_SECTIONS: tuple[SectionSpec, ...] = (
+    SectionSpec(
+        "reliability", "Reliability and ceiling",
+        "Split-half reliability of the realised target compositions (Spearman–Brown corrected) and the ceiling "
+        "√reliability: no forecast can be expected to correlate with a noisy target beyond it.",
+        (
+            TableSpec("Reliability by split", ("reliability", "splits"), (
+                _c("split"), _est("estimate", "reliability"), _est("ceiling", "ceiling"),
+                _c("n_fields"), _c("n_episodes"), _c("n_defined"),
+            ), keyed_by="split"),
+            TableSpec("Reliability by episode", ("reliability", "episodes"), (
+                _c("field_id"), _c("origin"), _c("split"), _c("n_papers"), _c("r_bar"), _c("n_splits_defined"), _c("reliability"),
+            ), per_episode=True),
+        ),
+    ),
+    SectionSpec(
+        "change_rich", "Change-rich subset",
+        "Episodes whose future composition differs from the recent one beyond sampling noise and is itself repeatable; "
+        "chosen without looking at any model output.",
+        (
+            TableSpec("Change-rich episodes by split", ("change_rich", "splits"), (
+                _c("split"), _c("n_episodes"), _c("n_defined"), _c("n_change_rich"), _c("n_fields"),
+            ), keyed_by="split"),
+            TableSpec("Change-rich tests by episode", ("change_rich", "episodes"), (
+                _c("field_id"), _c("origin"), _c("split"), _c("jsd"), _c("p_value"), _c("repeatability"), _c("change_rich"),
+            ), per_episode=True),
+            TableSpec("Spearman on the change-rich subset", ("change_rich", "scores"), (
+                *_ENTRY, _est(), _c("n_fields"), _c("n_units"), _c("n_defined"),
+            ), where=(("metric", PRIMARY.metric),)),
+        ),
+    ),
+    SectionSpec(
+        "residual_alignment", "Residual alignment",
+        "Whether a prediction's departure from the EWMA forecast points the same way as the truth's departure, "
+        "corrected by the median over relabelled predictions.",
+        (
+            TableSpec("Residual alignment", ("residual_alignment", "rows"), (
+                *_ENTRY, _est(), _c("raw"), _c("null"), _c("n_fields"), _c("n_units"), _c("n_valid"), _c("n_defined"),
+            ), split_by=("statistic",)),
+        ),
+    ),
+    SectionSpec(
+        "revision_alignment", "Revision alignment",
+        "Whether predictions revised between origins move with the realised compositions, and how stable both are.",
+        (
+            TableSpec("Revision alignment", ("revision_alignment", "rows"), (
+                *_ENTRY, _est(), _c("n_fields"), _c("n_pairs"), _c("n_defined"),
+            ), split_by=("statistic", "horizon")),
+            TableSpec("Truth stability", ("revision_alignment", "truth_stability"), (
+                _c("split"), _c("horizon"), _est(), _c("n_fields"), _c("n_pairs"), _c("n_defined"),
+            )),
+        ),
+    ),
+    SectionSpec(
+        "policy_sensitivity", "Counting-policy sensitivity",
+        "Headline scores under the four counting policies (canonical, split, single, flip).",
+        (
+            TableSpec("Spearman by counting policy", ("policy_sensitivity", "rows"), (
+                *_ENTRY, *(_c(f"estimates.{p}", p) for p in POLICIES), _c("range"),
+            ), where=(("metric", PRIMARY.metric),)),
+        ),
+    ),
+    SectionSpec(
+        "sampling_frame", "Sampling-frame sensitivity",
+        "Headline scores restricted to fields eligible before 2024.",
+        (
+            TableSpec("Eligible fields by split", ("sampling_frame", "fields"), (
+                _c("split"), _c("n_fields"), _c("n_eligible"),
+            ), keyed_by="split"),
+            TableSpec("Spearman on the eligible fields (canonical)", ("sampling_frame", "rows"), (
+                *_ENTRY, _est(), _c("estimate_all_fields", "estimate, all fields"), _c("n_fields"),
+            ), where=(("policy", PRIMARY.policy), ("metric", PRIMARY.metric))),
+        ),
+    ),
+    SectionSpec(
+        "search_evidence", "Search evidence",
+        "What the recorded Search calls returned: the share of returned papers from the recent window, and how the "
+        "directions of the papers a unit found agree with the recent and the future window (mean spearman over units).",
+        (
+            TableSpec("Search evidence by model and condition", ("search_evidence", "rows"), (
+                _c("entry"), _c("condition"), _c("calls"), _c("units"), _c("recent_share"),
+                _c("spearman_recent", "spearman vs recent"), _c("spearman_units", "units (recent)"),
+                _c("spearman_future", "spearman vs future"), _c("spearman_future_units", "units (future)"),
+            )),
+        ),
+    ),
+    SectionSpec(
+        "parameters", "Parameters", "The constants the diagnostics were computed with.",
+        (TableSpec("Parameters", ("parameters",), (_c("key", "parameter"), _c("value")), flatten=True),),
+    ),
+)
+
+
+# ---------------------------------------------------------------- reading diagnostics.json by the layout
+class Interval(NamedTuple):
+    """A point estimate and its interval bounds (any may be None)."""
+
+    estimate: Any
+    ci_low: Any
+    ci_high: Any
+
+
+@dataclass(frozen=True)
+class Table:
+    """A declared table filled from diagnostics.json. Cells are the JSON values
+    (an :class:`Interval` for an interval column); nothing is formatted."""
+
+    title: str
+    columns: tuple[ColumnSpec, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    per_episode: bool = False
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str
+    title: str
+    intro: str
+    tables: tuple[Table, ...]
+    present: bool  # False when diagnostics.json has no such section
+
+
+def _lookup(obj: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(obj, Mapping) or key not in obj:
+            return None
+        obj = obj[key]
+    return obj
+
+
+def _leaves(obj: Any, prefix: str = "") -> Iterator[dict[str, Any]]:
+    for key, value in obj.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            yield from _leaves(value, f"{name}.")
+        else:
+            yield {"key": name, "value": value}
+
+
+def table_records(spec: TableSpec, diagnostics: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The row objects a declared table reads from a diagnostics.json body (before grouping)."""
+    found = _lookup(diagnostics, spec.rows)
+    if spec.flatten:
+        return list(_leaves(found)) if isinstance(found, Mapping) else []
+    if spec.keyed_by is not None:
+        if not isinstance(found, Mapping):
+            return []
+        return [{spec.keyed_by: key, **value} for key, value in found.items() if isinstance(value, Mapping)]
+    if not isinstance(found, list):
+        return []
+    return [r for r in found if isinstance(r, Mapping) and all(r.get(k) == v for k, v in spec.where)]
+
+
+def _cell(record: Mapping[str, Any], column: ColumnSpec) -> Any:
+    value = _lookup(record, tuple(column.key.split(".")))
+    if column.interval:
+        return Interval(value, record.get(column.ci_low), record.get(column.ci_high))  # type: ignore[arg-type]
+    return value
+
+
+def _groups(spec: TableSpec, records: list[Mapping[str, Any]]) -> Iterator[tuple[str, list[Mapping[str, Any]]]]:
+    if not spec.split_by:
+        yield spec.title, records
+        return
+    groups: dict[tuple, list[Mapping[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(tuple(record.get(k) for k in spec.split_by), []).append(record)
+    for values, members in groups.items():
+        label = ", ".join(f"{k} {v}" if k == "horizon" else str(v) for k, v in zip(spec.split_by, values))
+        yield f"{spec.title}: {label}", members
+
+
+def diagnostic_tables(diagnostics: Mapping[str, Any]) -> list[Section]:
+    """Every declared section of a diagnostics.json body, with its tables filled
+    in declaration order (rows in file order). A section the file lacks comes
+    back with ``present=False`` and no tables."""
+    sections = []
+    for spec in DIAGNOSTIC_SECTIONS:
+        present = isinstance(diagnostics.get(spec.key), Mapping)
+        tables: list[Table] = []
+        for table in spec.tables if present else ():
+            for title, records in _groups(table, table_records(table, diagnostics)):
+                rows = tuple(tuple(_cell(r, c) for c in table.columns) for r in records)
+                tables.append(Table(title, table.columns, rows, table.per_episode))
+        sections.append(Section(spec.key, spec.title, spec.intro, tuple(tables), present))
+    return sections
