@@ -7,13 +7,17 @@ an em dash; sort keys put them last whichever way a column is sorted.
 
 from __future__ import annotations
 
-import html
 import math
 import re
 from datetime import date
 from typing import Any
 
+from rapgen.site.escape import code_text, html_text, md_text, title_text
+
+yaml_str = title_text  # the front-matter title filter's former name
+
 MISSING = "—"
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 SCORE_DIGITS = 3
 CHART_DIGITS = 4
 
@@ -80,7 +84,8 @@ def fmt_date(value: Any) -> str:
         return MISSING
     if isinstance(value, date):
         return value.isoformat()
-    return str(value)
+    text = str(value)
+    return text if _ISO_DATE.match(text) else md_text(text)
 
 
 def fmt_number(value: Any) -> str:
@@ -122,29 +127,6 @@ def chart_value(value: Any, digits: int = CHART_DIGITS) -> float | None:
     return 0.0 if v == 0 else v
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
-
-
-def md_text(value: Any) -> str:
-    """Archive text placed in Markdown prose: HTML-escaped, Markdown specials escaped,
-    newlines folded so a definition cannot start a new block."""
-    text = html.escape(str(value), quote=False)
-    text = _MD_SPECIAL.sub(r"\\\1", text)
-    return " ".join(text.split())
-
-
-def html_text(value: Any) -> str:
-    """Archive text placed inside a raw HTML element or attribute."""
-    return html.escape(" ".join(str(value).split()), quote=True)
-
-
-def yaml_str(value: Any) -> str:
-    """A YAML scalar for front matter (JSON strings are valid YAML)."""
-    import json
-
-    return json.dumps(" ".join(str(value).split()), ensure_ascii=False)
-
-
 FILTERS = {
     "score": fmt_score,
     "delta": fmt_delta,
@@ -158,5 +140,6 @@ FILTERS = {
     "sortkey": sort_key,
     "md": md_text,
     "h": html_text,
-    "yq": yaml_str,
+    "yq": title_text,
+    "code": code_text,
 }

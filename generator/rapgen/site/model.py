@@ -20,6 +20,7 @@ import pandas as pd
 
 from rapgen.archive import SLOTS, Archive
 from rapgen.site import plots
+from rapgen.site.escape import safe_url
 from rapgen.site.filters import fmt_rank, fmt_score
 from rapgen.site.inputs import ScoreOutputs
 
@@ -533,6 +534,7 @@ def _model_pages(archive: Archive, out: ScoreOutputs) -> tuple[list[ModelPage], 
             "submitted": m.submitted.isoformat() if m.submitted else "", "contact": m.contact, "notes": m.notes,
             "extra": sorted((k, json.dumps(v) if not isinstance(v, str) else v) for k, v in m.extra.items() if k != REFERENCE_AGENT_KEY),
             "reference_agent": is_reference_agent(m),
+            "url": safe_url(m.extra["url"]) if isinstance(m.extra.get("url"), str) else None,
             "conditions": conds,
         }
         pages.append(ModelPage(m.model_id, path, info, matrices, origin_charts, contrasts, validity, invalid_reasons, search))
