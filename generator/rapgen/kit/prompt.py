@@ -48,11 +48,14 @@ def canonical_sha256(obj: object) -> str:
 
 
 def templates_dir() -> Path:
-    """``templates/prompts`` of the repository (override with ``RAPGEN_PROMPT_TEMPLATES``)."""
+    """The shipped ``prompts/`` templates (package data in a wheel, ``templates/prompts``
+    in a checkout); override with ``RAPGEN_PROMPT_TEMPLATES``."""
     override = os.environ.get("RAPGEN_PROMPT_TEMPLATES")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[3] / "templates" / "prompts"
+    from rapgen.resources import templates_dir as shipped
+
+    return shipped() / "prompts"
 
 
 @dataclass(frozen=True)
