@@ -169,3 +169,15 @@ def test_prompt_cli_prints_the_hashes(tiny_archive, archive) -> None:
     assert text.stdout.splitlines()[0] == f"prompt_sha256: {p.prompt_sha256}  template_sha256: {p.template_sha256}"
     data = json.loads(runner.invoke(cli, ["prompt", "--json", "--root", str(tiny_archive.root), "gamma", "2025-01-01", "A3"]).stdout)
     assert data["prompt_sha256"] == p.prompt_sha256 and data["template_sha256"] == p.template_sha256
+
+
+def test_prompt_cli_escapes_archive_text_for_the_terminal(tiny_archive) -> None:
+    fields = tiny_archive.root / "archive" / "benchmark" / "fields.jsonl"
+    text = fields.read_text()
+    fields.write_text(text.replace('"Research on beta."', '"Research on \\u001b[31mbeta\\u202e."', 1))
+    runner = CliRunner()
+    out = runner.invoke(cli, ["prompt", "--root", str(tiny_archive.root), "beta", "2024-07-01", "A1"])
+    assert out.exit_code == 0, out.output
+    assert "\x1b" not in out.stdout and "\u202e" not in out.stdout and "Research on \\x1b[31mbeta\\u202e." in out.stdout
+    js = runner.invoke(cli, ["prompt", "--json", "--root", str(tiny_archive.root), "beta", "2024-07-01", "A1"])
+    assert js.stdout.isascii() and "Research on \x1b[31mbeta\u202e." in json.loads(js.stdout)["messages"][0]["content"]

@@ -27,6 +27,11 @@ def safe(text: object) -> str:
     return escape_terminal(str(text))
 
 
+def safe_lines(text: str) -> str:
+    """Multi-line text for the terminal: each line escaped, the line breaks kept."""
+    return "\n".join(safe(line) for line in text.split("\n"))
+
+
 def parse_date_option(value: str | None, name: str) -> str | None:
     """A strict YYYY-MM-DD option value, or a usage error."""
     if value is None:
@@ -68,11 +73,12 @@ def prompt(root: Path, as_json: bool, debug: bool, field_id: str, origin: str, c
 
     result = build_prompt(Archive(root), field_id, origin, condition)
     if as_json:
-        echo_json(result.to_dict())
+        # ASCII-only: archive text reaches the terminal as JSON escapes, never as raw controls.
+        click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=True))
         return
     click.echo(f"prompt_sha256: {result.prompt_sha256}  template_sha256: {result.template_sha256}\n")
-    click.echo(result.system, nl=not result.system.endswith("\n"))
-    click.echo("\n# User message\n\n" + result.user + "\n")
+    click.echo(safe_lines(result.system), nl=not result.system.endswith("\n"))
+    click.echo("\n# User message\n\n" + safe(result.user) + "\n")
     click.echo("# Tool schemas\n")
     click.echo(json.dumps(result.tools, indent=2, ensure_ascii=False))
 

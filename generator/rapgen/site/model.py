@@ -253,7 +253,7 @@ REFERENCE_AGENT_KEY = "reference_agent"
 
 def is_reference_agent(info: Any) -> bool:
     """True for rapgen's own reference agents: model.json carries ``"reference_agent": true``
-    (``rapgen agents run`` writes it; ``rapgen submit check`` rejects it in a submission)."""
+    (``rapgen reference-agents run`` writes it; ``rapgen submit check`` rejects it in a submission)."""
     return bool(info is not None and info.extra.get(REFERENCE_AGENT_KEY) is True)
 
 
