@@ -115,6 +115,12 @@ def test_mcp_server_refuses_a_unit_that_does_not_exist(tiny_archive, tmp_path) -
     assert r.exit_code == 2 and "not both" in r.stderr
     r = runner.invoke(cli, base + ["--mcp", "--field", "alpha", "--origin", "2024-01-01", "--condition", "A0"])
     assert r.exit_code == 2  # A0 has no Search tool: not even a choice
+    existing = tmp_path / "old.jsonl"
+    existing.write_text("")
+    r = runner.invoke(cli, base + ["--mcp", "--field", "alpha", "--origin", "2024-01-01", "--condition", "A1", "--traces", str(existing)])
+    assert r.exit_code == 2 and "already exists; choose a new file" in r.stderr
+    r = runner.invoke(cli, base + ["--mcp-http", "9000", "--host", "0.0.0.0", "--field", "alpha", "--origin", "2024-01-01", "--condition", "A1"])
+    assert r.exit_code == 2 and "loopback only" in r.stderr
 
 
 def test_mcp_over_streamable_http_on_loopback(tiny_archive, tmp_path) -> None:

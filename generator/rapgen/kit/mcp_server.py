@@ -33,7 +33,7 @@ from rapgen.archive import Archive
 from rapgen.errors import UsageProblem
 from rapgen.kit.prompt import search_schema
 from rapgen.kit.serve import check_loopback, open_traces
-from rapgen.kit.session import SearchSession, ToolError
+from rapgen.kit.session import SearchSession, ToolError, check_unit
 
 TOOL_NAME = "search"
 SERVER_NAME = "rapgen-search"
@@ -104,9 +104,15 @@ def serve_mcp(
 ) -> None:
     """Serve over stdio (``http_port`` None) or streamable HTTP on loopback until stopped."""
     check_loopback(host)
+    if traces is not None and (Path(traces).exists() or Path(traces).is_symlink()):
+        raise UsageProblem(f"--traces {traces}: already exists; choose a new file so that runs are never mixed")
     archive = Archive(root)
+    try:
+        check_unit(archive, field_id, origin, condition)  # before the index is opened or any file made
+    except ToolError as exc:
+        raise UsageProblem(str(exc)) from None
     session = SearchSession(archive, cache_dir=cache_dir)
-    server = make_mcp_server(session, field_id, origin, condition)  # the unit is checked before any file is made
+    server = make_mcp_server(session, field_id, origin, condition)
     appender = open_traces(traces)
     session.on_record = appender
     try:

@@ -159,17 +159,7 @@ class SearchSession:
 
     def unit(self, field_id: Any, origin: Any, condition: Any) -> tuple[str, date, str]:
         """The unit key, or :class:`ToolError` if it names no Search unit of the archive."""
-        if not isinstance(field_id, str) or field_id not in self.archive.field_map:
-            raise ToolError(f"field_id {_show(field_id)} is not a field of this archive")
-        try:
-            origin_date = date.fromisoformat(origin) if isinstance(origin, str) and len(origin) == 10 else None
-        except ValueError:
-            origin_date = None
-        if origin_date not in self.archive.origins.origins:
-            raise ToolError(f"origin {_show(origin)} is not an origin of this archive")
-        if condition not in SEARCH_CONDITIONS:
-            raise ToolError(f"condition {_show(condition)} has no Search tool (Search conditions: {', '.join(SEARCH_CONDITIONS)})")
-        return field_id, origin_date, condition
+        return check_unit(self.archive, field_id, origin, condition)
 
     def calls_made(self, field_id: str, origin: date, condition: str) -> int:
         return self.counts[(field_id, origin, condition)]
@@ -212,6 +202,21 @@ class SearchSession:
         if self.keep_records:
             self.records.append(record)
         return index
+
+
+def check_unit(archive: Archive, field_id: Any, origin: Any, condition: Any) -> tuple[str, date, str]:
+    """(field_id, origin, condition) of a Search unit of ``archive``, or :class:`ToolError`."""
+    if not isinstance(field_id, str) or field_id not in archive.field_map:
+        raise ToolError(f"field_id {_show(field_id)} is not a field of this archive")
+    try:
+        origin_date = date.fromisoformat(origin) if isinstance(origin, str) and len(origin) == 10 else None
+    except ValueError:
+        origin_date = None
+    if origin_date not in archive.origins.origins:
+        raise ToolError(f"origin {_show(origin)} is not an origin of this archive")
+    if condition not in SEARCH_CONDITIONS:
+        raise ToolError(f"condition {_show(condition)} has no Search tool (Search conditions: {', '.join(SEARCH_CONDITIONS)})")
+    return field_id, origin_date, condition
 
 
 def _checked_paper(paper: dict, origin: date) -> dict:
