@@ -53,7 +53,7 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
     """
     import json
 
-    from rapgen.archive.writer import atomic_write_bytes
+    from rapgen.io import atomic_write_bytes
     from rapgen.submit.review import check_submission, render_report
     from rapgen.text import escape_terminal
 
