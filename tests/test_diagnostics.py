@@ -61,14 +61,15 @@ def test_worked_example_direct_alignment():
     d = direct_alignment(P[None], EWMA[None], Y[None], direct_permutations(2048, 0))
     assert d.cos_corrected[0] == pytest.approx(0.359547, abs=5e-7)
     # y - e ties exactly at D5 and D6 (-1/120 each): with the 12-decimal tie rule the
-    # spearman alignment is 0.419601 (SCORING.md §8 prints 0.455098; see the next test).
+    # spearman alignment is 0.419601, the figure SCORING.md §8 gives (see the next test).
     assert d.spearman[0] == pytest.approx(0.0722892, abs=5e-7)
     assert d.spearman_null[0] == pytest.approx(-0.3473116, abs=5e-7)
     assert d.spearman_corrected[0] == pytest.approx(0.419601, abs=5e-7)
 
 
 def test_worked_example_spearman_figure_comes_from_an_unrounded_tie():
-    # §8's 0.455098 is what one gets when float noise ranks y-e at D5 above D6.
+    # Without the tie rule, float noise ranking y-e at D5 above D6 would give 0.455098
+    # (the figure an earlier version of §8 printed): the rounding is what makes it 0.419601.
     y_noisy = Y.copy()
     y_noisy[5] += 1e-9
     y_noisy /= y_noisy.sum()

@@ -24,7 +24,9 @@ from rapgen.archive import Archive, add_months, verify_archive
 from rapgen.cli import cli
 from rapgen.sample import build_sample
 from rapgen.sample.blocks import block_id_for, connected_blocks, overlap_links, split_blocks
-from rapgen.sample.codebooks import FIELDS
+from rapgen.sample.codebooks import load_fields
+
+FIELDS = load_fields()
 from rapgen.sample.instrument import THRESHOLDS, TYPES, assign, assign_many, tokenize
 
 FILLER = "we evaluate results on benchmark data and report strong gains over baselines in experiments".split()
@@ -298,3 +300,65 @@ def test_build_help_shows_a_reproducibility_check_that_works_in_a_clone():
     docs = (Path(__file__).resolve().parents[1] / "docs" / "sample-archive.md").read_text()
     assert "grep -v '^[0-9a-f]*  archive/models/' SHA256SUMS | cmp - /tmp/again/SHA256SUMS" in docs
     assert "cmp SHA256SUMS /tmp/again/SHA256SUMS" not in docs
+
+
+# ---------------------------------------------------------------- the codebook text as package data
+from rapgen.sample.codebooks import CodebookDataError, parse_fields_yaml  # noqa: E402
+
+
+@pytest.mark.skipif(not (COMMITTED / "archive" / "benchmark" / "codebooks.jsonl").is_file(), reason="no committed archive in this checkout")
+def test_fields_yaml_is_the_source_of_the_published_codebooks():
+    arch = Archive(COMMITTED)
+    by_id = {f.field_id: f for f in FIELDS}
+    assert set(by_id) == {f.field_id for f in arch.fields}
+    for field in arch.fields:
+        source = by_id[field.field_id]
+        assert (field.name, field.definition) == (source.name, source.definition)
+        for published, text in zip(arch.codebooks[field.field_id], source.directions):
+            assert (published.name, published.definition, published.include, published.exclude) == (
+                text.name, text.definition, text.include, text.exclude)
+
+
+def test_fields_yaml_ships_as_package_data():
+    import tomllib
+    from importlib import resources
+
+    assert resources.files("rapgen.sample").joinpath("fields.yaml").is_file()
+    project = tomllib.loads((COMMITTED / "pyproject.toml").read_text())
+    assert "sample/fields.yaml" in project["tool"]["setuptools"]["package-data"]["rapgen"]
+    assert len(FIELDS) == 17 and all(len(f.directions) == 8 for f in FIELDS)
+    assert {f.field_id: f.breadth for f in FIELDS if f.breadth != 0.10} == {"speech-translation": 0.04}
+
+
+_DIRECTION = "{name: n, definition: d, include: i, exclude: e, terms: t}"
+
+
+def _yaml(field: str = "", directions: int = 8) -> str:
+    dirs = ", ".join([_DIRECTION] * directions)
+    return f"fields:\n- {{field_id: f1, name: F, definition: D, terms: T, directions: [{dirs}]{field}}}\n"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("fields: [", "not valid YAML"),
+        ("other: []\n", "expected one key 'fields'"),
+        ("fields: []\n", "expected one key 'fields'"),
+        (_yaml(directions=7), "field 1 (f1): 'directions' must list exactly 8 directions"),
+        (_yaml(", breadth: 1.5"), "'breadth' must be a number strictly between 0 and 1"),
+        (_yaml(", extra: 1"), "field 1: unknown key 'extra'"),
+        (_yaml().replace("name: F, ", ""), "field 1: missing key 'name'"),
+        (_yaml().replace("definition: D", "definition: ''"), "'definition' must be a non-empty string"),
+        (_yaml().replace("field_id: f1", "field_id: F 1"), "'field_id' does not match"),
+        (_yaml().replace("include: i, ", "", 1), "direction D0: missing key 'include'"),
+        (_yaml() + _yaml().replace("fields:\n", ""), "field 'f1' appears twice"),
+    ],
+)
+def test_fields_yaml_shape_is_checked(text, message):
+    with pytest.raises(CodebookDataError, match=re.escape(message)):
+        parse_fields_yaml(text, "fields.yaml")
+
+
+def test_a_well_formed_fields_yaml_parses():
+    (field,) = parse_fields_yaml(_yaml(", breadth: 0.05"))
+    assert field.field_id == "f1" and field.breadth == 0.05 and len(field.directions) == 8

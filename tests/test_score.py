@@ -531,3 +531,53 @@ def test_probability_first_table(replicates, higher, expected):
 
     got = probability_first(np.array(replicates, dtype=float), higher)
     np.testing.assert_allclose(got, expected, equal_nan=True)
+
+
+# ---------------------------------------------------------------- extreme but valid weights (issue: hardening)
+EXTREME_WEIGHTS = [
+    # (weights D0..D7 as written in predictions.jsonl, the composition they stand for)
+    ([1.7e308] * 8, [0.125] * 8),  # the sum overflows a double
+    ([1.7976931348623157e308] + [0] * 7, [1.0] + [0.0] * 7),  # the largest double
+    ([1.7e308, 1.7e308, 0, 0, 0, 0, 0, 8.5e307], [0.4, 0.4, 0, 0, 0, 0, 0, 0.2]),
+    ([5e-324] * 4 + [0] * 4, [0.25] * 4 + [0.0] * 4),  # the smallest subnormal
+    ([1e-320, 3e-320, 0, 0, 0, 0, 0, 0], [0.25, 0.75, 0, 0, 0, 0, 0, 0]),
+    ([-0.0, 1, 1, 1, 1, 1, 1, 1], [0.0] + [1 / 7] * 7),  # negative zero is a valid zero weight
+    ([10**300, 10**300, 0, 0, 0, 0, 0, 0], [0.5, 0.5, 0, 0, 0, 0, 0, 0]),  # a huge JSON integer
+    ([1e-300, 1e300, 0, 0, 0, 0, 0, 0], [0.0, 1.0, 0, 0, 0, 0, 0, 0]),  # 1e-600 relative: rounds to 0
+]
+
+
+def test_extreme_valid_weights_score_like_their_composition(tiny_archive):
+    from factory import reseal
+
+    from rapgen.archive import open_verified
+    from rapgen.archive.writer import write_jsonl
+
+    path = tiny_archive.root / "archive/models/model-b/predictions.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    expected = {}
+    for i, line in enumerate(lines):
+        weights, composition = EXTREME_WEIGHTS[i % len(EXTREME_WEIGHTS)]
+        line.update(weights=dict(zip([f"D{k}" for k in range(8)], weights)), status="valid")
+        line.pop("reason", None)
+        expected[(line["condition"], line["field_id"], line["origin"])] = composition
+    write_jsonl(path, lines)
+    assert "1.7e+308" in path.read_text() and "-0.0" in path.read_text()
+    reseal(tiny_archive.root)
+    result = compute_scores(open_verified(tiny_archive.root), resamples=10, diagnostics=False)
+    units = result.units
+    cols = {c: units.column(c) for c in ("entry", "policy", "condition", "field_id", "origin", "valid", "spearman", "tv")}
+    p = np.array([units.column(f"p_D{k}") for k in range(8)]).T
+    seen = 0
+    for r in range(len(units)):
+        if cols["entry"][r] != "model-b" or cols["policy"][r] != "canonical":
+            continue
+        key = (cols["condition"][r], cols["field_id"][r], cols["origin"][r].isoformat())
+        assert cols["valid"][r], key
+        assert p[r] == pytest.approx(expected[key], abs=1e-15), key
+        assert np.isfinite(cols["tv"][r]), key
+        seen += 1
+    assert seen == len(lines)
+    # and the files are written: no overflow, no non-finite value anywhere
+    write_scores(result, tiny_archive.root / "out")
+    assert (tiny_archive.root / "out" / "leaderboard.csv").stat().st_size > 0

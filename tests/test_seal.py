@@ -129,3 +129,99 @@ def test_seal_without_archive_folder(tmp_path):
     assert result.exit_code == 1
     assert "no archive/ folder" in result.stderr
     assert run(tmp_path / "missing").exit_code == 2
+
+
+# ---------------------------------------------------------------- adversarial inputs: one line, exit 1/2, never a traceback
+import os  # noqa: E402
+
+import pytest  # noqa: E402
+
+from rapgen.archive import seal_archive  # noqa: E402
+from rapgen.errors import ArchiveError  # noqa: E402
+
+
+def _one_error_line(result, code: int) -> str:
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output and "internal error" not in result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ")
+    assert "\x1b" not in result.stderr and "\u202e" not in result.stderr
+    return lines[0]
+
+
+def _unsealed(tiny_archive):
+    (tiny_archive.root / "SHA256SUMS").unlink()
+    return tiny_archive.root
+
+
+def test_a_file_name_that_is_not_utf8_is_refused(tiny_archive):
+    root = _unsealed(tiny_archive)
+    with open(os.path.join(os.fsencode(root / "archive"), b"bad\xff.json"), "wb") as handle:
+        handle.write(b"{}")
+    line = _one_error_line(run(root), 1)
+    assert line == "Error: cannot seal: the name archive/bad\\xff.json is not valid UTF-8; rename the file"
+    assert not (root / "SHA256SUMS").exists()
+
+
+def test_a_bidi_override_in_a_name_is_refused_and_shown_escaped(tiny_archive):
+    root = _unsealed(tiny_archive)
+    (root / "archive" / "x\u202etxt.json").write_text("{}")
+    line = _one_error_line(run(root), 1)
+    assert "archive/x\\u202etxt.json holds a bidirectional override character" in line
+
+
+def test_control_characters_in_a_new_model_folder_are_escaped(tiny_archive):
+    folder = tiny_archive.root / "archive" / "models" / "evil\x1b[2J"
+    folder.mkdir()
+    (folder / "model.json").write_text("{}")
+    line = _one_error_line(run(tiny_archive.root), 1)
+    assert "refusing to add archive/models/evil\\x1b[2J" in line
+
+
+def test_sha256sums_that_is_a_folder_or_a_link(tiny_archive):
+    root = tiny_archive.root
+    os.replace(root / "SHA256SUMS", root / "real-sums")
+    os.symlink("real-sums", root / "SHA256SUMS")
+    assert "not a link" in _one_error_line(run(root), 1)
+    (root / "SHA256SUMS").unlink()
+    (root / "SHA256SUMS").mkdir()
+    assert _one_error_line(run(root), 1) == "Error: SHA256SUMS: is not a regular file"
+
+
+def test_an_unwritable_sha256sums_is_an_error_not_a_traceback(tiny_archive, monkeypatch):
+    root = _unsealed(tiny_archive)
+
+    def refuse(*_args, **_kw):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("rapgen.archive.seal.atomic_write_bytes", refuse)
+    with pytest.raises(ArchiveError, match=r"SHA256SUMS: cannot be written \(Permission denied\); nothing was changed"):
+        seal_archive(root)
+    line = _one_error_line(run(root), 1)
+    assert line == "Error: SHA256SUMS: cannot be written (Permission denied); nothing was changed"
+
+
+def test_a_file_that_vanishes_while_hashing_is_an_error(tiny_archive, monkeypatch):
+    from rapgen.archive.walk import HashResult
+
+    root = _unsealed(tiny_archive)
+    monkeypatch.setattr("rapgen.archive.seal.hash_files", lambda r, paths, jobs=None: {p: HashResult(p, None, 0, "No such file or directory") for p in paths})
+    line = _one_error_line(run(root), 1)
+    assert line.startswith("Error: cannot seal: archive/") and line.endswith("cannot be read (No such file or directory)")
+
+
+def test_an_unexpected_bug_is_one_line_exit_3_and_debug_shows_the_traceback(tiny_archive, monkeypatch):
+    def boom(*_a, **_k):
+        raise KeyError("bug")
+
+    monkeypatch.setattr("rapgen.archive.seal.walk", boom)
+    result = run(tiny_archive.root)
+    assert result.exit_code == 3
+    assert result.stderr.splitlines() == ["Error: internal error: KeyError: 'bug' (rerun with --debug for a traceback)"]
+    result = run(tiny_archive.root, "--debug")
+    assert result.exit_code == 3 and "Traceback" in result.stderr
+
+
+def test_root_that_is_missing_is_a_usage_error(tmp_path):
+    line = _one_error_line(run(tmp_path / "nope"), 2)
+    assert line.endswith("nope: the root is not a directory")

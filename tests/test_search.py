@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rapgen.search.engine import Shard, validate_call
-from rapgen.search.index import build_memory_index
+from rapgen.search.reference import build_memory_index
 
 K1, B, TOP_K = 1.5, 0.75, 8
 

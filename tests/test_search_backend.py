@@ -118,3 +118,57 @@ def test_cli_search_unknown_field_and_regime(tiny_archive):
         assert f"Error: origin '{origin}' is not an origin of this archive; choose from 2023-01-01, " in result.stderr
     result = runner.invoke(cli, ["search", "alpha", "2024-07-01", "rolling", "parsing", "--root", str(tiny_archive.root)])
     assert result.exit_code == 2
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_cli_search_lone_surrogate_is_a_one_line_usage_error(tiny_archive, as_json):
+    # Undecodable argv bytes reach Python as lone surrogates: a malformed call, never a traceback.
+    args = ["search", "alpha", "2024-07-01", "fixed", "parsing \udcff", "--root", str(tiny_archive.root)]
+    result = CliRunner().invoke(cli, args + (["--json"] if as_json else []))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().splitlines()[-1:] == [
+        "Error: malformed Search call: the query is not valid Unicode text (a lone surrogate at position 8)"]
+    if as_json:
+        data = json.loads(result.stdout)
+        assert data["call"]["query"] == "parsing \\udcff" and data["results"] == []
+
+
+def test_cli_search_query_syntax_is_plain_text(tiny_archive):
+    runner = CliRunner()
+    root = str(tiny_archive.root)
+    outputs = []
+    for query in ('title:parsing (translation "', "title parsing translation"):
+        result = runner.invoke(cli, ["search", "alpha", "2024-07-01", "fixed", query, "--json", "--root", root])
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.stdout)
+        outputs.append((data["total_hits"], [p["arxiv_id"] for p in data["results"]]))
+    assert outputs[0] == outputs[1] and outputs[0][0] > 0
+
+
+def test_cache_is_keyed_by_the_verified_digests_without_rehashing(tiny_archive, monkeypatch, tmp_path):
+    from rapgen.archive import PAPERS_PARQUET, open_verified
+
+    verified = open_verified(tiny_archive.root)
+    plain_key = search_cache.cache_key(search_cache.input_digest(Archive(tiny_archive.root)))
+
+    def no_hashing(*a, **k):
+        raise AssertionError("re-hashed a parquet file the verifier already hashed")
+
+    monkeypatch.setattr(search_cache, "sha256_file", no_hashing)
+    digest = search_cache.input_digest(verified)
+    assert digest["papers_sha256"] == verified.digests[PAPERS_PARQUET]
+    backend = Backend(verified, cache_dir=tmp_path / "c")
+    assert backend.folder.name == search_cache.cache_key(digest) == plain_key  # same key as the SHA256SUMS lines give
+
+
+def test_cli_search_shows_control_characters_in_titles_escaped(tiny_archive, monkeypatch):
+    original = Backend.papers
+
+    def hostile(self, ids):
+        return [{**p, "title": "evil\x1b[2J\u202etitle\r"} for p in original(self, ids)]
+
+    monkeypatch.setattr(Backend, "papers", hostile)
+    result = CliRunner().invoke(cli, ["search", "alpha", "2024-07-01", "fixed", "parsing", "--root", str(tiny_archive.root)])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.stdout and "\u202e" not in result.stdout and "\r" not in result.stdout
+    assert "evil\\x1b[2J\\u202etitle\\x0d" in result.stdout

@@ -16,8 +16,8 @@ import pytest
 
 from rapgen.search.analysis import FIELDS, tokenize
 from rapgen.search.engine import PRELOADED_OR_MAX_DOCS, Shard
-from rapgen.search.index import build_memory_index
-from rapgen.search.whoosh_ref import WhooshShard
+from rapgen.search.reference import build_memory_index
+from rapgen.search.reference import WhooshShard
 
 K1, B = 1.5, 0.75
 EXTRA = ["the", "of", "and", "a", "LLM", "U.S.", "e.g.", "x*y", "GPT-4", "naïve", "Über", "3.5", "state-of-the-art", "_x", "i"]

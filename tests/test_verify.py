@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from factory import reseal
-from rapgen.archive.writer import write_assignments
+from rapgen.archive import write_assignments
 from rapgen.cli import cli
 
 FIELDS = "archive/benchmark/fields.jsonl"
@@ -617,3 +617,117 @@ def test_shard_rule():
 
     assert shard_ids_sha256(["a", "B"]) == hashlib.sha256(b"B\na").hexdigest()
     assert shard_ids_sha256([]) == hashlib.sha256(b"").hexdigest()
+
+
+# ---------------------------------------------------------------- adversarial: a finding or a usage error, never exit 3
+def _edit_json(root: Path, rel: str, change) -> None:
+    path = root / rel
+    obj = json.loads(path.read_text())
+    change(obj)
+    path.write_text(json.dumps(obj))
+    reseal(root)
+
+
+@pytest.mark.parametrize(
+    "change, detail",
+    [
+        (lambda o: o.update(window_months=10**6), "must be at most 1200 months"),
+        (lambda o: o.update(window_months=10**400), "must be at most 1200 months"),
+        (lambda o: o.update(history_windows=10**9), "must be at most 1200 months"),
+        (lambda o: o.update(origins=["0001-01-01"], strict_origin="0001-01-01"), "outside years 1–9999"),
+        (lambda o: o.update(origins=["9999-12-01"], strict_origin="9999-12-01"), "outside years 1–9999"),
+    ],
+)
+def test_origins_that_would_leave_the_calendar_are_findings(tiny_archive, change, detail):
+    ORIGINS_REL = "archive/benchmark/origins.json"
+    _edit_json(tiny_archive.root, ORIGINS_REL, change)
+    assert_finding(tiny_archive.root, "INVARIANT", ORIGINS_REL, detail=detail)
+
+
+def test_largest_finite_weights_verify(tiny_archive):
+    path = tiny_archive.root / PRED_A
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        if row["weights"] is not None:
+            row["weights"] = {k: 1.7e308 for k in row["weights"]}
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    reseal(tiny_archive.root)
+    result = run(tiny_archive.root)
+    assert result.exit_code == 0, result.output
+    units = open_verified(tiny_archive.root).predictions("model-a")
+    assert all(u.weights == (0.125,) * 8 for u in units if u.valid)
+
+
+@pytest.mark.parametrize("name", ["x\u202eevil.json", "x\x1b[2J.json", "x\x9b31m.json", "x\rfake OK.json"])
+def test_hostile_file_names_are_escaped_in_every_output(tiny_archive, name):
+    (tiny_archive.root / "archive" / "models" / "model-a" / name).write_text("{}")
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1
+    for bad in ("\u202e", "\x1b", "\x9b", "\r"):
+        assert bad not in result.output
+    assert "UNLISTED archive/models/model-a/x\\" in result.stdout
+
+
+def test_hostile_text_in_a_document_is_escaped(tiny_archive):
+    _edit_json(tiny_archive.root, "archive/models/model-a/model.json", lambda o: o.update({"k\x1b[31m\u202e": 1}))
+    result = run(tiny_archive.root)
+    assert result.exit_code == 1
+    assert "unknown key 'k\\x1b[31m\\u202e'" in result.stdout
+    assert "\x1b" not in result.output and "\u202e" not in result.output
+
+
+def test_corrupt_parquet_is_a_finding(tiny_archive):
+    (tiny_archive.root / PAPERS).write_bytes(b"PAR1" + b"\0" * 64 + b"PAR1")
+    reseal(tiny_archive.root)
+    assert_finding(tiny_archive.root, "INVARIANT", PAPERS, detail="not a readable parquet file")
+
+
+def test_verify_internal_error_is_one_line_and_debug_shows_traceback(tiny_archive, monkeypatch):
+    def boom(*_a, **_k):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr("rapgen.archive.verify.walk", boom)
+    result = run(tiny_archive.root)
+    assert result.exit_code == 3
+    assert result.stderr.splitlines() == ["Error: internal error: RuntimeError: bug (rerun with --debug for a traceback)"]
+    assert "Traceback" in run(tiny_archive.root, "--debug").stderr
+
+
+def test_verify_missing_root_is_a_usage_error(tmp_path):
+    result = run(tmp_path / "nope")
+    assert result.exit_code == 2 and result.stderr.strip().endswith("nope: the root is not a directory")
+
+
+# ---------------------------------------------------------------- parse once per build
+DOCUMENT_PARSERS = (
+    "parse_archive_json", "parse_origins", "parse_ledger", "parse_fields", "parse_codebooks", "parse_blocks",
+    "parse_manifest", "parse_model_json", "parse_predictions", "parse_traces",
+)
+
+
+def test_a_build_parses_every_document_exactly_once(tiny_archive, tmp_path, monkeypatch):
+    """Instrumented run_build: every archive document goes through its parser once
+    (while being verified), and no document is read from disk again afterwards."""
+    import collections
+
+    import rapgen.archive.parse as parse_module
+    from rapgen.pipeline import run_build
+
+    parsed: collections.Counter = collections.Counter()
+    for name in DOCUMENT_PARSERS:
+        real = getattr(parse_module, name)
+
+        def counting(path, data, *args, _real=real, **kwargs):
+            parsed[path] += 1
+            return _real(path, data, *args, **kwargs)
+
+        monkeypatch.setattr(parse_module, name, counting)
+    reread: collections.Counter = collections.Counter()
+    real_read = Archive.read_bytes
+    monkeypatch.setattr(Archive, "read_bytes", lambda self, rel: (reread.update([rel]), real_read(self, rel))[1])
+
+    run_build(tiny_archive.root, tmp_path / "site", resamples=20, work_dir=tmp_path / "work")
+    documents = [line.path for line in classify_sums((tiny_archive.root / "SHA256SUMS").read_bytes()) if not line.path.endswith(".parquet")]
+    assert sorted(parsed) == sorted(documents)
+    assert set(parsed.values()) == {1}, parsed
+    assert not set(reread) & set(documents), reread

@@ -53,6 +53,7 @@ from rapgen.archive.records import (
     BENCHMARK_LEDGER,
     CONDITION_REGIME,
     CONDITIONS,
+    FIELD_ID_PATTERN,
     FORECAST_CONDITIONS,
     SEARCH_CONDITIONS,
     SLOTS,
@@ -70,6 +71,7 @@ from rapgen.archive.records import (
     Unit,
 )
 from rapgen.archive.shards import condition_shard_start, in_shard, shard_ids_sha256, shard_members, shard_start
+from rapgen.archive.writer import ASSIGNMENTS_SCHEMA, PAPERS_SCHEMA, write_assignments, write_papers
 from rapgen.archive.sums import SumsEntry, SumsLine, SumsUnreadable, format_sums, parse_sums, read_sums, sha256_bytes, sha256_file, sums_lines
 
 __all__ = [
@@ -81,9 +83,10 @@ __all__ = [
     "model_dir", "model_file", "split_model_path",
     "MODEL_KEYS", "MODEL_OPTIONAL_KEYS", "TRACE_KEYS", "TRACE_OPTIONAL_KEYS",
     "as_float", "loads_strict", "parse_model_json", "parse_predictions", "parse_traces", "renormalise",
-    "BENCHMARK_LEDGER", "CONDITION_REGIME", "CONDITIONS", "FORECAST_CONDITIONS", "SEARCH_CONDITIONS", "SLOTS", "STATE_CONDITIONS",
+    "BENCHMARK_LEDGER", "CONDITION_REGIME", "CONDITIONS", "FIELD_ID_PATTERN", "FORECAST_CONDITIONS", "SEARCH_CONDITIONS", "SLOTS", "STATE_CONDITIONS",
     "Block", "Category", "Direction", "Field", "Finding", "ModelInfo", "Origins", "ProblemKind", "ShardManifest", "TraceCall", "Unit",
     "condition_shard_start", "in_shard", "shard_ids_sha256", "shard_members", "shard_start",
+    "ASSIGNMENTS_SCHEMA", "PAPERS_SCHEMA", "write_assignments", "write_papers",
     "SumsEntry", "SumsLine", "SumsUnreadable", "format_sums", "parse_sums", "read_sums", "sha256_bytes", "sha256_file", "sums_lines",
 ]
 

@@ -32,10 +32,15 @@ from rapgen.archive.layout import (
     MANIFEST_JSONL,
     MODEL_FILES,
     MODEL_ID_PATTERN,
+    MODEL_JSON,
     MODELS_DIR,
     ORIGINS_JSON,
     PAPERS_PARQUET,
+    PREDICTIONS_JSONL,
     REQUIRED_FILES,
+    REQUIRED_MODEL_FILES,
+    TRACES_JSONL,
+    model_file,
 )
 from rapgen.archive.records import Block, Category, Direction, Field, Finding, ModelInfo, Origins, ProblemKind, ShardManifest, TraceCall, Unit
 from rapgen.archive.shards import condition_shard_start, shard_start
@@ -303,8 +308,19 @@ class _Checker:
             ok = False
         return ok
 
+    def _fetch(self, rel: str, sql: str, params: list | None = None) -> list | None:
+        """Rows of a query, or None after an INVARIANT finding when DuckDB cannot
+        read the table or its values do not convert (e.g. a date past year 9999)."""
+        try:
+            return self.con.execute(sql, params or []).fetchall()
+        except Exception as exc:  # duckdb.Error, or ValueError/OverflowError converting a value
+            self.add(rel, f"cannot be read as the archive's table ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})")
+            return None
+
     def _violations(self, rel: str, sql: str, message: str, params: list | None = None) -> bool:
-        rows = self.con.execute(sql, params or []).fetchall()
+        rows = self._fetch(rel, sql, params)
+        if rows is None:
+            return False
         if rows:
             n = rows[0][-1]
             examples = ", ".join(str(r[0]) for r in rows[:_EXAMPLES])
@@ -320,14 +336,15 @@ class _Checker:
         for message, sql in PAPER_RULES:
             ok &= self._violations(rel, sql, message, [self.disk_path(rel)])
         if ok:
-            self.con.execute(LOAD_PAPERS, [self.disk_path(rel)])
+            ok = self._fetch(rel, LOAD_PAPERS, [self.disk_path(rel)]) is not None
         return ok
 
     def check_assignments(self, fields: list[Field] | None) -> bool:
         rel = ASSIGNMENTS_PARQUET
         if not self._columns(rel, ASSIGNMENTS_COLUMNS):
             return False
-        self.con.execute(LOAD_ASSIGNMENTS, [self.disk_path(rel)])
+        if self._fetch(rel, LOAD_ASSIGNMENTS, [self.disk_path(rel)]) is None:
+            return False
         field_ids = [f.field_id for f in fields or ()]
         ok = self._violations(rel, DUPLICATE_ASSIGNMENTS, "(arxiv_id, field_id) is not unique")
         ok &= self._violations(rel, UNKNOWN_FIELD_ASSIGNMENTS, "field_id is not a field of fields.jsonl", [field_ids])
@@ -380,8 +397,10 @@ class _Checker:
             }
         )
         self.con.register("episodes_frame", frame)
-        rebuilt = self.con.execute(REBUILD_SHARDS).fetchall()
+        rebuilt = self._fetch(rel, REBUILD_SHARDS)
         self.con.unregister("episodes_frame")
+        if rebuilt is None:
+            return
         truth = {(r[0], r[1]): r[2:] for r in rebuilt}
         for entry in rows:
             n, lo, hi, sha = truth[(entry.field_id, entry.origin)]
@@ -414,7 +433,7 @@ class _Checker:
                 self.add(folder, f"model id {model_id!r} does not match {MODEL_ID_PATTERN}")
             for name in sorted(names - set(MODEL_FILES)):
                 self.add(f"{folder}/{name}", "unexpected file in a model folder (allowed: model.json, predictions.jsonl, traces.jsonl)")
-            for name in ("model.json", "predictions.jsonl"):
+            for name in REQUIRED_MODEL_FILES:
                 if name not in names:
                     self.add(f"{folder}/{name}", "required model file is missing")
             self.check_model(model_id, names, fields, origins, ledger, ledger_ok)
@@ -422,22 +441,22 @@ class _Checker:
     def check_model(
         self, model_id: str, names: set[str], fields: list[Field] | None, origins: Origins | None, ledger: dict | None, ledger_ok: bool
     ) -> None:
-        folder = f"{MODELS_DIR}/{model_id}"
         out = self.parsed
-        if "model.json" in names and self.need("model metadata", f"{folder}/model.json"):
-            info, ok = self.parse(f"{folder}/model.json", lambda p, d: parse.parse_model_json(p, d, folder=model_id))
+        rel = model_file(model_id, MODEL_JSON)
+        if MODEL_JSON in names and self.need("model metadata", rel):
+            info, ok = self.parse(rel, lambda p, d: parse.parse_model_json(p, d, folder=model_id))
             if ok:
                 out.models[model_id] = info
         field_ids = [f.field_id for f in fields or ()]
         upstream = {FIELDS_JSONL: fields is not None, ORIGINS_JSON: origins is not None}
-        rel = f"{folder}/predictions.jsonl"
-        if "predictions.jsonl" in names and self.gate("predictions", (FIELDS_JSONL, ORIGINS_JSON, rel), upstream):
+        rel = model_file(model_id, PREDICTIONS_JSONL)
+        if PREDICTIONS_JSONL in names and self.gate("predictions", (FIELDS_JSONL, ORIGINS_JSON, rel), upstream):
             units, ok = self.parse(rel, lambda p, d: parse.parse_predictions(p, d, field_ids, origins.origins))
             if ok:
                 out.predictions[model_id] = units
-        rel = f"{folder}/traces.jsonl"
+        rel = model_file(model_id, TRACES_JSONL)
         upstream = {**upstream, LEDGER_JSON: ledger is not None}
-        if "traces.jsonl" in names and self.gate("traces", (FIELDS_JSONL, LEDGER_JSON, ORIGINS_JSON, rel), upstream):
+        if TRACES_JSONL in names and self.gate("traces", (FIELDS_JSONL, LEDGER_JSON, ORIGINS_JSON, rel), upstream):
             max_calls = int(ledger["search"]["max_calls"])
             calls, ok = self.parse(rel, lambda p, d: parse.parse_traces(p, d, field_ids, origins.origins, max_calls))
             problems = len(self.findings)
@@ -460,7 +479,7 @@ class _Checker:
             return
         frame = pd.DataFrame(recs, columns=["line", "field_id", "origin", "date_from", "arxiv_id"])
         self.con.register("returned_frame", frame)
-        bad = self.con.execute(RETURNED_OUTSIDE_SHARD).fetchall()
+        bad = self._fetch(rel, RETURNED_OUTSIDE_SHARD) or []
         self.con.unregister("returned_frame")
         for line, arxiv_id, when in bad:
             if when is None:

@@ -13,7 +13,7 @@ import re
 from datetime import date
 from typing import Any, Callable, Iterable
 
-from rapgen.archive.calendar import parse_date
+from rapgen.archive.calendar import add_months, parse_date
 from rapgen.archive.jsonparse import (  # noqa: F401 - loads_strict and as_float are part of this module's surface
     _HEX64_RE,
     _Bad,
@@ -73,6 +73,19 @@ def parse_archive_json(path: str, data: bytes) -> tuple[dict | None, list[Findin
     return _parse_document(path, data, _archive_json)
 
 
+# A bound on the months of history an episode reads (window_months × history_windows):
+# generous for any benchmark (100 years) and small enough that windows stay cheap to list.
+MAX_HISTORY_MONTHS = 1200
+
+
+def add_months_or_none(d: date, months: int) -> date | None:
+    """``add_months``, or None when the result is not a representable date."""
+    try:
+        return add_months(d, months)
+    except (ValueError, OverflowError):
+        return None
+
+
 def _origins(obj: dict) -> Origins:
     _keys(obj, ("origins", "window_months", "history_windows", "strict_origin"))
     if not isinstance(obj["origins"], list) or not obj["origins"]:
@@ -90,6 +103,11 @@ def _origins(obj: dict) -> Origins:
         raise _Bad("'origins' must be strictly increasing")
     window = _int(obj, "window_months", 1)
     history = _int(obj, "history_windows", 1)
+    if window * history > MAX_HISTORY_MONTHS:
+        raise _Bad(f"'window_months' × 'history_windows' must be at most {MAX_HISTORY_MONTHS} months, found {window} × {history}")
+    earliest, latest = add_months_or_none(origins[0], -window * history), add_months_or_none(origins[-1], window)
+    if earliest is None or latest is None:
+        raise _Bad("the history windows before the first origin or the target window after the last fall outside years 1–9999")
     strict = _date(obj, "strict_origin")
     if strict not in origins:
         raise _Bad(f"'strict_origin' {strict} is not one of the origins")

@@ -13,12 +13,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from rapgen.archive.layout import MODEL_FILES, MODEL_ID_PATTERN, MODEL_JSON, MODELS_DIR, REQUIRED_MODEL_FILES
+from rapgen.archive.layout import ARCHIVE_DIR, MODEL_FILES, MODEL_ID_PATTERN, MODEL_JSON, MODELS_DIR, REQUIRED_MODEL_FILES, split_model_path
 from rapgen.archive.parse import parse_model_json
+from rapgen.archive.records import Category
 from rapgen.archive.sums import SUMS, SumsEntry, check_paths, escape, format_sums, parse_sums, read_sums
 from rapgen.archive.walk import hash_files, walk
 from rapgen.errors import ArchiveError, UsageProblem
 from rapgen.io import atomic_write_bytes
+from rapgen.text import has_bidi_override
 
 
 @dataclass(frozen=True)
@@ -29,64 +31,111 @@ class SealResult:
 
 
 def seal_archive(root: str | Path, *, jobs: int | None = None) -> SealResult:
+    """Write or extend ``root/SHA256SUMS`` (see the module docstring); raise
+    :class:`ArchiveError` naming the file and the rule if any rule fails."""
     root = str(root)
     if not os.path.isdir(root):
-        raise UsageProblem(f"{root}: the root is not a directory")
-    if not os.path.isdir(os.path.join(root, "archive")) or os.path.islink(os.path.join(root, "archive")):
-        raise ArchiveError(f"{root}: no archive/ folder to seal")
-    found = walk(root, "archive")
-    problems = [f"{escape(p)} is a {e.kind if e.kind != 'other' else e.detail}" for p, e in sorted(found.items()) if e.kind in ("symlink", "other", "unreadable")]
-    if problems:
-        raise ArchiveError(f"cannot seal: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "") + "; only regular files may be archived")
-    files = sorted(p for p, e in found.items() if e.kind == "file")
+        raise UsageProblem(f"{escape(root)}: the root is not a directory")
+    top = os.path.join(root, ARCHIVE_DIR)
+    if not os.path.isdir(top) or os.path.islink(top):
+        raise ArchiveError(f"{escape(root)}: no archive/ folder to seal")
+    files = _regular_files(root)
     sums_path = os.path.join(root, SUMS)
-
     if not os.path.lexists(sums_path):
-        digests = hash_files(root, files, jobs=jobs)
-        safe, findings = check_paths([_entry(p, "0" * 64) for p in files], strict=False)
-        bad = [f for f in findings if f.category.value != "WARNING"]
+        safe, findings = check_paths([SumsEntry(0, p, "0" * 64) for p in files], strict=False)
+        bad = [f for f in findings if f.category is not Category.WARNING]
         if bad:
             raise ArchiveError(f"cannot seal: {bad[0].path}: {bad[0].detail}")
-        atomic_write_bytes(sums_path, format_sums({p: digests[p].digest for p in files}))
+        digests = _hash(root, files, jobs)
+        _write(sums_path, digests)
         return SealResult(True, tuple(files), len(files))
+    listed = _listed(sums_path, set(files), root, jobs)
+    new = _new_model_files(files, listed)
+    if not new:
+        return SealResult(False, (), len(listed))
+    for model_id in sorted({p.split("/")[2] for p in new}):
+        _check_new_model(root, model_id, {p.split("/")[3] for p in new if p.split("/")[2] == model_id})
+    merged = dict(listed)
+    merged.update(_hash(root, new, jobs))
+    _write(sums_path, merged)
+    return SealResult(False, tuple(new), len(merged))
 
+
+def _regular_files(root: str) -> list[str]:
+    """Every file under archive/, refusing links, special files and names that
+    could not be listed or shown faithfully (not UTF-8, bidirectional overrides)."""
+    found = walk(root, ARCHIVE_DIR)
+    problems = [
+        f"{escape(p)} is a {e.kind if e.kind != 'other' else e.detail}"
+        for p, e in sorted(found.items()) if e.kind in ("symlink", "other", "unreadable")
+    ]
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ArchiveError(f"cannot seal: {problems[0]}{more}; only regular files may be archived")
+    files = sorted((p for p, e in found.items() if e.kind == "file"), key=lambda p: p.encode("utf-8", "surrogateescape"))
+    for p in files:
+        try:
+            p.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ArchiveError(f"cannot seal: the name {escape(p)} is not valid UTF-8; rename the file") from None
+        if has_bidi_override(p):
+            raise ArchiveError(f"cannot seal: the name {escape(p)} holds a bidirectional override character; rename the file")
+    return files
+
+
+def _hash(root: str, paths: list[str], jobs: int | None) -> dict[str, str]:
+    digests = {}
+    for p, result in hash_files(root, paths, jobs=jobs).items():
+        if result.digest is None:
+            what = f"is a {result.error}" if result.not_regular else f"cannot be read ({result.error})"
+            raise ArchiveError(f"cannot seal: {escape(p)} {what}")
+        digests[p] = result.digest
+    return digests
+
+
+def _listed(sums_path: str, files: set[str], root: str, jobs: int | None) -> dict[str, str]:
+    """The existing lines (path → digest), each still matching its file byte for byte."""
     entries, findings = parse_sums(read_sums(sums_path), strict=True)
     if findings:
         f = findings[0]
         raise ArchiveError(f"{SUMS}:{f.line or ''}: {f.detail}; fix SHA256SUMS (rapgen verify --strict lists every problem) before sealing")
     listed = {e.path: e.digest for e in entries}
-    missing = [p for p in listed if p not in found]
+    missing = [p for p in listed if p not in files]
     if missing:
-        raise ArchiveError(f"cannot seal: {missing[0]} is listed in SHA256SUMS but missing; an archived file may never be removed")
-    current = hash_files(root, sorted(listed), jobs=jobs)
-    changed = sorted(p for p, d in listed.items() if current[p].digest != d)
+        raise ArchiveError(f"cannot seal: {escape(missing[0])} is listed in SHA256SUMS but missing; an archived file may never be removed")
+    current = _hash(root, sorted(listed), jobs)
+    changed = sorted(p for p, d in listed.items() if current[p] != d)
     if changed:
         raise ArchiveError(
-            f"refusing to change the existing SHA256SUMS line{'s' * (len(changed) > 1)} for {', '.join(changed)}"
+            f"refusing to change the existing SHA256SUMS line{'s' * (len(changed) > 1)} for {', '.join(escape(p) for p in changed)}"
             ": archived files are frozen or append-only; restore the original bytes"
         )
+    return listed
+
+
+def _new_model_files(files: list[str], listed: dict[str, str]) -> list[str]:
+    """Files not yet listed; each must belong to a model folder with no listed file."""
     new = [p for p in files if p not in listed]
-    listed_models = {p.split("/")[2] for p in listed if p.startswith(MODELS_DIR + "/") and p.count("/") >= 3}
+    listed_models = {split[0] for split in map(split_model_path, listed) if split}
     for p in new:
-        parts = p.split("/")
-        if not p.startswith(MODELS_DIR + "/") or len(parts) != 4:
+        split = split_model_path(p)
+        if split is None:
             raise ArchiveError(f"refusing to add {escape(p)}: only new folders archive/models/<model_id>/ may be added to a sealed archive")
-        if parts[2] in listed_models:
-            raise ArchiveError(f"refusing to add {escape(p)}: model {parts[2]!r} is already sealed and its files never change")
-    if not new:
-        return SealResult(False, (), len(listed))
-    for model_id in sorted({p.split("/")[2] for p in new}):
-        _check_new_model(root, model_id, {p.split("/")[3] for p in new if p.split("/")[2] == model_id})
-    digests = hash_files(root, new, jobs=jobs)
-    merged = dict(listed)
-    merged.update({p: digests[p].digest for p in new})
-    atomic_write_bytes(sums_path, format_sums(merged))
-    return SealResult(False, tuple(new), len(merged))
+        if split[0] in listed_models:
+            raise ArchiveError(f"refusing to add {escape(p)}: model {escape(split[0])!r} is already sealed and its files never change")
+    return new
+
+
+def _write(sums_path: str, digests: dict[str, str]) -> None:
+    try:
+        atomic_write_bytes(sums_path, format_sums(digests))
+    except OSError as exc:
+        raise ArchiveError(f"{SUMS}: cannot be written ({exc.strerror or exc}); nothing was changed") from None
 
 
 def _check_new_model(root: str, model_id: str, names: set[str]) -> None:
     """A new model folder must be well-formed before its lines are appended."""
-    folder = f"{MODELS_DIR}/{model_id}"
+    folder = escape(f"{MODELS_DIR}/{model_id}")
     if not re.match(MODEL_ID_PATTERN, model_id):
         raise ArchiveError(f"refusing to add {folder}: model id {model_id!r} does not match {MODEL_ID_PATTERN}")
     extra = sorted(names - set(MODEL_FILES))
@@ -95,11 +144,13 @@ def _check_new_model(root: str, model_id: str, names: set[str]) -> None:
     for required in REQUIRED_MODEL_FILES:
         if required not in names:
             raise ArchiveError(f"refusing to add {folder}: {required} is missing")
-    rel = f"{folder}/{MODEL_JSON}"
-    _, findings = parse_model_json(rel, Path(root, rel).read_bytes(), folder=model_id)
+    rel = f"{MODELS_DIR}/{model_id}/{MODEL_JSON}"
+    try:
+        data = Path(root, rel).read_bytes()
+    except OSError as exc:
+        raise ArchiveError(f"refusing to add {folder}: {rel} cannot be read ({exc.strerror})") from None
+    _, findings = parse_model_json(rel, data, folder=model_id)
     if findings:
-        raise ArchiveError(f"refusing to add {folder}: {rel}: {findings[0].detail}; 'rapgen submit check' lists every problem")
+        raise ArchiveError(f"refusing to add {folder}: {rel}: {escape(findings[0].detail)}; 'rapgen submit check' lists every problem")
 
 
-def _entry(path: str, digest: str) -> SumsEntry:
-    return SumsEntry(0, path, digest)

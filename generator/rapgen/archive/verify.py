@@ -94,7 +94,7 @@ def verify_archive(
     :class:`VerifiedArchive` built from the bytes that were hashed."""
     root = str(root)
     if not os.path.isdir(root):
-        raise UsageProblem(f"{root}: the root is not a directory")
+        raise UsageProblem(f"{escape(root)}: the root is not a directory")
     report = VerifyReport(root)
     findings = report.findings
     data = _read_manifest(root, findings)  # 1. SHA256SUMS as bytes
@@ -246,6 +246,6 @@ def open_verified(root: str | Path, *, jobs: int | None = None) -> VerifiedArchi
     if not report.ok or report.archive is None:
         n = len(report.errors)
         raise ArchiveError(
-            f"{root}: archive failed verification with {n} finding{'s' * (n != 1)}; run 'rapgen verify --root {root}' for details"
+            f"{escape(str(root))}: archive failed verification with {n} finding{'s' * (n != 1)}; run 'rapgen verify --root {escape(str(root))}' for details"
         )
     return report.archive

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from rapgen.cli.common import EPILOG, echo_json, fail, root_option
+from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, root_option
 
 VERIFY_EPILOG = (
     "Exit codes: 0 verified; 1 any finding (FAILED, MISSING, UNLISTED, UNSAFE, MALFORMED, SYMLINK, "
@@ -21,7 +21,8 @@ VERIFY_EPILOG = (
 @click.option("--strict", is_flag=True, help="Treat accepted non-canonical SHA256SUMS forms (upper-case hex, ' *' marker, CRLF, BOM, comments, blank lines, './') as errors.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success; on failure print only the findings.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=None, help="Hashing threads (default: every core).")
-@click.option("--debug", is_flag=True, help="Show a traceback on an internal error.")
+@debug_option
+@handle_errors
 def verify(root: Path, as_json: bool, strict: bool, quiet: bool, jobs: int | None, debug: bool) -> None:
     """Check every archived file against SHA256SUMS and the archive's invariants.
 
@@ -31,24 +32,12 @@ def verify(root: Path, as_json: bool, strict: bool, quiet: bool, jobs: int | Non
     search manifests rebuilt from the ledger, model folders, trace call cap).
     Every finding is reported, one per line, sorted by path.
     """
-    from rapgen.archive.verify import format_finding, verify_archive
-    from rapgen.errors import UsageProblem
+    from rapgen.archive import format_finding, verify_archive
 
-    try:
-        report = _with_progress(
-            lambda start, done: verify_archive(root, strict=strict, jobs=jobs, on_hash_start=start, on_hashed=done),
-            quiet or as_json,
-        )
-    except UsageProblem as exc:
-        fail(str(exc), 2)
-    except BrokenPipeError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - program boundary: exit 3, one line
-        if debug:
-            import traceback
-
-            traceback.print_exc()
-        fail(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", 3)
+    report = _with_progress(
+        lambda start, done: verify_archive(root, strict=strict, jobs=jobs, on_hash_start=start, on_hashed=done),
+        quiet or as_json,
+    )
     if as_json:
         echo_json(report.to_dict())
         sys.exit(0 if report.ok else 1)
@@ -90,7 +79,9 @@ def _with_progress(run, silent: bool):
 @click.command(epilog=EPILOG)
 @root_option
 @click.option("--json", "as_json", is_flag=True, help="Print the lines added as JSON.")
-def seal(root: Path, as_json: bool) -> None:
+@debug_option
+@handle_errors
+def seal(root: Path, as_json: bool, debug: bool) -> None:
     """Write SHA256SUMS for a new archive, or append the lines of new model folders.
 
     With no SHA256SUMS, every regular file under archive/ is listed in canonical
@@ -98,13 +89,10 @@ def seal(root: Path, as_json: bool) -> None:
     to change a line (the frozen parts never change, and a sealed model folder is
     never altered) and only adds the files of new archive/models/<model_id>/ folders.
     """
-    from rapgen.archive.seal import seal_archive
-    from rapgen.errors import RapgenError
+    from rapgen.archive import seal_archive
+    from rapgen.text import escape_terminal
 
-    try:
-        result = seal_archive(root)
-    except RapgenError as exc:
-        fail(str(exc), exc.exit_code)
+    result = seal_archive(root)
     if as_json:
         echo_json({"created": result.created, "added": list(result.added), "total": result.total})
         return
@@ -112,7 +100,7 @@ def seal(root: Path, as_json: bool) -> None:
         click.echo(f"Wrote SHA256SUMS listing {result.total} files.")
     elif result.added:
         for p in result.added:
-            click.echo(f"added {p}")
+            click.echo(f"added {escape_terminal(p, backslash=True)}")
         click.echo(f"Appended {len(result.added)} lines; SHA256SUMS now lists {result.total} files.")
     else:
         click.echo(f"Nothing to add; SHA256SUMS lists {result.total} files.")

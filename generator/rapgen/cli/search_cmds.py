@@ -74,6 +74,7 @@ def search(field_id, origin, regime, query, sort, date_from, date_to, no_verify,
       rapgen search nlp-agents 2025-07-01 expanding "tool use" --sort date --date-from 2024-01-01
     """
     from rapgen.search import Backend, resolve_unit
+    from rapgen.text import escape_terminal
 
     archive = _open(root, not no_verify)
     resolve_unit(archive, field_id, origin)  # unknown field or origin: exit 2, listing the choices
@@ -81,6 +82,8 @@ def search(field_id, origin, regime, query, sort, date_from, date_to, no_verify,
     shard = backend.shard(field_id, origin, regime)
     args = {"query": query, "sort": sort, "date_from": date_from, "date_to": date_to}
     result = shard.search(args, top_k=backend.top_k, k1=backend.k1, b=backend.b)
+    # A query that is not Unicode text (lone surrogates from undecodable argv bytes) is echoed escaped.
+    args = {**args, "query": query.encode("utf-8", "backslashreplace").decode("utf-8")}
     if result.error:
         if as_json:
             echo_json({"field_id": field_id, "origin": origin, "regime": regime, "call": args, "error": result.error,
@@ -102,7 +105,8 @@ def search(field_id, origin, regime, query, sort, date_from, date_to, no_verify,
                f"top {len(papers)} by {sort}:")
     for rank, p in enumerate(papers, 1):
         score = f"  {p['score']:.4f}" if "score" in p else ""
-        click.echo(f"{rank:>2}. {p['arxiv_id']}  {p['first_submitted']}{score}  {p['title']}")
+        # Titles come from the archive: control characters and bidi overrides are shown escaped.
+        click.echo(f"{rank:>2}. {escape_terminal(p['arxiv_id'])}  {p['first_submitted']}{score}  {escape_terminal(p['title'] or '')}")
 
 
 @click.command("replay")
@@ -121,8 +125,9 @@ def replay(jobs, out_dir, models, cache_dir, root, as_json, debug):
     Verifies the archive, builds the shard indexes if the cache is cold, then
     replays each model's traces.jsonl on its shards (split by field across
     processes). Prints per model and condition how many calls reproduced
-    (same total_hits, same ids in the same order), the first differences, and
-    the evidence diagnostics. Exits 1 if any call does not reproduce.
+    (same total_hits, same ids in the same order) and the first differences.
+    Exits 1 if any call does not reproduce. The evidence statistics of the
+    same traces are in the score folder's diagnostics.json (search_evidence).
     """
     from rapgen.search import format_summary, replay_archive, write_replay
 

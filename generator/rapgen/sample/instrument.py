@@ -202,7 +202,6 @@ TYPES: tuple[str, ...] = ("single", "boundary", "bridge", "other", "low_evidence
 
 # ---------------------------------------------------------------- calibration
 DIRECTION_QUANTILE = 0.95  # a calibrated direction score of 1.0 = this quantile of its raw cosine
-DEFAULT_BREADTH = 0.10  # share of calibration papers that are members of a field
 
 
 def calibrate(raw: np.ndarray, calibration: np.ndarray, quantiles: Sequence[float] | float) -> np.ndarray:

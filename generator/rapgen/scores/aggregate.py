@@ -16,7 +16,6 @@ from rapgen.archive import FORECAST_CONDITIONS
 from rapgen.scores.metrics import HIGHER_IS_BETTER, METRIC_NAMES
 from rapgen.scores.units import Entry
 
-from rapgen.scores.schema import TRACKS  # noqa: E402,F401
 # Contrasts between a model's own conditions (left - right), SCORING.md §4.
 CONDITION_CONTRASTS: tuple[tuple[str, str], ...] = (("A1", "A0"), ("A3", "A1"), ("A2", "A1"), ("A4", "A3"))
 EWMA_CONTRAST_CONDITIONS: tuple[str, ...] = FORECAST_CONDITIONS  # Ak-ewma, k in A0 A1 A3

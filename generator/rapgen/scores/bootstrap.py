@@ -92,6 +92,17 @@ def _percentile_rows(stat: np.ndarray, q: tuple[float, float]) -> tuple[np.ndarr
     return out[0], out[1]
 
 
+def _distinct_statistics(S: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Statistics with the same (S, N) rows have the same replicates: the distinct
+    rows (first-seen order) and, for every statistic, the index of its distinct row."""
+    S_all, N_all = np.ascontiguousarray(S, dtype=np.float64), np.ascontiguousarray(N, dtype=np.float64)
+    seen: dict[bytes, int] = {}
+    rep_of = np.array([seen.setdefault(S_all[i].tobytes() + N_all[i].tobytes(), len(seen)) for i in range(S_all.shape[0])],
+                      dtype=np.int64)
+    first_of = np.unique(rep_of, return_index=True)[1]
+    return S_all[first_of], N_all[first_of], rep_of
+
+
 def bootstrap_intervals(C: np.ndarray, S: np.ndarray, N: np.ndarray, level: float, keep: np.ndarray | None = None) -> BootstrapResult:
     """Percentile intervals for every statistic (rows of S, N) from count matrix C.
 
@@ -109,12 +120,7 @@ def bootstrap_intervals(C: np.ndarray, S: np.ndarray, N: np.ndarray, level: floa
     kept: dict[int, np.ndarray] = {}
     if n_all == 0 or C.shape[0] == 0:
         return BootstrapResult(low_all, high_all, kept)
-    # Statistics with the same (S, N) rows have the same replicates: resample each once.
-    S_all, N_all = np.ascontiguousarray(S, dtype=np.float64), np.ascontiguousarray(N, dtype=np.float64)
-    seen: dict[bytes, int] = {}
-    rep_of = np.array([seen.setdefault(S_all[i].tobytes() + N_all[i].tobytes(), len(seen)) for i in range(n_all)], dtype=np.int64)
-    first_of = np.unique(rep_of, return_index=True)[1]
-    S, N = S_all[first_of], N_all[first_of]
+    S, N, rep_of = _distinct_statistics(S, N)
     n_stats = S.shape[0]
     low = np.full(n_stats, np.nan)
     high = np.full(n_stats, np.nan)

@@ -1,4 +1,5 @@
-"""Stage 2a — the frozen Search backend, exact replay and evidence diagnostics.
+"""The frozen Search backend and exact replay of recorded calls (a sibling of scores:
+neither imports the other; the Search evidence statistics are scores' diagnostics).
 
 Public surface:
 
@@ -13,8 +14,7 @@ Public surface:
   error listing the choices if either is unknown).
 * :func:`replay_archive` / :class:`ReplayReport` / :func:`format_summary` /
   :func:`write_replay` — re-execute every recorded call.
-* :func:`generate_traces` — replayable synthetic Search traces for the
-  synthetic models of ``rapgen synth``.
+* :func:`trace_line` — one traces.jsonl object for a call and its result.
 * :func:`tokenize`, :func:`query_terms`, :data:`FIELDS`, :data:`SORTS`,
   :data:`CALL_KEYS` — the frozen analyzer and schema constants.
 """
@@ -43,14 +43,14 @@ __all__ = [
     "Backend", "CallArgs", "CallProblem", "SearchResult", "Shard", "validate_call", "parse_strict_date", "STRICT_DATE",
     "resolve_unit", "REGIME_OF_CONDITION",
     "ReplayReport", "replay_archive", "format_summary", "write_replay", "default_jobs",
-    "generate_traces", "trace_line", "resolve_cache_dir",
+    "trace_line", "resolve_cache_dir",
     "CALL_KEYS", "ENGINE_VERSION", "FIELDS", "SORTS", "query_terms", "tokenize",
 ]
 
 
 def write_replay(report: ReplayReport, out_dir: str | Path) -> Path:
     """Write ``replay.json`` into ``out_dir`` (atomically) and return its path."""
-    from rapgen.archive.writer import write_json
+    from rapgen.io import write_json
 
     path = Path(out_dir) / "replay.json"
     write_json(path, report.data)
@@ -58,7 +58,7 @@ def write_replay(report: ReplayReport, out_dir: str | Path) -> Path:
 
 
 def __getattr__(name: str):
-    if name in ("generate_traces", "trace_line"):
+    if name == "trace_line":
         from rapgen.search import traces
 
         return getattr(traces, name)

@@ -4,8 +4,10 @@ Indexes are derived assets: built on demand into ``<cache>/search/<key>/``,
 never under ``archive/``. ``<cache>`` is ``--cache-dir``, else the
 ``RAPGEN_CACHE`` environment variable, else ``<root>/.rapgen-cache``. The key
 is a digest of the engine version and the SHA-256 of ``papers.parquet`` and
-``assignments.parquet``: any change to the papers or the membership ledger
-gives a new folder, and appending models to the archive does not. When a
+``assignments.parquet`` — the digests a verified archive recorded while
+verifying (``VerifiedArchive.digests``), never hashed again here: any change to
+the papers or the membership ledger gives a new folder, and appending models
+to the archive does not. When a
 shard is first opened, its member ids are hashed again and compared with
 the manifest's ``ids_sha256`` (see :class:`rapgen.search.engine.Backend`).
 """
@@ -21,12 +23,13 @@ from typing import Callable
 
 import numpy as np
 
-from rapgen.errors import SearchError
+from rapgen.archive import ASSIGNMENTS_PARQUET, PAPERS_PARQUET, SUMS_NAME, SumsUnreadable, parse_sums, read_sums, sha256_file
+from rapgen.errors import ArchiveError, SearchError
 from rapgen.search.analysis import ENGINE_VERSION, FIELDS, MIN_TOKEN_SIZE, STOPWORDS, TOKEN_RE, WHOOSH_VERSION
-from rapgen.search.index import _paper_term_counts, build_field_arrays, day_number, tokenize_corpus, write_index_dir
+from rapgen.search.index import build_field_arrays, day_number, paper_term_counts, tokenize_corpus, write_index_dir
 
-PAPERS = "archive/benchmark/papers.parquet"
-ASSIGNMENTS = "archive/benchmark/assignments.parquet"
+PAPERS = PAPERS_PARQUET
+ASSIGNMENTS = ASSIGNMENTS_PARQUET
 CACHE_ENV = "RAPGEN_CACHE"
 DEFAULT_CACHE = ".rapgen-cache"
 
@@ -38,25 +41,38 @@ def resolve_cache_dir(root: str | Path, cache_dir: str | Path | None = None) -> 
     return Path(cache_dir) / "search"
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                h.update(block)
-    except OSError as exc:
-        raise SearchError(f"{path}: cannot read ({exc.strerror})") from None
-    return h.hexdigest()
+def input_sha256(archive) -> dict[str, str]:
+    """The SHA-256 of both parquet files: a verified archive's recorded digests. An
+    unverified archive (``--no-verify``) takes them from its SHA256SUMS lines, as
+    listed, and hashes a file only when SHA256SUMS does not list it."""
+    recorded = getattr(archive, "digests", None)
+    if recorded is None:
+        try:
+            entries, _ = parse_sums(read_sums(Path(archive.root) / SUMS_NAME))
+            recorded = {e.path: e.digest for e in entries}
+        except SumsUnreadable:
+            recorded = {}
+    out = {}
+    for rel in (PAPERS, ASSIGNMENTS):
+        digest = recorded.get(rel)
+        if digest is None:
+            try:
+                digest = sha256_file(Path(archive.root) / rel)
+            except ArchiveError as exc:
+                raise SearchError(str(exc)) from None
+        out[rel] = digest
+    return out
 
 
-def input_digest(root: Path) -> dict:
-    """What an index is built from: the engine rules and both parquet files."""
+def input_digest(archive) -> dict:
+    """What an index is built from: the engine rules and both parquet files' digests."""
+    sha = input_sha256(archive)
     return {
         "engine": ENGINE_VERSION,
         "whoosh": WHOOSH_VERSION,
         "analyzer": {"pattern": TOKEN_RE.pattern, "minsize": MIN_TOKEN_SIZE, "stopwords": sorted(STOPWORDS)},
-        "papers_sha256": _file_sha256(root / PAPERS),
-        "assignments_sha256": _file_sha256(root / ASSIGNMENTS),
+        "papers_sha256": sha[PAPERS],
+        "assignments_sha256": sha[ASSIGNMENTS],
     }
 
 
@@ -100,7 +116,7 @@ def build_index(archive, target: Path, *, jobs: int = 1, log: Callable[[str], No
     say(f"indexing {len(ids):,} papers in {len(fields)} fields")
     vocab, ptrs, flats = tokenize_corpus(list(zip(titles, abstracts)), jobs=jobs)
     t_tok = time.perf_counter() - started
-    per_field = [_paper_term_counts(ptrs[k], flats[k], len(vocab)) for k in range(len(FIELDS))]
+    per_field = [paper_term_counts(ptrs[k], flats[k], len(vocab)) for k in range(len(FIELDS))]
     lengths = [np.diff(ptrs[k]) for k in range(len(FIELDS))]
 
     def write(folder: Path) -> None:
@@ -127,7 +143,7 @@ def build_index(archive, target: Path, *, jobs: int = 1, log: Callable[[str], No
 
 def ensure_index(archive, cache_dir: Path, *, jobs: int = 1, log: Callable[[str], None] | None = None) -> Path:
     """The index folder for ``archive``'s current inputs, building it if absent."""
-    digest = input_digest(Path(archive.root))
+    digest = input_digest(archive)
     folder = cache_dir / cache_key(digest)
     if not (folder / "meta.json").is_file():
         build_index(archive, folder, jobs=jobs, log=log, digest=digest)

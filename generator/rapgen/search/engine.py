@@ -49,6 +49,7 @@ PRELOADED_OR_MAX_DOCS = 5000  # whoosh.query.compound.Or: array matcher only for
 TOO_MANY_CLAUSES = 1024  # whoosh.query.compound.Or.TOO_MANY_CLAUSES
 # Strictly YYYY-MM-DD (date.fromisoformat alone also takes "20240101" and week dates).
 STRICT_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # Condition -> regime is the archive's rule; this name stays for existing importers.
 REGIME_OF_CONDITION = CONDITION_REGIME
 
@@ -142,6 +143,10 @@ def validate_call(args: object) -> CallArgs:
         raise CallProblem(f"date_from {date_from} must be before date_to {date_to}")
     if not query.strip():
         raise CallProblem("the query is empty")
+    surrogate = _LONE_SURROGATE.search(query)
+    if surrogate is not None:
+        # Not text: it cannot be written to a trace (UTF-8) or echoed; a malformed call, not a crash.
+        raise CallProblem(f"the query is not valid Unicode text (a lone surrogate at position {surrogate.start()})", recordable=False)
     # A query of stopwords or one-letter tokens only is valid (SEARCH.md lists the
     # malformed calls and it is not one of them): no terms, so 0 hits, as in Whoosh.
     terms = tuple(query_terms(query))

@@ -188,7 +188,7 @@ def tokenize_corpus(
     )
 
 
-def _paper_term_counts(ptr: np.ndarray, ids: np.ndarray, n_vocab: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def paper_term_counts(ptr: np.ndarray, ids: np.ndarray, n_vocab: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per paper: unique term ids and their counts, as CSR (pointer, terms, tfs)."""
     n_papers = len(ptr) - 1
     paper = np.repeat(np.arange(n_papers, dtype=np.int64), np.diff(ptr))
@@ -255,17 +255,3 @@ def write_index_dir(target: Path, build: Callable[[Path], None]) -> None:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-
-def build_memory_index(field_id: str, papers: Sequence[tuple[str, str | None, str | None, date]]) -> tuple[FieldIndex, dict[str, int]]:
-    """A field index built in memory from (arxiv_id, title, abstract, first_submitted)
-    rows, with its vocabulary: for tests and benchmarks without an archive."""
-    rows = sorted(papers, key=lambda p: p[0].encode("utf-8"))
-    vocab, ptrs, flats = tokenize_corpus([(r[1], r[2]) for r in rows])
-    per_field = [_paper_term_counts(ptrs[k], flats[k], len(vocab)) for k in range(len(FIELDS))]
-    lengths = [np.diff(ptrs[k]) for k in range(len(FIELDS))]
-    ids = np.array([r[0] for r in rows], dtype=object)
-    members = np.arange(len(rows), dtype=np.int64)
-    days = np.array([day_number(r[3]) for r in rows], dtype=np.int64)
-    arrays = build_field_arrays(members, days, ids, per_field, lengths)
-    return FieldIndex.from_arrays(field_id, arrays), {t: i for i, t in enumerate(vocab)}

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from rapgen.errors import SearchError, UsageProblem
-from rapgen.archive import CONDITION_REGIME
+from rapgen.archive import CONDITION_REGIME, VerifiedArchive
 from rapgen.search.engine import Backend
 
 SCHEMA_VERSION = 1
@@ -86,7 +86,7 @@ def _run_field(job: tuple[str, list[ReplayCall]]) -> tuple[str, list[tuple]]:
 
 # ---------------------------------------------------------------- main entry
 def replay_archive(
-    archive,
+    archive: VerifiedArchive,
     *,
     cache_dir: str | Path | None = None,
     jobs: int | None = None,
@@ -95,7 +95,9 @@ def replay_archive(
     tick: Callable[[int], None] | None = None,
     log: Callable[[str], None] | None = None,
 ) -> ReplayReport:
-    """Replay the traces of every model (or of ``models``) of ``archive``."""
+    """Replay the traces of every model (or of ``models``) of ``archive`` (from
+    ``open_verified``: its traces are the records verify parsed, and its recorded
+    parquet digests key the shard index)."""
     jobs = jobs or default_jobs()
     model_ids = list(models) if models else list(archive.model_ids)
     unknown = [m for m in model_ids if m not in archive.model_ids]

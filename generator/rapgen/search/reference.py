@@ -1,4 +1,9 @@
-"""A real per-shard Whoosh index: the reference the fast backend is proven against.
+"""References the fast backend is proven against, for tests and benchmarks only.
+
+* :class:`WhooshShard` — a real per-shard Whoosh index;
+* :func:`build_memory_index` — a :class:`FieldIndex` built in memory from
+  paper rows, without an archive or a cache.
+
 
 This follows the verified pattern in the project's Whoosh notes: one writer,
 one process, one commit, documents added in ascending arXiv-id order,
@@ -11,9 +16,12 @@ hundred documents per second) and used only by tests and ``bench/search.py``.
 from __future__ import annotations
 
 from datetime import date
-from typing import Iterable
+from typing import Iterable, Sequence
+
+import numpy as np
 
 from rapgen.search.analysis import FIELDS, check_whoosh_version
+from rapgen.search.index import FieldIndex, build_field_arrays, day_number, paper_term_counts, tokenize_corpus
 
 
 def _yyyymmdd(d: date) -> int:
@@ -89,3 +97,17 @@ class WhooshShard:
 
     def close(self) -> None:
         self.searcher.close()
+
+
+def build_memory_index(field_id: str, papers: Sequence[tuple[str, str | None, str | None, date]]) -> tuple[FieldIndex, dict[str, int]]:
+    """A field index built in memory from (arxiv_id, title, abstract, first_submitted)
+    rows, with its vocabulary: for tests and benchmarks without an archive."""
+    rows = sorted(papers, key=lambda p: p[0].encode("utf-8"))
+    vocab, ptrs, flats = tokenize_corpus([(r[1], r[2]) for r in rows])
+    per_field = [paper_term_counts(ptrs[k], flats[k], len(vocab)) for k in range(len(FIELDS))]
+    lengths = [np.diff(ptrs[k]) for k in range(len(FIELDS))]
+    ids = np.array([r[0] for r in rows], dtype=object)
+    members = np.arange(len(rows), dtype=np.int64)
+    days = np.array([day_number(r[3]) for r in rows], dtype=np.int64)
+    arrays = build_field_arrays(members, days, ids, per_field, lengths)
+    return FieldIndex.from_arrays(field_id, arrays), {t: i for i, t in enumerate(vocab)}
