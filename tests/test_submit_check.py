@@ -239,3 +239,46 @@ def test_md_code(text, kwargs, shown) -> None:
 
 def test_md_fence_cannot_be_closed_from_inside() -> None:
     assert md_fence(["abc", "````", "x\x1b"]) == ["`````", "abc", "````", "x\\x1b", "`````"]
+
+
+# ---------------------------------------------------------------- structure
+def test_keywords_come_from_the_finding_kind_not_its_wording(tiny_archive, monkeypatch) -> None:
+    """Reworded parser messages keep their keywords: the check reads Finding.kind."""
+    from rapgen.archive import Category, Finding, ProblemKind
+    from rapgen.submit.review import files
+
+    real = files.parse_predictions
+
+    def reworded(path, data, fields, origins):
+        units, findings = real(path, data, fields, origins)
+        return units, findings + [Finding(path, None, Category.MALFORMED, "gap in the episodes", kind=ProblemKind.COVERAGE),
+                                  Finding(path, 7, Category.MALFORMED, "seen before", kind=ProblemKind.DUPLICATE_UNIT),
+                                  Finding(path, 8, Category.MALFORMED, "does not cover every episode (wording only)", kind=ProblemKind.SCHEMA)]
+
+    monkeypatch.setattr(files, "parse_predictions", reworded)
+    repo = tiny_archive.root
+    folder = write_submission(repo / "archive" / "models" / NEW_ID, repo)
+    append_sums(repo, NEW_ID)
+    res = check_submission(repo, folder, run_scores=False, run_replay=False, run_site=False)
+    got = {(p.keyword, p.detail) for p in res.problems}
+    assert got == {("COVERAGE", "gap in the episodes"), ("DUPLICATE", "seen before"), ("MALFORMED", "does not cover every episode (wording only)")}
+
+
+def test_review_package_shape() -> None:
+    """No importlib, no private names from another module, modules <= 600 lines, functions <= 80."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent.parent / "generator" / "rapgen" / "submit" / "review"
+    for path in sorted(package.glob("*.py")):
+        text = path.read_text()
+        assert len(text.splitlines()) <= 600, path
+        tree = ast.parse(text)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names]
+                assert "importlib" not in names and getattr(node, "module", None) != "importlib", path
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rapgen."):
+                    assert not any(n.startswith("_") for n in names), (path, names)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                assert node.end_lineno - node.lineno + 1 <= 80, (path, node.name)

@@ -142,3 +142,18 @@ def test_a_pull_request_that_rigs_the_checker_is_still_judged_by_the_base(pr_rep
     text = report.read_text()
     assert "rigged" not in text and "rigged" not in done.stdout
     assert "**MALFORMED**" in text and "**TOUCHED**" in text  # the bad line, and the edits outside the folder
+
+
+def test_pr_mode_shows_a_stray_model_name_only_as_safe_text(pr_repo, tmp_path) -> None:
+    """A file (not a folder) under archive/models/ with markup in its name: its name reaches the report sanitised."""
+    (pr_repo / "archive" / "models" / "x<b>`## y").write_text("{}\n")
+    git(pr_repo, "add", "-A")
+    git(pr_repo, "commit", "-q", "-m", "stray file")
+    report = tmp_path / "report.md"
+    done = run_script("pr", "--root", str(pr_repo), "--base", "main", "--report", str(report), "--resamples", "50")
+    assert done.returncode == 1, done.stdout + done.stderr
+    text = report.read_text()
+    assert "`archive/models/x?b?????y/` was removed or changed into a file" in text
+    import markdown
+
+    assert "<b>" not in markdown.markdown(text, extensions=["tables"])  # elsewhere only inside code spans

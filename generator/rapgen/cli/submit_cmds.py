@@ -48,11 +48,13 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
     written to the archive.
 
     Prints a Markdown report (the model's leaderboard row in context, its
-    validity counts, every problem with its fix). Exit 1 if any problem.
+    validity counts, warnings such as Search conditions without recorded
+    calls, every problem with its fix); every text of the submission in it is
+    escaped. Exit 1 if any problem; warnings alone exit 0.
     """
     import json
 
-    from rapgen.archive.writer import atomic_write_bytes
+    from rapgen.io import atomic_write_bytes
     from rapgen.submit.review import check_submission, render_report
     from rapgen.text import escape_terminal
 

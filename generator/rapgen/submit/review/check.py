@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rapgen.archive import MODELS_PREFIX, sha256_bytes, sha256_file
+from rapgen.archive import MODELS_PREFIX, Archive, sha256_bytes, sha256_file
 from rapgen.errors import ArchiveError, RapgenError, UsageProblem
 from rapgen.submit.review import checks, files, overlay, traces
 from rapgen.submit.review.checks import visible
@@ -82,7 +82,9 @@ def check_submission(
     display = prefix if in_archive else (str(model_dir).rstrip("/") + "/")
     base_sums = checks.check_git(result, root, base, prefix) if base is not None else None
 
-    archive = checks.check_integrity(result, root, prefix)
+    # The folder is read first, within its limits: a file refused there is never parsed by verify either.
+    sub = files.read_submission(result, Archive(root), model_dir, display)
+    archive = checks.check_integrity(result, root, prefix, invariants=not (in_archive and sub.refused))
     try:
         result.manifest_sha256 = archive.manifest_sha256
     except RapgenError:
@@ -91,7 +93,7 @@ def check_submission(
         result.add("submission", "FOLDER", display.rstrip("/"), None, f"folder name {model_id!r} is not a valid model id")
     if in_archive and model_dir.is_symlink():
         result.add("submission", "FOLDER", display.rstrip("/"), None, "the model folder is a symbolic link; add a real folder")
-    sub = files.check_files(result, archive, model_dir, display)
+    files.check_contents(result, archive, sub, display)
     if sub.calls:
         traces.check_trace_semantics(result, archive, display + "traces.jsonl", sub.calls, sub.units)
     digests = _digests(model_dir, sub.data)

@@ -49,12 +49,16 @@ def check_git(result: CheckResult, root: Path, base: str, prefix: str) -> bytes:
     return shown.stdout if shown.returncode == 0 else b""
 
 
-def check_integrity(result: CheckResult, root: Path, prefix: str) -> Archive:
+def check_integrity(result: CheckResult, root: Path, prefix: str, *, invariants: bool = True) -> Archive:
     """``rapgen verify`` on the repository, leaving the new folder's files and SHA256SUMS lines to the later sections.
 
     Returns the archive verify built from the bytes it hashed, or, when something
-    did not verify, a reader of the repository for the checks that follow."""
-    report = verify_archive(root)
+    did not verify, a reader of the repository for the checks that follow.
+    ``invariants=False`` (the submission's files were refused as too large) hashes
+    every file but parses none, so a huge file cannot exhaust memory or time here."""
+    report = verify_archive(root, invariants=invariants)
+    if not invariants:
+        result.notes.append("the archive's invariants were not checked, because the submission's files were refused as too large")
     folder_lines = _folder_line_numbers(root, prefix)
     for finding in report.findings:
         if finding.category is Category.WARNING:

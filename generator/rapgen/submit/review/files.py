@@ -59,11 +59,16 @@ RESERVED_MODEL_KEY_DETAIL = (
 class Submission:
     """What the files of one model folder hold, once read and parsed."""
 
+    present: dict[str, Path] = field(default_factory=dict)  # model files that are regular files
     data: dict[str, bytes] = field(default_factory=dict)  # file name -> bytes, for the files that were read
     model: ModelInfo | None = None
     units: list[Unit] = field(default_factory=list)
     calls: list[TraceCall] = field(default_factory=list)
-    traces_parsed: bool = False
+
+    @property
+    def refused(self) -> bool:
+        """A model file was too large (or unreadable) to be read."""
+        return any(name not in self.data for name in self.present)
 
 
 class _Unreadable(Exception):
@@ -136,8 +141,18 @@ def list_folder(result: CheckResult, model_dir: Path, display: str) -> dict[str,
     return present
 
 
-def read_files(result: CheckResult, present: dict[str, Path], display: str) -> dict[str, bytes]:
-    """Each present file's bytes, within its size limit and (for JSONL) its line limit."""
+def line_limits(archive: Archive) -> dict[str, int]:
+    """The most lines each JSONL file can hold: one per unit, one per call within the cap.
+
+    Any line beyond these is certainly a problem, so a longer file is refused in one
+    problem instead of being parsed into millions."""
+    episodes = len(archive.field_map) * len(archive.origins.origins)
+    max_calls = int(archive.ledger["search"]["max_calls"])
+    return {"predictions.jsonl": len(CONDITIONS) * episodes, "traces.jsonl": len(SEARCH_CONDITIONS) * episodes * max_calls}
+
+
+def read_files(result: CheckResult, present: dict[str, Path], display: str, max_lines: dict[str, int]) -> dict[str, bytes]:
+    """Each present file's bytes, within its size limit and (for JSONL) its line limits."""
     data: dict[str, bytes] = {}
     for name, path in present.items():
         try:
@@ -145,10 +160,20 @@ def read_files(result: CheckResult, present: dict[str, Path], display: str) -> d
         except _Unreadable as exc:
             result.add("submission", exc.keyword, display + name, None, f"{name} {exc}")
             continue
-        if name.endswith(".jsonl") and _long_lines(result, display + name, raw):
-            continue
+        if name in max_lines:
+            lines = raw.count(b"\n") + (0 if raw.endswith(b"\n") or not raw else 1)
+            if lines > max_lines[name]:
+                result.add("submission", "TOO-LARGE", display + name, None,
+                           f"{name} has {lines:,} lines; it can hold at most {max_lines[name]:,} in this archive ({_one_line_per[name]})")
+                continue
+            if _long_lines(result, display + name, raw):
+                continue
         data[name] = raw
     return data
+
+
+_one_line_per = {"predictions.jsonl": "one line per field × origin × condition",
+                 "traces.jsonl": "one line per Search call, within the call cap of every unit"}
 
 
 def _long_lines(result: CheckResult, rel: str, raw: bytes) -> bool:
@@ -324,23 +349,31 @@ def warn_missing_calls(result: CheckResult, rel: str, units: list[Unit], calls: 
             result.warn("submission", "NO-SEARCH-CALLS", rel, None, f"no Search calls recorded for {condition}: traces.jsonl has no call of any {condition} unit")
 
 
-def check_files(result: CheckResult, archive: Archive, model_dir: Path, display: str) -> Submission:
+def read_submission(result: CheckResult, archive: Archive, model_dir: Path, display: str) -> Submission:
+    """The folder's files, listed and read within their limits (nothing parsed yet)."""
+    sub = Submission(present=list_folder(result, model_dir, display))
+    try:
+        max_lines = line_limits(archive)
+    except RapgenError:
+        max_lines = {}  # the archive cannot be read: check_contents reports it and parses nothing
+    sub.data = read_files(result, sub.present, display, max_lines)
+    return sub
+
+
+def check_contents(result: CheckResult, archive: Archive, sub: Submission, display: str) -> None:
     """Section 2: every file of the folder, each problem with its file and line."""
-    sub = Submission()
-    present = list_folder(result, model_dir, display)
-    sub.data = read_files(result, present, display)
-    for name, raw in sub.data.items():
-        check_bidi(result, display + name, raw, lines=name.endswith(".jsonl"))
     try:
         max_calls = int(archive.ledger["search"]["max_calls"])
-        archive.field_map, archive.origins  # noqa: B018 - read here so a broken archive is one problem
         existing = set(archive.model_ids)
+        archive.field_map, archive.origins  # noqa: B018 - read here so a broken archive is one problem
     except RapgenError as exc:
         if result.stage_problems("integrity"):
             result.notes.append(f"the submission's files were not checked against the archive, which cannot be read: {exc}")
         else:
             result.add("integrity", "INTEGRITY", "archive/", None, f"the archive cannot be read: {exc}")
-        return sub
+        return
+    for name, raw in sub.data.items():
+        check_bidi(result, display + name, raw, lines=name.endswith(".jsonl"))
     if "model.json" in sub.data:
         sub.model = result.model = check_model_json(result, display + "model.json", sub.data["model.json"])
     if not result.in_archive and result.model_id in existing:
@@ -349,7 +382,5 @@ def check_files(result: CheckResult, archive: Archive, model_dir: Path, display:
         sub.units = check_predictions(result, display + "predictions.jsonl", sub.data["predictions.jsonl"], archive, sub.model, display + "model.json")
     if "traces.jsonl" in sub.data:
         sub.calls = check_trace_file(result, display + "traces.jsonl", sub.data["traces.jsonl"], archive, max_calls)
-        sub.traces_parsed = True
-    if "traces.jsonl" not in present or sub.traces_parsed:
-        warn_missing_calls(result, display + "traces.jsonl", sub.units, sub.calls, has_file="traces.jsonl" in present)
-    return sub
+    if "traces.jsonl" not in sub.present or "traces.jsonl" in sub.data:
+        warn_missing_calls(result, display + "traces.jsonl", sub.units, sub.calls, has_file="traces.jsonl" in sub.present)
