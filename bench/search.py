@@ -40,6 +40,7 @@ import sys
 import time
 from collections import Counter
 from datetime import date
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -149,6 +150,50 @@ def rapgen(*args: str) -> tuple[float, subprocess.CompletedProcess]:
     return time.perf_counter() - started, proc
 
 
+def whoosh_reference(archive, backend, con, traces: dict, *, n_shards: int, shard_docs: int, build: float) -> None:
+    """Naive per-shard Whoosh on ``n_shards`` real shards: build speed, and every answer identical to the backend's."""
+    from rapgen.archive import CONDITION_REGIME
+    from rapgen.search.reference import WhooshShard
+
+    manifests = sorted(archive.manifest("expanding") + archive.manifest("fixed"), key=lambda m: m.n_papers)
+    picks = [manifests[int(q * (len(manifests) - 1))] for q in np.linspace(0.3, 1.0, n_shards)]
+    w_docs = w_time = 0.0
+    ours_q = whoosh_q = 0.0
+    n_q = 0
+    backend.search(picks[0].field_id, picks[0].origin, picks[0].regime, {"query": "warm up", "sort": "date"})  # loads the vocabulary
+    for m in picks:
+        rows = con.execute(
+            "SELECT p.arxiv_id, p.title, p.abstract, p.first_submitted FROM assignments a JOIN papers p USING (arxiv_id) "
+            "WHERE a.field_id = ? AND a.first_submitted < ? AND (? IS NULL OR a.first_submitted >= ?)",
+            [m.field_id, m.date_to, m.date_from, m.date_from]).fetchall()
+        t = time.perf_counter()
+        ref = WhooshShard(rows, k1=1.5, b=0.75)
+        w_time += time.perf_counter() - t
+        w_docs += len(rows)
+        shard = backend.shard(m.field_id, m.origin, m.regime)
+        calls = [c for mid in archive.model_ids for c in traces[mid] if c.field_id == m.field_id and c.origin == m.origin
+                 and CONDITION_REGIME.get(c.condition) == m.regime][:100]
+        for c in calls:
+            args = {"query": c.query, "sort": c.sort, "date_from": c.date_from, "date_to": c.date_to}
+            t = time.perf_counter()
+            got = shard.search(args, top_k=8, k1=1.5, b=0.75)
+            ours_q += time.perf_counter() - t
+            t = time.perf_counter()
+            total, ids, _ = ref.search(c.query, c.sort, c.date_from and date.fromisoformat(c.date_from),
+                                       c.date_to and date.fromisoformat(c.date_to), 8)
+            whoosh_q += time.perf_counter() - t
+            assert (total, ids) == (got.total_hits, list(got.ids)), (m, c)
+            n_q += 1
+    rate = w_docs / w_time
+    naive = shard_docs / rate
+    say(f"reference, naive per-shard Whoosh build: {rate:,.0f} docs/s on {len(picks)} shards ({int(w_docs):,} docs) "
+        f"→ all {shard_docs:,} shard documents ≈ {naive / 60:,.0f} min on one core, {naive / 120:,.0f} min on two")
+    say(f"  build ratio: per-shard Whoosh / this backend ≈ {naive / 2 / build:,.0f}× (both on 2 cores)")
+    if n_q:
+        say(f"query latency on the same {n_q} recorded calls: ours {1000 * ours_q / n_q:.2f} ms, Whoosh {1000 * whoosh_q / n_q:.2f} ms "
+            f"per call ({whoosh_q / ours_q:,.0f}×); results identical on all {n_q}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", type=Path, help="an existing full-scale archive with traces")
@@ -211,53 +256,92 @@ def main() -> None:
     say(f"  goals: cold ≤ 1200 s {'met' if cold <= 1200 else 'MISSED'}; warm ≤ 300 s {'met' if warm <= 300 else 'MISSED'}")
 
     # 3. reference: naive per-shard Whoosh on a sample of real shards (sizes spread over the range)
-    from rapgen.search.reference import WhooshShard
-
     con = archive.connect()
-    manifests = sorted(archive.manifest("expanding") + archive.manifest("fixed"), key=lambda m: m.n_papers)
-    picks = [manifests[int(q * (len(manifests) - 1))] for q in np.linspace(0.3, 1.0, opts.reference_shards)]
     traces = {mid: archive.traces(mid) for mid in archive.model_ids}
-    w_docs = w_time = 0.0
-    ours_q = whoosh_q = 0.0
-    n_q = 0
-    backend.search(picks[0].field_id, picks[0].origin, picks[0].regime, {"query": "warm up", "sort": "date"})  # loads the vocabulary
-    for m in picks:
-        rows = con.execute(
-            "SELECT p.arxiv_id, p.title, p.abstract, p.first_submitted FROM assignments a JOIN papers p USING (arxiv_id) "
-            "WHERE a.field_id = ? AND a.first_submitted < ? AND (? IS NULL OR a.first_submitted >= ?)",
-            [m.field_id, m.date_to, m.date_from, m.date_from]).fetchall()
-        t = time.perf_counter()
-        ref = WhooshShard(rows, k1=1.5, b=0.75)
-        w_time += time.perf_counter() - t
-        w_docs += len(rows)
-        shard = backend.shard(m.field_id, m.origin, m.regime)
-        calls = [c for mid in archive.model_ids for c in traces[mid] if c.field_id == m.field_id and c.origin == m.origin
-                 and {"A1": "fixed", "A2": "fixed", "A3": "expanding", "A4": "expanding"}[c.condition] == m.regime][:100]
-        for c in calls:
-            args = {"query": c.query, "sort": c.sort, "date_from": c.date_from, "date_to": c.date_to}
-            t = time.perf_counter()
-            got = shard.search(args, top_k=8, k1=1.5, b=0.75)
-            ours_q += time.perf_counter() - t
-            t = time.perf_counter()
-            total, ids, _ = ref.search(c.query, c.sort, c.date_from and date.fromisoformat(c.date_from),
-                                       c.date_to and date.fromisoformat(c.date_to), 8)
-            whoosh_q += time.perf_counter() - t
-            assert (total, ids) == (got.total_hits, list(got.ids)), (m, c)
-            n_q += 1
-    rate = w_docs / w_time
-    naive = shard_docs / rate
-    say(f"reference, naive per-shard Whoosh build: {rate:,.0f} docs/s on {len(picks)} shards ({int(w_docs):,} docs) "
-        f"→ all {shard_docs:,} shard documents ≈ {naive / 60:,.0f} min on one core, {naive / 120:,.0f} min on two")
-    say(f"  build ratio: per-shard Whoosh / this backend ≈ {naive / 2 / build:,.0f}× (both on 2 cores)")
-    if n_q:
-        say(f"query latency on the same {n_q} recorded calls: ours {1000 * ours_q / n_q:.2f} ms, Whoosh {1000 * whoosh_q / n_q:.2f} ms "
-            f"per call ({whoosh_q / ours_q:,.0f}×); results identical on all {n_q}")
+    whoosh_reference(archive, backend, con, traces, n_shards=opts.reference_shards, shard_docs=shard_docs, build=build)
 
     # 4. speed reference: bm25s on a sample of the same shards
     if opts.bm25s_every > 0:
         bm25s_reference(archive, backend, con, traces, shard_docs=shard_docs, n_calls=n_calls, build=build,
                         cold=cold, warm=warm, every=opts.bm25s_every)
     say(f"load average after the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+@dataclass
+class _Tally:
+    """What the bm25s reference accumulates over the shards and calls."""
+
+    idx_time: float = 0.0
+    ours_q: float = 0.0
+    ref_q: float = 0.0
+    idx_docs: int = 0
+    n_q: int = 0
+    n_rel: int = 0
+    same_total: int = 0
+    same_date: int = 0
+    same_rel: int = 0
+    overlap: float = 0.0
+
+
+def _bm25s_call(pair, days, sids, call, top_k: int) -> tuple[int, list[str]]:
+    """bm25s has no filter: score every shard document, then keep the call's bounds (exact)."""
+    scores = np.zeros(len(sids), dtype=np.float32)
+    for ix in pair:
+        tids = ix.get_tokens_ids(list(call.terms))
+        if tids:
+            scores += ix.get_scores_from_ids(tids)
+    hit = scores > 0  # Lucene idf is positive, so a matching document scores > 0
+    if call.date_from is not None:
+        hit &= days >= call.date_from.toordinal()
+    if call.date_to is not None:
+        hit &= days < call.date_to.toordinal()
+    cand = np.flatnonzero(hit)
+    key = -scores[cand] if call.sort == "relevance" else -days[cand]
+    return len(cand), [str(i) for i in sids[cand[np.lexsort((cand, key))[:top_k]]]]
+
+
+def _bm25s_shard(bm25s, m, members, titles, abstracts, ids, backend, calls, tally: _Tally) -> None:
+    """Index one shard with bm25s (title and abstract apart) and compare all its recorded calls."""
+    from rapgen.search import validate_call
+
+    k1, b, top_k = backend.k1, backend.b, backend.top_k
+    fpos, fdays = members.get(m.field_id, (np.zeros(0, dtype=int), np.zeros(0, dtype=int)))
+    keep = fdays < m.date_to.toordinal()
+    if m.date_from is not None:
+        keep &= fdays >= m.date_from.toordinal()
+    spos, days = fpos[keep], fdays[keep]
+    assert len(spos) == m.n_papers, m
+    t = time.perf_counter()
+    pair = []
+    if len(spos):
+        for tokens in (titles, abstracts):
+            ix = bm25s.BM25(k1=k1, b=b, method="lucene")
+            ix.index([tokens[i] for i in spos], show_progress=False)
+            pair.append(ix)
+    tally.idx_time += time.perf_counter() - t
+    tally.idx_docs += len(spos)
+    shard = backend.shard(m.field_id, m.origin, m.regime)
+    for c in calls:
+        args = {"query": c.query, "sort": c.sort, "date_from": c.date_from, "date_to": c.date_to}
+        t = time.perf_counter()
+        got = shard.search(args, top_k=top_k, k1=k1, b=b)
+        tally.ours_q += time.perf_counter() - t
+        t = time.perf_counter()
+        try:
+            call = validate_call(args)
+        except ValueError:
+            tally.ref_q += time.perf_counter() - t
+            continue  # a malformed call: an error result for both, nothing to compare
+        total, top = _bm25s_call(pair, days, ids[spos], call, top_k)
+        tally.ref_q += time.perf_counter() - t
+        tally.n_q += 1
+        tally.same_total += total == got.total_hits
+        if call.sort == "date":
+            tally.same_date += top == list(got.ids)
+        else:
+            tally.n_rel += 1
+            tally.same_rel += top == list(got.ids)
+            tally.overlap += len(set(top) & set(got.ids)) / max(len(top), len(got.ids), 1)
 
 
 def bm25s_reference(archive, backend, con, traces: dict, *, shard_docs: int, n_calls: int, build: float,
@@ -270,17 +354,17 @@ def bm25s_reference(archive, backend, con, traces: dict, *, shard_docs: int, n_c
         return
     import logging
 
-    from rapgen.search import REGIME_OF_CONDITION, tokenize, validate_call
+    from rapgen.archive import CONDITION_REGIME
+    from rapgen.search import tokenize
 
     logging.getLogger("bm25s").setLevel(logging.ERROR)
-    k1, b, top_k = backend.k1, backend.b, backend.top_k
     shards = sorted((m for r in ("fixed", "expanding") for m in archive.manifest(r)), key=lambda m: (m.field_id, m.origin, m.regime))
     picks = shards[::every]
     calls_by_shard: dict[tuple, list] = {}
     for mid in archive.model_ids:
         for c in traces[mid]:
-            if c.condition in REGIME_OF_CONDITION:
-                calls_by_shard.setdefault((c.field_id, c.origin, REGIME_OF_CONDITION[c.condition]), []).append(c)
+            if c.condition in CONDITION_REGIME:
+                calls_by_shard.setdefault((c.field_id, c.origin, CONDITION_REGIME[c.condition]), []).append(c)
     # tokenise every member paper once with rapgen's analyzer (as the backend does), title and abstract apart
     rows = con.execute("SELECT arxiv_id, title, abstract FROM papers WHERE arxiv_id IN (SELECT arxiv_id FROM assignments) "
                        "ORDER BY arxiv_id").fetchall()
@@ -294,91 +378,48 @@ def bm25s_reference(archive, backend, con, traces: dict, *, shard_docs: int, n_c
     for fid, group in con.execute("SELECT field_id, arxiv_id, first_submitted FROM assignments ORDER BY field_id, arxiv_id").df().groupby("field_id", sort=False):
         members[fid] = (np.array([pos[p] for p in group["arxiv_id"]]),
                         np.array([d.toordinal() for d in group["first_submitted"]]))
-    idx_time = ours_q = ref_q = 0.0
-    idx_docs = n_q = n_rel = same_total = same_date = same_rel = 0
-    overlap = 0.0
+    tally = _Tally()
     field_seen = None
     for m in picks:
         if field_seen is not None and field_seen != m.field_id:
             backend.release(field_seen)  # keep memory flat: one field's arrays at a time
         field_seen = m.field_id
-        fpos, fdays = members.get(m.field_id, (np.zeros(0, dtype=int), np.zeros(0, dtype=int)))
-        keep = fdays < m.date_to.toordinal()
-        if m.date_from is not None:
-            keep &= fdays >= m.date_from.toordinal()
-        spos, days = fpos[keep], fdays[keep]
-        assert len(spos) == m.n_papers, m
-        t = time.perf_counter()
-        pair = []
-        if len(spos):
-            for tokens in (titles, abstracts):
-                ix = bm25s.BM25(k1=k1, b=b, method="lucene")
-                ix.index([tokens[i] for i in spos], show_progress=False)
-                pair.append(ix)
-        idx_time += time.perf_counter() - t
-        idx_docs += len(spos)
-        sids = ids[spos]
-        shard = backend.shard(m.field_id, m.origin, m.regime)
-        for c in calls_by_shard.get((m.field_id, m.origin, m.regime), []):
-            args = {"query": c.query, "sort": c.sort, "date_from": c.date_from, "date_to": c.date_to}
-            t = time.perf_counter()
-            got = shard.search(args, top_k=top_k, k1=k1, b=b)
-            ours_q += time.perf_counter() - t
-            t = time.perf_counter()
-            try:
-                call = validate_call(args)
-            except ValueError:
-                ref_q += time.perf_counter() - t
-                continue  # a malformed call: an error result for both, nothing to compare
-            # bm25s has no filter: score every shard document, then keep the call's bounds (exact)
-            scores = np.zeros(len(spos), dtype=np.float32)
-            for ix in pair:
-                tids = ix.get_tokens_ids(list(call.terms))
-                if tids:
-                    scores += ix.get_scores_from_ids(tids)
-            hit = scores > 0  # Lucene idf is positive, so a matching document scores > 0
-            if call.date_from is not None:
-                hit &= days >= call.date_from.toordinal()
-            if call.date_to is not None:
-                hit &= days < call.date_to.toordinal()
-            cand = np.flatnonzero(hit)
-            key = -scores[cand] if call.sort == "relevance" else -days[cand]
-            top = [str(i) for i in sids[cand[np.lexsort((cand, key))[:top_k]]]]
-            ref_q += time.perf_counter() - t
-            n_q += 1
-            same_total += len(cand) == got.total_hits
-            if call.sort == "date":
-                same_date += top == list(got.ids)
-            else:
-                n_rel += 1
-                same_rel += top == list(got.ids)
-                overlap += len(set(top) & set(got.ids)) / max(len(top), len(got.ids), 1)
+        _bm25s_shard(bm25s, m, members, titles, abstracts, ids, backend, calls_by_shard.get((m.field_id, m.origin, m.regime), []), tally)
     if field_seen is not None:
         backend.release(field_seen)
-    scale = len(shards) / len(picks)  # 1 when every shard was indexed
+    _bm25s_report(bm25s.__version__, tally, len(shards), len(picks), every, len(rows), tok_time,
+                  shard_docs=shard_docs, n_calls=n_calls, build=build, cold=cold, warm=warm)
+
+
+def _bm25s_report(version: str, tally: _Tally, n_shards: int, n_picks: int, every: int, n_papers: int, tok_time: float, *,
+                  shard_docs: int, n_calls: int, build: float, cold: float, warm: float) -> None:
+    t = tally
+    scale = n_shards / n_picks  # 1 when every shard was indexed
     sampled = "" if every == 1 else f" (every {every}th shard; figures below extrapolated ×{scale:.1f})"
-    est_build = tok_time + idx_time * scale
-    say(f"reference, bm25s {bm25s.__version__}, one title + one abstract index per shard, tokens from rapgen.search.tokenize, "
-        f"1 process: {len(picks)} of {len(shards)} shards{sampled}")
-    say(f"  tokenise {len(rows):,} papers once: {tok_time:.1f} s; index {idx_docs:,} shard docs: {idx_time:.1f} s "
-        f"= {idx_docs / max(idx_time, 1e-9):,.0f} docs/s")
+    est_build = tok_time + t.idx_time * scale
+    say(f"reference, bm25s {version}, one title + one abstract index per shard, tokens from rapgen.search.tokenize, "
+        f"1 process: {n_picks} of {n_shards} shards{sampled}")
+    say(f"  tokenise {n_papers:,} papers once: {tok_time:.1f} s; index {t.idx_docs:,} shard docs: {t.idx_time:.1f} s "
+        f"= {t.idx_docs / max(t.idx_time, 1e-9):,.0f} docs/s")
     say(f"  build throughput: rapgen {shard_docs / build:,.0f} shard docs/s (cold, 2 processes, {build:.1f} s); bm25s "
         f"{shard_docs / est_build:,.0f} on 1 core ({est_build:.1f} s), ≈ {2 * shard_docs / est_build:,.0f} on 2 (ideal split); "
         f"throughput ratio rapgen/bm25s ≈ {est_build / 2 / build:,.2f}× (both on 2 cores)")
-    if n_q:
-        ours_ms, ref_ms = 1000 * ours_q / n_q, 1000 * ref_q / n_q
-        say(f"  query latency on the same {n_q:,} recorded calls ({n_rel:,} relevance): rapgen {ours_ms:.3f} ms, bm25s {ref_ms:.3f} ms "
-            f"per call = {1000 / ours_ms:,.0f} vs {1000 / ref_ms:,.0f} calls/s; throughput ratio rapgen/bm25s {ref_ms / ours_ms:,.2f}×")
-        est_replay = (est_build + ref_q * scale) / 2  # build + every call, split ideally over 2 cores
-        say(f"  replay of all {n_calls:,} calls, cold: rapgen {cold:.1f} s end to end (verify + build + replay) = {n_calls / cold:,.0f} calls/s; "
-            f"bm25s build + queries {2 * est_replay:.1f} s on 1 core, ≈ {est_replay:.1f} s on 2 = {n_calls / est_replay:,.0f} calls/s; throughput "
-            f"ratio rapgen/bm25s {est_replay / cold:,.2f}×")
-        warm_ref = ref_q * scale / 2
-        say(f"  replay, warm: rapgen {warm:.1f} s end to end (incl. verify) = {n_calls / warm:,.0f} calls/s; bm25s queries alone "
-            f"(indexes kept in memory) ≈ {warm_ref:.1f} s on 2 = {n_calls / warm_ref:,.0f} calls/s; throughput ratio rapgen/bm25s {warm_ref / warm:,.2f}×")
-        say(f"  agreement, information only (bm25s's Lucene BM25 is not Whoosh's BM25F): total_hits equal on {same_total:,}/{n_q:,}, "
-            f"date-sorted top-8 identical on {same_date:,}/{n_q - n_rel:,}, relevance top-8 identical on {same_rel:,}/{n_rel:,}, "
-            f"mean overlap@8 {overlap / max(n_rel, 1):.3f}")
+    if not t.n_q:
+        return
+    ours_ms, ref_ms = 1000 * t.ours_q / t.n_q, 1000 * t.ref_q / t.n_q
+    say(f"  query latency on the same {t.n_q:,} recorded calls ({t.n_rel:,} relevance): rapgen {ours_ms:.3f} ms, bm25s {ref_ms:.3f} ms "
+        f"per call = {1000 / ours_ms:,.0f} vs {1000 / ref_ms:,.0f} calls/s; throughput ratio rapgen/bm25s {ref_ms / ours_ms:,.2f}×")
+    est_replay = (est_build + t.ref_q * scale) / 2  # build + every call, split ideally over 2 cores
+    say(f"  replay of all {n_calls:,} calls, cold: rapgen {cold:.1f} s end to end (verify + build + replay) = {n_calls / cold:,.0f} calls/s; "
+        f"bm25s build + queries {2 * est_replay:.1f} s on 1 core, ≈ {est_replay:.1f} s on 2 = {n_calls / est_replay:,.0f} calls/s; throughput "
+        f"ratio rapgen/bm25s {est_replay / cold:,.2f}×")
+    warm_ref = t.ref_q * scale / 2
+    say(f"  replay, warm: rapgen {warm:.1f} s end to end (incl. verify) = {n_calls / warm:,.0f} calls/s; bm25s queries alone "
+        f"(indexes kept in memory) ≈ {warm_ref:.1f} s on 2 = {n_calls / warm_ref:,.0f} calls/s; throughput ratio rapgen/bm25s {warm_ref / warm:,.2f}×")
+    say(f"  agreement, information only (bm25s's Lucene BM25 is not Whoosh's BM25F): total_hits equal on {t.same_total:,}/{t.n_q:,}, "
+        f"date-sorted top-8 identical on {t.same_date:,}/{t.n_q - t.n_rel:,}, relevance top-8 identical on {t.same_rel:,}/{t.n_rel:,}, "
+        f"mean overlap@8 {t.overlap / max(t.n_rel, 1):.3f}")
+
 
 if __name__ == "__main__":
     main()

@@ -20,10 +20,9 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from rapgen.archive.calendar import add_months
-from rapgen.archive.records import BENCHMARK_LEDGER, SLOTS
-from rapgen.archive.sums import format_sums
-from rapgen.archive.walk import hash_files, walk
-from rapgen.archive.writer import atomic_write_bytes, write_assignments, write_json, write_jsonl, write_papers
+from rapgen.archive import ARCHIVE_DIR, BENCHMARK_LEDGER, SLOTS, SUMS_NAME, format_sums, sha256_file, write_assignments, write_papers
+from rapgen.archive.walk import walk
+from rapgen.io import atomic_write_bytes, write_json, write_jsonl
 
 ORIGINS = ["2023-01-01", "2023-07-01", "2024-01-01", "2024-07-01", "2025-01-01"]
 LEDGER = BENCHMARK_LEDGER
@@ -201,6 +200,5 @@ def _write_traces(arch: Path, model_id: str, rows: list[tuple], origins: list[da
 def reseal(root: str | Path) -> None:
     """Rewrite SHA256SUMS to list every regular file under archive/ as it is now."""
     root = Path(root)
-    files = sorted(p for p, e in walk(str(root), "archive").items() if e.kind == "file")
-    digests = hash_files(str(root), files, jobs=1)
-    atomic_write_bytes(root / "SHA256SUMS", format_sums({p: digests[p].digest for p in files}))
+    files = sorted(p for p, e in walk(str(root), ARCHIVE_DIR).items() if e.kind == "file")
+    atomic_write_bytes(root / SUMS_NAME, format_sums({p: sha256_file(root / p) for p in files}))

@@ -194,3 +194,17 @@ def test_ranks_equal_scipy_average_ranks():
     assert np.array_equal(ranks(x), rankdata(x, method="average", axis=-1))
     # by hand: [0.3, 0.1, 0.3, 0.2] -> 0.1 is 1st, 0.2 2nd, the two 0.3 share 3.5
     assert ranks(np.array([0.3, 0.1, 0.3, 0.2])).tolist() == [3.5, 1.0, 3.5, 2.0]
+
+
+def test_the_package_has_one_ranks_and_one_spearman():
+    import ast
+    from pathlib import Path
+
+    import rapgen
+
+    defs: dict[str, list[str]] = {}
+    for path in Path(rapgen.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.name.lstrip("_") in ("ranks", "average_ranks", "spearman", "spearman_rows"):
+                defs.setdefault(node.name.lstrip("_"), []).append(path.name)
+    assert defs == {"ranks": ["kernels.py"], "spearman": ["kernels.py"]}

@@ -260,3 +260,24 @@ def test_renormalise_rule():
     assert renormalise([1.0, 3.0]) == (0.25, 0.75)
     assert renormalise([MAX, MAX]) == (0.5, 0.5)
     assert renormalise([MAX, 1e-320]) == (1.0, 0.0)
+
+
+def test_writer_and_reader_round_trip_extreme_numbers(tmp_path):
+    """rapgen.io writes the extremes as JSON numbers the parser reads back unchanged:
+    1.7e308, the smallest subnormal and -0.0 stay valid; 10**400 becomes an invalid unit."""
+    from rapgen.io import write_jsonl
+
+    rows = [
+        {"field_id": "f1", "origin": "2024-01-01", "condition": "A0", "weights": {f"D{i}": 1.7e308 for i in range(8)}},
+        {"field_id": "f1", "origin": "2024-01-01", "condition": "A1", "weights": dict({f"D{i}": 5e-324 for i in range(8)}, D0=-0.0)},
+        {"field_id": "f1", "origin": "2024-01-01", "condition": "A3", "weights": dict(W, D0=10**400)},
+    ]
+    path = tmp_path / "p.jsonl"
+    write_jsonl(path, rows)
+    units, findings = parse_predictions("p.jsonl", path.read_bytes(), FIELDS, ORIGINS)
+    assert findings == []
+    assert units[0].weights == (0.125,) * 8
+    assert units[1].valid and units[1].weights[0] == 0.0 and sum(units[1].weights) == pytest.approx(1.0)
+    assert not units[2].valid and units[2].reason == "a weight is not finite"
+    with pytest.raises(ValueError):
+        write_jsonl(tmp_path / "nan.jsonl", [{"weights": {"D0": float("nan")}}])  # the writer never emits NaN

@@ -16,9 +16,9 @@ from rapgen.agents import add_agents_to_archive
 from rapgen.archive import Archive, recent_window
 from rapgen.cli import cli
 from rapgen.sample import generate_traces
+from rapgen.search import replay_archive
 from rapgen.scores.diagnostics.evidence import search_evidence
 from rapgen.scores.kernels import spearman
-from rapgen.search import replay_archive
 
 
 @pytest.fixture(autouse=True)
@@ -150,14 +150,21 @@ def test_evidence_spearman_is_the_scorers(a, b, expected):
         assert got == pytest.approx(expected, abs=1e-12)
 
 
-def test_evidence_of_units_whose_papers_are_all_other_is_undefined(replayable):
+def test_evidence_of_units_whose_papers_are_all_other_is_undefined():
     # No counted direction among the returned papers: no composition, so no spearman.
-    from rapgen.scores.diagnostics.evidence import _unit_vectors
+    from collections import namedtuple
 
-    ledger = {"f": {"p1": (date(2024, 1, 1), -1)}}
-    returned, _recent, _future = _unit_vectors({("f", date(2024, 7, 1)): {"p1"}}, ledger, 6)
-    assert np.isnan(returned).all()
-    assert np.isnan(spearman(returned, np.arange(8.0)[None])).all()
+    from rapgen.scores.diagnostics.evidence import Ledger, _condition_row
+
+    Call = namedtuple("Call", "field_id origin returned_ids")
+    day = (date(2024, 3, 1) - date(1970, 1, 1)).days
+    ledger = Ledger(np.array(["f\tp1", "f\tp2"]), np.array([day, day]), np.array([-1, 3]), {"f": (0, 2)})
+    calls = [Call("f", date(2024, 7, 1), ("p1",)), Call("f", date(2025, 1, 1), ("p2", "p9")), Call("f", date(2025, 1, 1), ())]
+    row = _condition_row("m", "A3", calls, ledger, 6, {})
+    assert (row["calls"], row["units"], row["returned_slots"]) == (3, 2, 3)
+    assert row["recent_slots"] == 1 and row["recent_share"] == round(1 / 3, 6)  # p1 is recent for 2024-07-01 only
+    # unit 2024-07-01 has only "other"; unit 2025-01-01 has one D3 paper, and the windows hold no counted paper
+    assert row["spearman_units"] == 0 and row["spearman_recent"] is None
 
 
 def test_generated_traces_are_deterministic_and_within_the_cap(replayable, tmp_path):

@@ -159,3 +159,16 @@ def test_cache_is_keyed_by_the_verified_digests_without_rehashing(tiny_archive, 
     assert digest["papers_sha256"] == verified.digests[PAPERS_PARQUET]
     backend = Backend(verified, cache_dir=tmp_path / "c")
     assert backend.folder.name == search_cache.cache_key(digest) == plain_key  # same key as the SHA256SUMS lines give
+
+
+def test_cli_search_shows_control_characters_in_titles_escaped(tiny_archive, monkeypatch):
+    original = Backend.papers
+
+    def hostile(self, ids):
+        return [{**p, "title": "evil\x1b[2J\u202etitle\r"} for p in original(self, ids)]
+
+    monkeypatch.setattr(Backend, "papers", hostile)
+    result = CliRunner().invoke(cli, ["search", "alpha", "2024-07-01", "fixed", "parsing", "--root", str(tiny_archive.root)])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.stdout and "\u202e" not in result.stdout and "\r" not in result.stdout
+    assert "evil\\x1b[2J\\u202etitle\\x0d" in result.stdout

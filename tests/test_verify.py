@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from factory import reseal
-from rapgen.archive.writer import write_assignments
+from rapgen.archive import write_assignments
 from rapgen.cli import cli
 
 FIELDS = "archive/benchmark/fields.jsonl"
@@ -696,3 +696,38 @@ def test_verify_internal_error_is_one_line_and_debug_shows_traceback(tiny_archiv
 def test_verify_missing_root_is_a_usage_error(tmp_path):
     result = run(tmp_path / "nope")
     assert result.exit_code == 2 and result.stderr.strip().endswith("nope: the root is not a directory")
+
+
+# ---------------------------------------------------------------- parse once per build
+DOCUMENT_PARSERS = (
+    "parse_archive_json", "parse_origins", "parse_ledger", "parse_fields", "parse_codebooks", "parse_blocks",
+    "parse_manifest", "parse_model_json", "parse_predictions", "parse_traces",
+)
+
+
+def test_a_build_parses_every_document_exactly_once(tiny_archive, tmp_path, monkeypatch):
+    """Instrumented run_build: every archive document goes through its parser once
+    (while being verified), and no document is read from disk again afterwards."""
+    import collections
+
+    import rapgen.archive.parse as parse_module
+    from rapgen.pipeline import run_build
+
+    parsed: collections.Counter = collections.Counter()
+    for name in DOCUMENT_PARSERS:
+        real = getattr(parse_module, name)
+
+        def counting(path, data, *args, _real=real, **kwargs):
+            parsed[path] += 1
+            return _real(path, data, *args, **kwargs)
+
+        monkeypatch.setattr(parse_module, name, counting)
+    reread: collections.Counter = collections.Counter()
+    real_read = Archive.read_bytes
+    monkeypatch.setattr(Archive, "read_bytes", lambda self, rel: (reread.update([rel]), real_read(self, rel))[1])
+
+    run_build(tiny_archive.root, tmp_path / "site", resamples=20, work_dir=tmp_path / "work")
+    documents = [line.path for line in classify_sums((tiny_archive.root / "SHA256SUMS").read_bytes()) if not line.path.endswith(".parquet")]
+    assert sorted(parsed) == sorted(documents)
+    assert set(parsed.values()) == {1}, parsed
+    assert not set(reread) & set(documents), reread

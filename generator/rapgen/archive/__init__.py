@@ -71,6 +71,7 @@ from rapgen.archive.records import (
     Unit,
 )
 from rapgen.archive.shards import condition_shard_start, in_shard, shard_ids_sha256, shard_members, shard_start
+from rapgen.archive.writer import ASSIGNMENTS_SCHEMA, PAPERS_SCHEMA, write_assignments, write_papers
 from rapgen.archive.sums import SumsEntry, SumsLine, SumsUnreadable, format_sums, parse_sums, read_sums, sha256_bytes, sha256_file, sums_lines
 
 __all__ = [
@@ -85,6 +86,7 @@ __all__ = [
     "BENCHMARK_LEDGER", "CONDITION_REGIME", "CONDITIONS", "FIELD_ID_PATTERN", "FORECAST_CONDITIONS", "SEARCH_CONDITIONS", "SLOTS", "STATE_CONDITIONS",
     "Block", "Category", "Direction", "Field", "Finding", "ModelInfo", "Origins", "ProblemKind", "ShardManifest", "TraceCall", "Unit",
     "condition_shard_start", "in_shard", "shard_ids_sha256", "shard_members", "shard_start",
+    "ASSIGNMENTS_SCHEMA", "PAPERS_SCHEMA", "write_assignments", "write_papers",
     "SumsEntry", "SumsLine", "SumsUnreadable", "format_sums", "parse_sums", "read_sums", "sha256_bytes", "sha256_file", "sums_lines",
 ]
 

@@ -32,10 +32,15 @@ from rapgen.archive.layout import (
     MANIFEST_JSONL,
     MODEL_FILES,
     MODEL_ID_PATTERN,
+    MODEL_JSON,
     MODELS_DIR,
     ORIGINS_JSON,
     PAPERS_PARQUET,
+    PREDICTIONS_JSONL,
     REQUIRED_FILES,
+    REQUIRED_MODEL_FILES,
+    TRACES_JSONL,
+    model_file,
 )
 from rapgen.archive.records import Block, Category, Direction, Field, Finding, ModelInfo, Origins, ProblemKind, ShardManifest, TraceCall, Unit
 from rapgen.archive.shards import condition_shard_start, shard_start
@@ -428,7 +433,7 @@ class _Checker:
                 self.add(folder, f"model id {model_id!r} does not match {MODEL_ID_PATTERN}")
             for name in sorted(names - set(MODEL_FILES)):
                 self.add(f"{folder}/{name}", "unexpected file in a model folder (allowed: model.json, predictions.jsonl, traces.jsonl)")
-            for name in ("model.json", "predictions.jsonl"):
+            for name in REQUIRED_MODEL_FILES:
                 if name not in names:
                     self.add(f"{folder}/{name}", "required model file is missing")
             self.check_model(model_id, names, fields, origins, ledger, ledger_ok)
@@ -436,22 +441,22 @@ class _Checker:
     def check_model(
         self, model_id: str, names: set[str], fields: list[Field] | None, origins: Origins | None, ledger: dict | None, ledger_ok: bool
     ) -> None:
-        folder = f"{MODELS_DIR}/{model_id}"
         out = self.parsed
-        if "model.json" in names and self.need("model metadata", f"{folder}/model.json"):
-            info, ok = self.parse(f"{folder}/model.json", lambda p, d: parse.parse_model_json(p, d, folder=model_id))
+        rel = model_file(model_id, MODEL_JSON)
+        if MODEL_JSON in names and self.need("model metadata", rel):
+            info, ok = self.parse(rel, lambda p, d: parse.parse_model_json(p, d, folder=model_id))
             if ok:
                 out.models[model_id] = info
         field_ids = [f.field_id for f in fields or ()]
         upstream = {FIELDS_JSONL: fields is not None, ORIGINS_JSON: origins is not None}
-        rel = f"{folder}/predictions.jsonl"
-        if "predictions.jsonl" in names and self.gate("predictions", (FIELDS_JSONL, ORIGINS_JSON, rel), upstream):
+        rel = model_file(model_id, PREDICTIONS_JSONL)
+        if PREDICTIONS_JSONL in names and self.gate("predictions", (FIELDS_JSONL, ORIGINS_JSON, rel), upstream):
             units, ok = self.parse(rel, lambda p, d: parse.parse_predictions(p, d, field_ids, origins.origins))
             if ok:
                 out.predictions[model_id] = units
-        rel = f"{folder}/traces.jsonl"
+        rel = model_file(model_id, TRACES_JSONL)
         upstream = {**upstream, LEDGER_JSON: ledger is not None}
-        if "traces.jsonl" in names and self.gate("traces", (FIELDS_JSONL, LEDGER_JSON, ORIGINS_JSON, rel), upstream):
+        if TRACES_JSONL in names and self.gate("traces", (FIELDS_JSONL, LEDGER_JSON, ORIGINS_JSON, rel), upstream):
             max_calls = int(ledger["search"]["max_calls"])
             calls, ok = self.parse(rel, lambda p, d: parse.parse_traces(p, d, field_ids, origins.origins, max_calls))
             problems = len(self.findings)

@@ -171,8 +171,8 @@ class Archive:
 
         con = duckdb.connect()
         for name, rel in (("papers", PAPERS_PARQUET), ("assignments", ASSIGNMENTS_PARQUET)):
-            path = str(self.root / rel).replace("'", "''")
-            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
+            # The relation API takes the path as a value: no SQL text is built from it.
+            con.read_parquet(str(self.root / rel)).create_view(name)
         frame = pd.DataFrame(
             [(f.field_id, f.name, f.split, f.block_id, f.eligible_pre2024) for f in self.fields],
             columns=["field_id", "name", "split", "block_id", "eligible_pre2024"],

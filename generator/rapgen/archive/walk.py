@@ -9,6 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from rapgen.archive.layout import ARCHIVE_DIR
+
 CHUNK = 1 << 20  # 1 MiB reads: constant memory per worker
 
 
@@ -22,7 +24,7 @@ class Entry:
     detail: str = ""
 
 
-def walk(root: str, top: str = "archive") -> dict[str, Entry]:
+def walk(root: str, top: str = ARCHIVE_DIR) -> dict[str, Entry]:
     """Classify every entry below ``root/top`` (relative POSIX paths). Never follows symlinks."""
     found: dict[str, Entry] = {}
     stack = [top]
@@ -74,7 +76,7 @@ class HashResult:
     size: int
     error: str = ""
     not_regular: bool = False
-    data: bytes | None = field(default=None, repr=False, compare=False)  # the bytes hashed, if kept
+    data: bytearray | None = field(default=None, repr=False, compare=False)  # the bytes hashed, if kept
 
 
 def hash_file(root: str, rel: str, keep: bool = False) -> HashResult:
@@ -103,16 +105,16 @@ def hash_file(root: str, rel: str, keep: bool = False) -> HashResult:
         buf = bytearray(CHUNK)
         view = memoryview(buf)
         total = 0
-        kept: list[bytes] = []
+        kept = bytearray() if keep else None  # grown in place: one copy of the file, never two
         while True:
             n = os.readv(fd, [buf])
             if not n:
                 break
             h.update(view[:n])  # hashlib releases the GIL for large updates: threads run in parallel
-            if keep:
-                kept.append(bytes(view[:n]))
+            if kept is not None:
+                kept += view[:n]
             total += n
-        return HashResult(rel, h.hexdigest(), total, data=b"".join(kept) if keep else None)
+        return HashResult(rel, h.hexdigest(), total, data=kept)
     except OSError as exc:
         return HashResult(rel, None, 0, exc.strerror or str(exc))
     finally:

@@ -74,6 +74,7 @@ def search(field_id, origin, regime, query, sort, date_from, date_to, no_verify,
       rapgen search nlp-agents 2025-07-01 expanding "tool use" --sort date --date-from 2024-01-01
     """
     from rapgen.search import Backend, resolve_unit
+    from rapgen.text import escape_terminal
 
     archive = _open(root, not no_verify)
     resolve_unit(archive, field_id, origin)  # unknown field or origin: exit 2, listing the choices
@@ -104,7 +105,8 @@ def search(field_id, origin, regime, query, sort, date_from, date_to, no_verify,
                f"top {len(papers)} by {sort}:")
     for rank, p in enumerate(papers, 1):
         score = f"  {p['score']:.4f}" if "score" in p else ""
-        click.echo(f"{rank:>2}. {p['arxiv_id']}  {p['first_submitted']}{score}  {p['title']}")
+        # Titles come from the archive: control characters and bidi overrides are shown escaped.
+        click.echo(f"{rank:>2}. {escape_terminal(p['arxiv_id'])}  {p['first_submitted']}{score}  {escape_terminal(p['title'] or '')}")
 
 
 @click.command("replay")

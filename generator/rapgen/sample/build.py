@@ -11,18 +11,28 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from rapgen.archive import add_months
-from rapgen.archive.writer import write_assignments, write_jsonl, write_papers
+from rapgen.archive import (
+    ASSIGNMENTS_PARQUET,
+    BLOCKS_JSONL,
+    CODEBOOKS_JSONL,
+    FIELDS_JSONL,
+    PAPERS_PARQUET,
+    SLOTS,
+    add_months,
+    write_assignments,
+    write_papers,
+)
 from rapgen.errors import RapgenError, UsageProblem
+from rapgen.io import write_jsonl
 from rapgen.sample import blocks as blocks_mod
 from rapgen.sample.codebooks import FieldText, load_fields
-from rapgen.archive import SLOTS
 from rapgen.sample.common import manifest_rows, origins_doc, seal, staged, write_common, write_manifests
 from rapgen.sample.instrument import DIRECTION_QUANTILE, THRESHOLDS, TYPES, TfidfSpace, assign_many, calibrate, cosine_scores, tokenize
 
@@ -161,18 +171,60 @@ def _windows() -> list[tuple[date, date]]:
 
 
 # ---------------------------------------------------------------- build
+@dataclass(frozen=True)
+class _Labels:
+    """The instrument's output: membership rows and exemplars, per field."""
+
+    rows: list[tuple[int, int, int, int, int]]  # (field index, paper index, primary, secondary, type)
+    exemplars: dict[tuple[int, int], list[str]]
+    members_pre: dict[str, set[str]]  # field id -> ids of its members before the first origin
+
+
+@dataclass(frozen=True)
+class _Structure:
+    """Blocks, split, the per-field report and eligibility."""
+
+    links: list
+    comps: list[list[str]]
+    split: dict[str, str]
+    block_of: dict[str, str]
+    report: dict
+    eligible: dict[str, bool]
+
+
 def build_sample(data_path: str | Path, out_root: str | Path, *, force: bool = False) -> dict:
     """Build the sample archive under ``out_root`` (``archive/`` + ``SHA256SUMS``); return a summary."""
     papers = load_papers(data_path)
     if not papers:
         raise RapgenError(f"{data_path}: no {CATEGORY} papers first submitted in [{PAPERS_FROM}, {PAPERS_TO})")
     fields = load_fields()
-    fs, ds, cal = score_papers(papers, fields)
-    n_fields = len(fields)
-    days = np.array([p["first_submitted"].toordinal() - date(1970, 1, 1).toordinal() for p in papers], dtype=np.int64)
+    labels = label_papers(papers, fields)
+    structure = _structure(papers, fields, labels)
+    # Only papers that belong to some field are published.
+    used = sorted({pi for _, pi, *_ in labels.rows}, key=lambda i: papers[i]["arxiv_id"].encode())
+    with staged(out_root, force) as staging:
+        write_common(staging, ARCHIVE_INFO, origins_doc(ORIGINS, WINDOW_MONTHS, HISTORY_WINDOWS, STRICT_ORIGIN))
+        _write_texts(staging, fields, labels, structure)
+        _write_tables(staging, papers, fields, labels.rows, used)
+        seal(staging)
+    return {
+        "out": str(out_root),
+        "papers_read": len(papers),
+        "papers": len(used),
+        "memberships": len(labels.rows),
+        "fields": len(fields),
+        "blocks": len(structure.comps),
+        "dev_fields": sum(1 for f in fields if structure.split[structure.block_of[f.field_id]] == "dev"),
+        "links": [{"a": a, "b": b, "shared": s, "overlap": round(o, 3)} for a, b, s, o in structure.links],
+        "eligible_pre2024": sum(structure.eligible.values()),
+        "fields_report": structure.report,
+    }
 
-    # Membership and labels, per field.
-    rows: list[tuple[int, int, int, int, int]] = []  # (field index, paper index, primary, secondary, type)
+
+def label_papers(papers: Sequence[dict], fields: Sequence[FieldText]) -> _Labels:
+    """Membership and direction labels per field, by the TF-IDF instrument."""
+    fs, ds, cal = score_papers(papers, fields)
+    rows: list[tuple[int, int, int, int, int]] = []
     exemplars: dict[tuple[int, int], list[str]] = {}
     members_pre: dict[str, set[str]] = {}
     for fi, f in enumerate(fields):
@@ -184,108 +236,85 @@ def build_sample(data_path: str | Path, out_root: str | Path, *, force: bool = F
         members_pre[f.field_id] = {papers[pi]["arxiv_id"] for pi in member if cal[pi]}
         for d in range(8):
             exemplars[(fi, d)] = _exemplars(papers, member, block[:, d] if len(member) else np.zeros(0), primary, d, cal)
+    return _Labels(rows, exemplars, members_pre)
 
-    # Only papers that belong to some field are published.
-    used = sorted({pi for _, pi, *_ in rows}, key=lambda i: papers[i]["arxiv_id"].encode())
 
-    # Blocks and split.
-    links = blocks_mod.overlap_links(members_pre)
+def _structure(papers: Sequence[dict], fields: Sequence[FieldText], labels: _Labels) -> _Structure:
+    links = blocks_mod.overlap_links(labels.members_pre)
     comps = blocks_mod.connected_blocks([f.field_id for f in fields], links)
     split = blocks_mod.split_blocks(comps, SPLIT_SALT)
     block_of = {fid: blocks_mod.block_id_for(c) for c in comps for fid in c}
-
-    # Per-field report and eligibility.
     windows = _windows()
-    report = _report(fields, rows, papers, windows)
+    report = _report(fields, labels.rows, papers, windows)
     pre2024 = [w for w in windows if w[1] <= date(2024, 1, 1)]
     eligible = {
         f.field_id: all(report[f.field_id]["counted_per_window"][w[0].isoformat()] >= ELIGIBLE_MIN for w in pre2024)
         for f in fields
     }
+    return _Structure(links, comps, split, block_of, report, eligible)
 
-    with staged(out_root, force) as staging:
-        bench = staging / "archive" / "benchmark"
-        write_common(staging, ARCHIVE_INFO, origins_doc(ORIGINS, WINDOW_MONTHS, HISTORY_WINDOWS, STRICT_ORIGIN))
-        write_jsonl(
-            bench / "fields.jsonl",
-            [
-                {
-                    "field_id": f.field_id,
-                    "name": f.name,
-                    "definition": f.definition,
-                    "split": split[block_of[f.field_id]],
-                    "block_id": block_of[f.field_id],
-                    "eligible_pre2024": eligible[f.field_id],
-                }
-                for f in sorted(fields, key=lambda f: f.field_id)
-            ],
-        )
-        write_jsonl(
-            bench / "codebooks.jsonl",
-            [
-                {
-                    "field_id": f.field_id,
-                    "directions": [
-                        {
-                            "slot": SLOTS[d],
-                            "name": dt.name,
-                            "definition": dt.definition,
-                            "include": dt.include,
-                            "exclude": dt.exclude,
-                            "exemplars": exemplars[(fields.index(f), d)],
-                        }
-                        for d, dt in enumerate(f.directions)
-                    ],
-                }
-                for f in sorted(fields, key=lambda f: f.field_id)
-            ],
-        )
-        write_jsonl(
-            bench / "blocks.jsonl",
-            [{"block_id": blocks_mod.block_id_for(c), "split": split[blocks_mod.block_id_for(c)], "fields": c} for c in comps],
-        )
-        write_papers(
-            bench / "papers.parquet",
-            {
-                "arxiv_id": [papers[i]["arxiv_id"] for i in used],
-                "title": [papers[i]["title"] for i in used],
-                "abstract": [papers[i]["abstract"] for i in used],
-                "first_submitted": [papers[i]["first_submitted"] for i in used],
-                "categories": [papers[i]["categories"] for i in used],
-            },
-        )
-        rows.sort(key=lambda r: (fields[r[0]].field_id.encode(), papers[r[1]]["arxiv_id"].encode()))
-        write_assignments(
-            bench / "assignments.parquet",
-            {
-                "arxiv_id": [papers[r[1]]["arxiv_id"] for r in rows],
-                "field_id": [fields[r[0]].field_id for r in rows],
-                "first_submitted": [papers[r[1]]["first_submitted"] for r in rows],
-                "primary": [SLOTS[r[2]] if r[2] >= 0 else "other" for r in rows],
-                "secondary": [SLOTS[r[3]] if r[3] >= 0 else None for r in rows],
-                "assignment_type": [TYPES[r[4]] for r in rows],
-            },
-        )
-        row_field = np.array([r[0] for r in rows], dtype=np.int64)
-        manifests = manifest_rows(
-            [f.field_id for f in fields], row_field, days[[r[1] for r in rows]] if rows else np.zeros(0, np.int64),
-            [papers[r[1]]["arxiv_id"] for r in rows], ORIGINS, WINDOW_MONTHS,
-        )
-        write_manifests(staging, manifests)
-        seal(staging)
 
-    return {
-        "out": str(out_root),
-        "papers_read": len(papers),
-        "papers": len(used),
-        "memberships": len(rows),
-        "fields": n_fields,
-        "blocks": len(comps),
-        "dev_fields": sum(1 for f in fields if split[block_of[f.field_id]] == "dev"),
-        "links": [{"a": a, "b": b, "shared": s, "overlap": round(o, 3)} for a, b, s, o in links],
-        "eligible_pre2024": sum(eligible.values()),
-        "fields_report": report,
-    }
+def _write_texts(staging: Path, fields: Sequence[FieldText], labels: _Labels, st: _Structure) -> None:
+    """fields.jsonl, codebooks.jsonl and blocks.jsonl."""
+    ordered = sorted(fields, key=lambda f: f.field_id)
+    write_jsonl(staging / FIELDS_JSONL, [
+        {
+            "field_id": f.field_id,
+            "name": f.name,
+            "definition": f.definition,
+            "split": st.split[st.block_of[f.field_id]],
+            "block_id": st.block_of[f.field_id],
+            "eligible_pre2024": st.eligible[f.field_id],
+        }
+        for f in ordered
+    ])
+    write_jsonl(staging / CODEBOOKS_JSONL, [
+        {
+            "field_id": f.field_id,
+            "directions": [
+                {
+                    "slot": SLOTS[d],
+                    "name": dt.name,
+                    "definition": dt.definition,
+                    "include": dt.include,
+                    "exclude": dt.exclude,
+                    "exemplars": labels.exemplars[(fields.index(f), d)],
+                }
+                for d, dt in enumerate(f.directions)
+            ],
+        }
+        for f in ordered
+    ])
+    write_jsonl(staging / BLOCKS_JSONL, [
+        {"block_id": blocks_mod.block_id_for(c), "split": st.split[blocks_mod.block_id_for(c)], "fields": c} for c in st.comps
+    ])
+
+
+def _write_tables(staging: Path, papers: Sequence[dict], fields: Sequence[FieldText], rows: list, used: list[int]) -> None:
+    """papers.parquet, assignments.parquet and both search manifests."""
+    write_papers(staging / PAPERS_PARQUET, {
+        "arxiv_id": [papers[i]["arxiv_id"] for i in used],
+        "title": [papers[i]["title"] for i in used],
+        "abstract": [papers[i]["abstract"] for i in used],
+        "first_submitted": [papers[i]["first_submitted"] for i in used],
+        "categories": [papers[i]["categories"] for i in used],
+    })
+    rows = sorted(rows, key=lambda r: (fields[r[0]].field_id.encode(), papers[r[1]]["arxiv_id"].encode()))
+    write_assignments(staging / ASSIGNMENTS_PARQUET, {
+        "arxiv_id": [papers[r[1]]["arxiv_id"] for r in rows],
+        "field_id": [fields[r[0]].field_id for r in rows],
+        "first_submitted": [papers[r[1]]["first_submitted"] for r in rows],
+        "primary": [SLOTS[r[2]] if r[2] >= 0 else "other" for r in rows],
+        "secondary": [SLOTS[r[3]] if r[3] >= 0 else None for r in rows],
+        "assignment_type": [TYPES[r[4]] for r in rows],
+    })
+    days = np.array([p["first_submitted"].toordinal() - date(1970, 1, 1).toordinal() for p in papers], dtype=np.int64)
+    row_field = np.array([r[0] for r in rows], dtype=np.int64)
+    manifests = manifest_rows(
+        [f.field_id for f in fields], row_field, days[[r[1] for r in rows]] if rows else np.zeros(0, np.int64),
+        [papers[r[1]]["arxiv_id"] for r in rows], ORIGINS, WINDOW_MONTHS,
+    )
+    write_manifests(staging, manifests)
 
 
 def _exemplars(papers, member, scores, primary, d, cal) -> list[str]:

@@ -3,11 +3,8 @@ origins, search manifests, ARCHIVE.json, staging and sealing."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
-import tempfile
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
@@ -15,15 +12,24 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from rapgen.archive import BENCHMARK_LEDGER, add_months
-from rapgen.archive.writer import write_json, write_jsonl
+from rapgen.archive import (
+    ARCHIVE_DIR,
+    ARCHIVE_JSON,
+    BENCHMARK_LEDGER,
+    LEDGER_JSON,
+    MANIFEST_JSONL,
+    MODELS_DIR,
+    ORIGINS_JSON,
+    SUMS_NAME,
+    add_months,
+    shard_ids_sha256,
+    shard_start,
+)
 from rapgen.errors import UsageProblem
+from rapgen.io import staging_dir, swap_dir, write_json, write_jsonl
 
 # ARCHIVE.md, provenance/FINAL_PARAMETER_LEDGER_V1.json: the benchmark's values, verbatim.
 LEDGER: dict = BENCHMARK_LEDGER
-
-
-
 
 def origins_doc(origins: Sequence[date], window_months: int, history_windows: int, strict_origin: date) -> dict:
     return {
@@ -36,9 +42,9 @@ def origins_doc(origins: Sequence[date], window_months: int, history_windows: in
 
 def write_common(staging: Path, info: dict, origins: dict) -> None:
     """ARCHIVE.json, origins.json and the parameter ledger."""
-    write_json(staging / "archive" / "ARCHIVE.json", info)
-    write_json(staging / "archive" / "benchmark" / "origins.json", origins)
-    write_json(staging / "archive" / "provenance" / "FINAL_PARAMETER_LEDGER_V1.json", LEDGER)
+    write_json(staging / ARCHIVE_JSON, info)
+    write_json(staging / ORIGINS_JSON, origins)
+    write_json(staging / LEDGER_JSON, LEDGER)
 
 
 def manifest_rows(
@@ -54,8 +60,8 @@ def manifest_rows(
     ``row_field`` holds a field index per ledger row, ``row_day`` its
     ``first_submitted`` as days since 1970-01-01 and ``row_id`` its arXiv id.
     A fixed shard is [T - window, T); an expanding shard is everything of the
-    field before T. ``ids_sha256`` hashes the shard's ids sorted by bytes and
-    joined by ``\\n`` with no trailing newline. Lines are ordered by field id, then origin.
+    field before T. ``ids_sha256`` is :func:`rapgen.archive.shard_ids_sha256` (ids
+    sorted by bytes, joined by ``\\n``). Lines are ordered by field id, then origin.
     """
     epoch = date(1970, 1, 1)
     order = np.argsort(row_field, kind="stable")
@@ -68,11 +74,10 @@ def manifest_rows(
         for origin in origins:
             to = (origin - epoch).days
             for regime in ("fixed", "expanding"):
-                start = add_months(origin, -window_months) if regime == "fixed" else None
+                start = shard_start(origin, regime, window_months)
                 lo = (start - epoch).days if start else -(10**9)
-                sel = np.nonzero((days >= lo) & (days < to))[0]
-                shard = sorted((ids[i] for i in sel), key=lambda s: s.encode("utf-8"))
-                digest = hashlib.sha256("\n".join(shard).encode("utf-8")).hexdigest()
+                sel = np.nonzero((days >= lo) & (days < to))[0]  # the shard rule, vectorised
+                digest = shard_ids_sha256(ids[i] for i in sel)
                 d = days[sel]
                 out[regime].append(
                     {
@@ -96,7 +101,7 @@ def _day_iso(day: int) -> str:
 
 def write_manifests(staging: Path, manifests: dict[str, list[dict]]) -> None:
     for regime in ("fixed", "expanding"):
-        write_jsonl(staging / "archive" / "search" / f"manifest_{regime}.jsonl", manifests[regime])
+        write_jsonl(staging / MANIFEST_JSONL[regime], manifests[regime])
 
 
 def seal(root: Path) -> None:
@@ -113,12 +118,12 @@ def _is_own_output(archive: Path, own: OwnOutput | None) -> bool:
     if own is None:
         return False
     try:
-        info = json.loads((archive / "ARCHIVE.json").read_text(encoding="utf-8"))
+        info = json.loads((archive.parent / ARCHIVE_JSON).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     if not isinstance(info, dict) or info.get("synthetic") is not True or info.get("name") != own.name:
         return False
-    models = archive / "models"
+    models = archive.parent / MODELS_DIR
     names = {p.name for p in models.iterdir()} if models.is_dir() else set()
     return names <= set(own.model_ids)
 
@@ -134,12 +139,12 @@ class OwnOutput:
 def _check_target(out_root: Path, force: bool, own: OwnOutput | None = None) -> None:
     if out_root.exists() and not out_root.is_dir():
         raise UsageProblem(f"{out_root}: exists and is not a directory")
-    archive = out_root / "archive"
-    sums = out_root / "SHA256SUMS"
+    archive = out_root / ARCHIVE_DIR
+    sums = out_root / SUMS_NAME
     occupied = (archive.exists() and any(archive.iterdir())) or sums.exists()
     if occupied and not force:
         raise UsageProblem(f"{out_root}: already holds archive/ or SHA256SUMS; choose an empty --out folder or pass --force")
-    models = archive / "models"
+    models = out_root / MODELS_DIR
     if force and models.is_dir() and any(models.iterdir()) and not _is_own_output(archive, own):
         raise UsageProblem(f"{models}: holds model folders; --force would delete submissions, so build into another folder")
 
@@ -154,13 +159,7 @@ def staged(out_root: str | Path, force: bool = False, own: OwnOutput | None = No
     output (e.g. a previous ``rapgen synth``), never real submissions."""
     out_root = Path(out_root)
     _check_target(out_root, force, own)
-    out_root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".rapgen-build-", dir=out_root))
-    try:
+    with staging_dir(out_root, prefix=".rapgen-build-") as staging:
         yield staging
-        if (out_root / "archive").exists():
-            shutil.rmtree(out_root / "archive")
-        os.replace(staging / "archive", out_root / "archive")
-        os.replace(staging / "SHA256SUMS", out_root / "SHA256SUMS")
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        swap_dir(staging / ARCHIVE_DIR, out_root / ARCHIVE_DIR)
+        os.replace(staging / SUMS_NAME, out_root / SUMS_NAME)

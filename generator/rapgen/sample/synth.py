@@ -35,10 +35,22 @@ from typing import Callable
 
 import numpy as np
 
-from rapgen.archive import add_months
-from rapgen.archive.writer import write_assignments, write_json, write_jsonl, write_papers
+from rapgen.archive import (
+    ASSIGNMENTS_PARQUET,
+    BLOCKS_JSONL,
+    CODEBOOKS_JSONL,
+    FIELDS_JSONL,
+    MODEL_JSON,
+    PAPERS_PARQUET,
+    PREDICTIONS_JSONL,
+    SLOTS,
+    add_months,
+    model_file,
+    write_assignments,
+    write_papers,
+)
 from rapgen.errors import UsageProblem
-from rapgen.archive import SLOTS
+from rapgen.io import write_json, write_jsonl
 from rapgen.sample.common import OwnOutput, manifest_rows, origins_doc, seal, staged, write_common, write_manifests
 
 ORIGINS = (date(2024, 1, 1), date(2024, 7, 1), date(2025, 1, 1), date(2025, 7, 1), date(2026, 1, 1))
@@ -102,6 +114,27 @@ INFO = {
 TracesHook = Callable[[Path, list[str]], None]
 
 
+@dataclass(frozen=True)
+class _Draw:
+    """Everything the generator drew, before any file is written."""
+
+    field_ids: list[str]
+    block_of: list[int]
+    blocks: list[str]
+    split: list[str]
+    ids: np.ndarray  # arXiv id per paper
+    paper_day: np.ndarray  # first_submitted, days since 1970-01-01
+    titles: list[str]
+    abstracts: list[str]
+    rp: np.ndarray  # membership rows: paper index
+    rf: np.ndarray  # membership rows: field index
+    primary: np.ndarray  # slot index, -1 for other
+    secondary: np.ndarray  # slot index, -1 for none
+    kind: np.ndarray  # index into TYPES
+    exemplars: dict
+    model_rows: list
+
+
 def write_synthetic_archive(
     out_root: str | Path,
     scale: str = "full",
@@ -130,23 +163,55 @@ def write_synthetic_archive(
         raise UsageProblem(f"--seed must be a non-negative integer, found {seed}")
     sc = SCALES[scale]
     t0 = time.perf_counter()
+    draw = draw_archive(sc, seed)
+    t_gen = time.perf_counter() - t0
+    own = OwnOutput(INFO["name"], [m[0] for m in MODELS])
+    with staged(out_root, force, own) as staging:
+        write_common(staging, INFO, origins_doc(ORIGINS, WINDOW_MONTHS, HISTORY_WINDOWS, STRICT_ORIGIN))
+        _write_texts(staging, draw, seed)
+        _write_tables(staging, draw, sc)
+        for spec, (info, lines) in zip(MODELS, draw.model_rows):
+            write_json(staging / model_file(spec[0], MODEL_JSON), info)
+            write_jsonl(staging / model_file(spec[0], PREDICTIONS_JSONL), lines)
+        if traces is not None:
+            traces(staging, [m[0] for m in MODELS])
+        seal(staging)
+    return _summary(out_root, scale, seed, sc, draw, t_gen, time.perf_counter() - t0)
+
+
+def draw_archive(sc: Scale, seed: int) -> _Draw:
+    """Every random draw, in a fixed order from one ``default_rng(seed)``: the same
+    ``(scale, seed)`` always gives the same archive."""
     rng = np.random.default_rng(seed)
     months = (END.year - START.year) * 12 + END.month - START.month  # 48
     field_ids = [f"syn-{i + 1:03d}" for i in range(sc.fields)]
-
-    # ---------------------------------------------------------------- blocks and split
     block_of, blocks, split = _blocks(rng, sc)
+    comp = _latent_compositions(rng, sc, months)
+    paper_month, home, paper_day, ids = _papers(rng, sc, months)
+    rp, rf, primary, secondary, kind = _memberships(rng, sc, home, paper_month, comp)
+    home_primary = primary[:sc.papers].copy()
+    home_primary[home_primary < 0] = rng.integers(0, 8, int((home_primary < 0).sum()))
+    titles, abstracts = _texts(rng, home, home_primary, sc.fields, rp[sc.papers:], rf[sc.papers:], primary[sc.papers:])
+    model_rows = _models(rng, comp, field_ids, months)
+    exemplars = _exemplars(ids, rp, rf, primary, paper_day, sc.fields)
+    return _Draw(field_ids, block_of, blocks, split, ids, paper_day, titles, abstracts, rp, rf, primary, secondary, kind, exemplars, model_rows)
 
-    # ---------------------------------------------------------------- latent compositions
+
+def _latent_compositions(rng: np.random.Generator, sc: Scale, months: int) -> np.ndarray:
+    """Monthly direction compositions (fields, 8, months): static spread, linear drift, random walk."""
     t = np.arange(months)
     base = rng.normal(0, SPREAD, (sc.fields, 8))
     slope = rng.normal(0, DRIFT, (sc.fields, 8))
     walk = np.cumsum(rng.normal(0, WALK, (sc.fields, 8, months)), axis=2)
     logit = base[:, :, None] + slope[:, :, None] * (t - months / 2) + walk
     comp = np.exp(logit - logit.max(axis=1, keepdims=True))
-    comp /= comp.sum(axis=1, keepdims=True)  # (fields, 8, months)
+    comp /= comp.sum(axis=1, keepdims=True)
+    return comp
 
-    # ---------------------------------------------------------------- papers
+
+def _papers(rng: np.random.Generator, sc: Scale, months: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each paper's month, home field, day (since 1970-01-01) and arXiv id."""
+    t = np.arange(months)
     size = rng.lognormal(0, 0.6, sc.fields)
     growth = rng.normal(0.01, 0.02, sc.fields)
     volume = size[:, None] * np.exp(growth[:, None] * t)  # (fields, months)
@@ -159,10 +224,16 @@ def write_synthetic_archive(
         home[sel] = rng.choice(sc.fields, size=int(sel.sum()), p=p)
     day_offset = rng.integers(0, 28, sc.papers)
     month_start = np.array([_ordinal(add_months(START, int(m))) for m in range(months)])
-    paper_day = month_start[paper_month] + day_offset  # days since epoch
-    ids = _arxiv_ids(rng, paper_month, months)
+    paper_day = month_start[paper_month] + day_offset
+    return paper_month, home, paper_day, _arxiv_ids(rng, paper_month, months)
 
-    # ---------------------------------------------------------------- memberships
+
+def _memberships(rng: np.random.Generator, sc: Scale, home: np.ndarray, paper_month: np.ndarray, comp: np.ndarray):
+    """Membership rows (paper, field) with primary, secondary and assignment type.
+
+    Every paper is a member of its home field; the extra memberships that make
+    up the exact total go to nearby fields (mostly the same block). A row's
+    primary is drawn from its field's composition in the paper's month."""
     extra = sc.memberships - sc.papers
     if extra < 0 or extra > sc.papers * (sc.fields - 1):
         raise UsageProblem("scale has an impossible membership count")
@@ -181,13 +252,9 @@ def write_synthetic_archive(
     rp = np.concatenate(row_paper)
     rf = np.concatenate(row_field)
     n_rows = len(rp)
-    rmonth = paper_month[rp]
-
-    # primary: drawn from the field's composition in the paper's month
     cdf = np.cumsum(comp, axis=1)  # (fields, 8, months)
     u = rng.random(n_rows)
-    primary = (u[:, None] > cdf[rf, :, rmonth]).sum(axis=1)
-    primary = np.minimum(primary, 7)
+    primary = np.minimum((u[:, None] > cdf[rf, :, paper_month[rp]]).sum(axis=1), 7)
     kind_u = rng.random(n_rows)
     kind = np.zeros(n_rows, dtype=np.int64)  # single
     kind[kind_u < 0.21] = 1  # boundary 10%
@@ -196,114 +263,89 @@ def write_synthetic_archive(
     kind[kind_u < 0.04] = 3  # other 4%
     secondary = np.where((kind == 1) | (kind == 2), (primary + rng.integers(1, 8, n_rows)) % 8, -1)
     primary = np.where(kind == 3, -1, primary)
+    return rp, rf, primary, secondary, kind
 
-    # ---------------------------------------------------------------- text
-    home_primary = primary[:sc.papers].copy()
-    home_primary[home_primary < 0] = rng.integers(0, 8, int((home_primary < 0).sum()))
-    titles, abstracts = _texts(rng, home, home_primary, sc.fields, rp[sc.papers:], rf[sc.papers:], primary[sc.papers:])
 
-    # ---------------------------------------------------------------- models
-    model_rows = _models(rng, comp, field_ids, months)
-
-    exemplars = _exemplars(ids, rp, rf, primary, paper_day, sc.fields)
-
-    t_gen = time.perf_counter() - t0
-    own = OwnOutput(INFO["name"], [m[0] for m in MODELS])
-    with staged(out_root, force, own) as staging:
-        bench = staging / "archive" / "benchmark"
-        write_common(staging, INFO, origins_doc(ORIGINS, WINDOW_MONTHS, HISTORY_WINDOWS, STRICT_ORIGIN))
-        write_jsonl(
-            bench / "fields.jsonl",
-            [
+def _write_texts(staging: Path, draw: _Draw, seed: int) -> None:
+    """fields.jsonl, codebooks.jsonl and blocks.jsonl."""
+    fields, blocks = draw.field_ids, draw.blocks
+    write_jsonl(staging / FIELDS_JSONL, [
+        {
+            "field_id": fid,
+            "name": f"Synthetic field {i + 1}",
+            "definition": f"A synthetic field generated by rapgen synth (seed {seed}); its papers are pseudo-text.",
+            "split": draw.split[draw.block_of[i]],
+            "block_id": blocks[draw.block_of[i]],
+            "eligible_pre2024": bool(i % 5 != 4),  # every fifth field is not
+        }
+        for i, fid in enumerate(fields)
+    ])
+    write_jsonl(staging / CODEBOOKS_JSONL, [
+        {
+            "field_id": fid,
+            "directions": [
                 {
-                    "field_id": fid,
-                    "name": f"Synthetic field {i + 1}",
-                    "definition": f"A synthetic field generated by rapgen synth (seed {seed}); its papers are pseudo-text.",
-                    "split": split[block_of[i]],
-                    "block_id": blocks[block_of[i]],
-                    "eligible_pre2024": bool(i % 5 != 4),  # every fifth field is not
+                    "slot": SLOTS[d],
+                    "name": f"Synthetic direction {d} of field {i + 1}",
+                    "definition": "A synthetic direction. Its papers use its own pseudo-word vocabulary.",
+                    "include": f"Papers drawn for {fid}/{SLOTS[d]}.",
+                    "exclude": "Papers drawn for any other direction.",
+                    "exemplars": draw.exemplars.get((i, d), []),
                 }
-                for i, fid in enumerate(field_ids)
+                for d in range(8)
             ],
-        )
-        write_jsonl(
-            bench / "codebooks.jsonl",
-            [
-                {
-                    "field_id": fid,
-                    "directions": [
-                        {
-                            "slot": SLOTS[d],
-                            "name": f"Synthetic direction {d} of field {i + 1}",
-                            "definition": "A synthetic direction. Its papers use its own pseudo-word vocabulary.",
-                            "include": f"Papers drawn for {fid}/{SLOTS[d]}.",
-                            "exclude": "Papers drawn for any other direction.",
-                            "exemplars": exemplars.get((i, d), []),
-                        }
-                        for d in range(8)
-                    ],
-                }
-                for i, fid in enumerate(field_ids)
-            ],
-        )
-        members = {}
-        for i in range(sc.fields):
-            members.setdefault(block_of[i], []).append(field_ids[i])
-        write_jsonl(
-            bench / "blocks.jsonl",
-            [{"block_id": blocks[b], "split": split[b], "fields": members[b]} for b in range(len(blocks))],
-        )
-        order = np.argsort(ids.astype("S"), kind="stable")
-        epoch = date(1970, 1, 1).toordinal()
-        dates = [date.fromordinal(int(d) + epoch) for d in paper_day]
-        write_papers(
-            bench / "papers.parquet",
-            {
-                "arxiv_id": ids[order].tolist(),
-                "title": [titles[i] for i in order],
-                "abstract": [abstracts[i] for i in order],
-                "first_submitted": [dates[i] for i in order],
-                "categories": ["synthetic"] * sc.papers,
-            },
-        )
-        fid_arr = np.array(field_ids)
-        rorder = np.lexsort((ids[rp].astype("S"), rf))  # field ids sort like their index
-        write_assignments(
-            bench / "assignments.parquet",
-            {
-                "arxiv_id": ids[rp[rorder]].tolist(),
-                "field_id": fid_arr[rf[rorder]].tolist(),
-                "first_submitted": [dates[i] for i in rp[rorder]],
-                "primary": [SLOTS[p] if p >= 0 else "other" for p in primary[rorder]],
-                "secondary": [SLOTS[s] if s >= 0 else None for s in secondary[rorder]],
-                "assignment_type": [TYPES[k] for k in kind[rorder]],
-            },
-        )
-        write_manifests(staging, manifest_rows(field_ids, rf, paper_day[rp], ids[rp].tolist(), ORIGINS, WINDOW_MONTHS))
-        for spec, (info, lines) in zip(MODELS, model_rows):
-            folder = staging / "archive" / "models" / spec[0]
-            write_json(folder / "model.json", info)
-            write_jsonl(folder / "predictions.jsonl", lines)
-        if traces is not None:
-            traces(staging, [m[0] for m in MODELS])
-        seal(staging)
+        }
+        for i, fid in enumerate(fields)
+    ])
+    members: dict[int, list[str]] = {}
+    for i, fid in enumerate(fields):
+        members.setdefault(draw.block_of[i], []).append(fid)
+    write_jsonl(staging / BLOCKS_JSONL, [{"block_id": blocks[b], "split": draw.split[b], "fields": members[b]} for b in range(len(blocks))])
 
+
+def _write_tables(staging: Path, draw: _Draw, sc: Scale) -> None:
+    """papers.parquet, assignments.parquet and both search manifests."""
+    ids, rp, rf = draw.ids, draw.rp, draw.rf
+    order = np.argsort(ids.astype("S"), kind="stable")
+    epoch = date(1970, 1, 1).toordinal()
+    dates = [date.fromordinal(int(d) + epoch) for d in draw.paper_day]
+    write_papers(staging / PAPERS_PARQUET, {
+        "arxiv_id": ids[order].tolist(),
+        "title": [draw.titles[i] for i in order],
+        "abstract": [draw.abstracts[i] for i in order],
+        "first_submitted": [dates[i] for i in order],
+        "categories": ["synthetic"] * sc.papers,
+    })
+    fid_arr = np.array(draw.field_ids)
+    rorder = np.lexsort((ids[rp].astype("S"), rf))  # field ids sort like their index
+    write_assignments(staging / ASSIGNMENTS_PARQUET, {
+        "arxiv_id": ids[rp[rorder]].tolist(),
+        "field_id": fid_arr[rf[rorder]].tolist(),
+        "first_submitted": [dates[i] for i in rp[rorder]],
+        "primary": [SLOTS[p] if p >= 0 else "other" for p in draw.primary[rorder]],
+        "secondary": [SLOTS[s] if s >= 0 else None for s in draw.secondary[rorder]],
+        "assignment_type": [TYPES[k] for k in draw.kind[rorder]],
+    })
+    write_manifests(staging, manifest_rows(draw.field_ids, rf, draw.paper_day[rp], ids[rp].tolist(), ORIGINS, WINDOW_MONTHS))
+
+
+def _summary(out_root: str | Path, scale: str, seed: int, sc: Scale, draw: _Draw, t_gen: float, t_total: float) -> dict:
     return {
         "out": str(out_root),
         "scale": scale,
         "seed": seed,
         "fields": sc.fields,
-        "blocks": len(blocks),
-        "dev_fields": sum(1 for i in range(sc.fields) if split[block_of[i]] == "dev"),
+        "blocks": len(draw.blocks),
+        "dev_fields": sum(1 for i in range(sc.fields) if draw.split[draw.block_of[i]] == "dev"),
         "episodes": sc.fields * len(ORIGINS),
         "papers": sc.papers,
-        "memberships": n_rows,
+        "memberships": len(draw.rp),
         "models": len(MODELS),
         "diagnostic_models": sum(1 for m in MODELS if m[6]),
-        "units": sum(len(lines) for _, lines in model_rows),
-        "invalid_units": sum(1 for _, lines in model_rows for line in lines if line["weights"] is None),
+        "units": sum(len(lines) for _, lines in draw.model_rows),
+        "invalid_units": sum(1 for _, lines in draw.model_rows for line in lines if line["weights"] is None),
         "generate_seconds": round(t_gen, 2),
-        "total_seconds": round(time.perf_counter() - t0, 2),
+        "total_seconds": round(t_total, 2),
     }
 
 

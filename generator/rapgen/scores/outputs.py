@@ -9,17 +9,14 @@ folder is built in a temporary sibling and swapped in with one rename.
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from rapgen.errors import ScoringError
+from rapgen import io
+from rapgen.errors import OutputError, ScoringError
 from rapgen.scores.schema import FLOAT_COLUMNS, SCORE_FILES
 
 
@@ -147,7 +144,8 @@ def csv_bytes(table: Table, name: str | None = None) -> bytes:
 
 
 def json_bytes(obj: object) -> bytes:
-    return (json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
+    """The canonical JSON document (two-space indent, final newline) of ``rapgen.io``."""
+    return io.dumps_document(obj).encode("utf-8")
 
 
 def parquet_bytes(table: Table, types: dict[str, str], name: str | None = None) -> bytes:
@@ -180,26 +178,10 @@ def parquet_bytes(table: Table, types: dict[str, str], name: str | None = None) 
 
 
 def write_folder(out_dir: str | Path, files: dict[str, bytes]) -> list[Path]:
-    """Write ``files`` into ``out_dir``: every file is first written in full to a
-    temporary folder inside ``out_dir``, then each is renamed into place. A
-    failure before the renames leaves the folder as it was; other files in
-    ``out_dir`` are never touched."""
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise ScoringError(f"{out}: exists and is not a directory")
+    """Write ``files`` into ``out_dir`` with the shared staged writer (``rapgen.io``):
+    every file is written in full to a temporary folder inside ``out_dir``, then each
+    is renamed into place; other files in ``out_dir`` are never touched."""
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".rapgen-score-", dir=out))
-    except OSError as exc:
-        raise ScoringError(f"{out}: cannot create the output folder ({exc.strerror})") from None
-    try:
-        for name, data in sorted(files.items()):
-            with open(tmp / name, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-        for name in sorted(files):
-            os.replace(tmp / name, out / name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return [out / name for name in sorted(files)]
+        return io.write_folder(out_dir, files, prefix=".rapgen-score-")
+    except OutputError as exc:
+        raise ScoringError(str(exc)) from None

@@ -1,4 +1,5 @@
-"""Stage 2a — the frozen Search backend, exact replay and evidence diagnostics.
+"""The frozen Search backend and exact replay of recorded calls (a sibling of scores:
+neither imports the other; the Search evidence statistics are scores' diagnostics).
 
 Public surface:
 
@@ -49,7 +50,7 @@ __all__ = [
 
 def write_replay(report: ReplayReport, out_dir: str | Path) -> Path:
     """Write ``replay.json`` into ``out_dir`` (atomically) and return its path."""
-    from rapgen.archive.writer import write_json
+    from rapgen.io import write_json
 
     path = Path(out_dir) / "replay.json"
     write_json(path, report.data)
