@@ -211,3 +211,27 @@ def test_404_page_works_served_from_the_site_folder(built):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_build_parses_each_archive_document_once(tmp_path, monkeypatch):
+    """verify parses; score, replay and render use the same VerifiedArchive (parse once per build)."""
+    from collections import Counter
+
+    from factory import make_archive
+    from rapgen.archive import parse
+    from rapgen.pipeline import run_build
+
+    root = make_archive(tmp_path / "repo").root
+    calls: Counter = Counter()
+    for name in [n for n in dir(parse) if n.startswith("parse_")]:
+        original = getattr(parse, name)
+
+        def counted(path, *args, _original=original, _name=name, **kwargs):
+            calls[(_name, str(path))] += 1
+            return _original(path, *args, **kwargs)
+
+        monkeypatch.setattr(parse, name, counted)
+    run_build(root, tmp_path / "site", resamples=20, work_dir=tmp_path / "work")
+    assert ("parse_predictions", "archive/models/model-a/predictions.jsonl") in calls
+    assert ("parse_traces", "archive/models/model-a/traces.jsonl") in calls
+    assert {k: n for k, n in calls.items() if n != 1} == {}

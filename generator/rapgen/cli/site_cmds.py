@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option, root_option
+from rapgen.text import escape_terminal
 
 
 @click.command(epilog=EPILOG)
@@ -53,7 +54,7 @@ def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | No
                    "seconds": {k: round(v, 2) for k, v in result.timings.items()}})
         return
     steps = ", ".join(f"{k} {v:.1f} s" for k, v in result.timings.items())
-    click.echo(f"Built {result.n_pages} pages into {result.site_dir} ({steps}).")
+    click.echo(f"Built {result.n_pages} pages into {escape_terminal(str(result.site_dir))} ({steps}).")
     if result.synthetic:
         click.echo("The archive is synthetic; every page says so.")
 
@@ -83,7 +84,7 @@ def render(root: Path, scores_dir: Path, out_dir: Path, repo_url: str | None, as
         echo_json({"docs_dir": str(result.docs_dir), "pages": list(result.pages), "synthetic": result.synthetic,
                    "manifest_sha256": result.manifest_sha256})
         return
-    click.echo(f"Rendered {len(result.pages)} pages into {result.docs_dir}.")
+    click.echo(f"Rendered {len(result.pages)} pages into {escape_terminal(str(result.docs_dir))}.")
 
 
 COMMANDS = [build, render]

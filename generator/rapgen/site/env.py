@@ -12,6 +12,7 @@ from pathlib import Path
 import jinja2
 
 from rapgen.resources import templates_dir as packaged_templates
+from rapgen.site.cells import Cell
 from rapgen.site.filters import FILTERS
 
 
@@ -27,7 +28,5 @@ def make_environment(templates_dir: str | Path | None = None) -> jinja2.Environm
         lstrip_blocks=True,
     )
     env.filters.update(FILTERS)
-    from rapgen.site.model import Cell
-
     env.tests["cell"] = lambda value: isinstance(value, Cell)
     return env

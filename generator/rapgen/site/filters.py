@@ -112,6 +112,15 @@ def fmt_rank(rank: Any, tied: bool) -> str:
     return ("=" if tied else "") + text
 
 
+def rank_title(cell: Any) -> str:
+    """The tooltip of a ranked cell: 'rank' or 'tied rank', with P(first) for a model
+    or the column a baseline's rank comes from."""
+    kind = "tied rank" if cell.tied else "rank"
+    if cell.rank_among:
+        return f"{kind} among {cell.rank_among}"
+    return kind + (f"; P(first) {fmt_score(cell.p_first, 2)}" if not is_missing(cell.p_first) else "")
+
+
 def sort_key(value: Any, digits: int = 6) -> str:
     """A ``data-sort`` attribute for tablesort.number; missing sorts below everything."""
     if is_missing(value):
@@ -137,6 +146,7 @@ FILTERS = {
     "date": fmt_date,
     "number": fmt_number,
     "rank": fmt_rank,
+    "rank_title": rank_title,
     "sortkey": sort_key,
     "md": md_text,
     "h": html_text,

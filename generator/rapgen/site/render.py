@@ -23,10 +23,8 @@ from rapgen.errors import SiteError
 from rapgen.resources import templates_dir as packaged_templates
 from rapgen.site.env import make_environment
 from rapgen.site.inputs import ScoreOutputs, load_score_outputs
-from rapgen.site.model import (
-    CONDITION_LABEL, LEADER_CONDITIONS, METRIC_LABEL, SPLIT_LABEL, SPLITS, TRACK_LABEL, SiteModel, build_site_model,
-    page_url,
-)
+from rapgen.site.cells import CONDITION_LABEL, LEADER_CONDITIONS, METRIC_LABEL, SPLIT_LABEL, SPLITS, TRACK_LABEL, SiteModel, page_url
+from rapgen.site.model import build_site_model
 
 STATIC_ASSETS = (
     "assets/javascripts/tablesort.min.js",
@@ -96,7 +94,7 @@ def _downloads(outputs: ScoreOutputs, site: SiteModel) -> dict[str, str]:
     doc = {"schema_version": 1, "manifest_sha256": site.manifest_sha256, "columns": list(frame.columns), "rows": records}
     out = {"downloads/leaderboard.csv": csv_text,
            "downloads/leaderboard.json": json.dumps(doc, indent=1, sort_keys=False, allow_nan=False) + "\n"}
-    if site.diagnostics_meta:
+    if site.diagnostics_meta.get("present"):
         out["downloads/diagnostics.json"] = (outputs.folder / "diagnostics.json").read_text(encoding="utf-8")
     return out
 
