@@ -20,11 +20,12 @@ ALLOWED = {
     "search": {"archive"},
     "scores": {"archive"},
     "sample": {"archive", "search"},
-    "agents": {"archive", "search"},
+    "kit": {"archive", "search"},
+    "agents": {"archive", "search", "kit"},
     "site": {"archive", "scores", "search"},
     "pipeline": {"archive", "scores", "search", "site"},
-    "submit": {"archive", "scores", "search", "site", "agents", "pipeline"},
-    "cli": {"archive", "scores", "search", "site", "sample", "agents", "pipeline", "submit"},
+    "submit": {"archive", "scores", "search", "site", "agents", "pipeline", "kit"},
+    "cli": {"archive", "scores", "search", "site", "sample", "agents", "pipeline", "submit", "kit"},
     "__main__": {"cli"},
 }
 # Modules every stage may import; they import nothing of rapgen but each other.
