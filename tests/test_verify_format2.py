@@ -257,3 +257,12 @@ def test_the_recorded_call_rule_gives_the_search_validators_verdict(query, sort,
     call = TraceCall("alpha", date(2025, 1, 1), "A3", 0, query, sort, lo, hi, 0, ())
     assert recorded_call_malformed(call) is bad
     assert malformed_by(validate_call)(call) is bad
+
+
+def test_a_history_with_later_origin_units_still_scores_its_origins(history):
+    from rapgen.scores import compute_scores
+
+    archive = open_verified(history, validate_call=validate_call)
+    assert max(u.origin for u in archive.predictions("model-a")) == FIRST_OPEN  # the reveal is in the union
+    result = compute_scores(archive, resamples=10)
+    assert result is not None  # the revealed origin waits for the scorer's --release support; it does not break scoring
