@@ -60,8 +60,8 @@ def _archive_json(obj: dict) -> dict:
     _keys(obj, ARCHIVE_KEYS)
     if obj["format"] != "rap-archive":
         raise _Bad(f"'format' must be \"rap-archive\", found {json.dumps(obj['format'])}")
-    if obj["format_version"] != 1 or isinstance(obj["format_version"], bool):
-        raise _Bad(f"'format_version' must be 1, found {json.dumps(obj['format_version'])}")
+    if obj["format_version"] not in (1, 2) or isinstance(obj["format_version"], bool):  # 2: RELEASES.md
+        raise _Bad(f"'format_version' must be 1 or 2, found {json.dumps(obj['format_version'])}")
     for key in ("name", "description", "source", "license"):
         _str(obj, key)
     _date(obj, "created")

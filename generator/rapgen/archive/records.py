@@ -68,6 +68,10 @@ class ProblemKind(str, Enum):
     DUPLICATE_CALL = "duplicate-call"  # the same call_index twice for one unit
     TRACE = "trace"  # a trace call that does not match the archive (e.g. outside its shard)
     DUPLICATE_RECORD = "duplicate-record"  # a second codebook / field / block line for one id
+    EVIDENCE = "evidence"  # a readout disagrees with its source unit (INTERVENTIONS.md §1: unit, pair, calls_used, hash)
+    INPUT = "input"  # an O unit's input_sha256 is not the hash of its exact-history block (§2)
+    PANEL = "panel"  # a unit outside a panel's cells P or of an unlisted condition (§3)
+    BASE_COVERAGE = "base-coverage"  # a panel's base model lacks a cell × listed condition (§3)
 
 
 @dataclass(frozen=True, order=True)

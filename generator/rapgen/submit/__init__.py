@@ -18,11 +18,11 @@ public ``__init__`` surfaces.
 """
 
 from rapgen.submit.review import CheckResult, ConditionCount, Problem, check_submission, render_report
-from rapgen.submit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Prompt, build_prompt, tool_schemas
-from rapgen.submit.scaffold import init_submission
-from rapgen.submit.session import SearchSession, ToolError
-from rapgen.submit.runner import AgentConfig, RunSummary, run_agent
-from rapgen.submit.serve import serve_search
+# The submitter's kit lives in rapgen.kit; re-exported here for existing callers.
+from rapgen.kit import (
+    FINISH_TOOL_NAME, SEARCH_TOOL_NAME, AgentConfig, Prompt, RunSummary, SearchSession, ToolError,
+    build_prompt, init_submission, run_agent, serve_search, tool_schemas,
+)
 
 __all__ = [
     "CheckResult", "ConditionCount", "Problem", "check_submission", "render_report",

@@ -47,11 +47,11 @@ LINE_LIMIT = 1 * MiB
 MAX_TEXT_PROBLEMS = 50  # per file: bidi controls in every line of a big file are one story, not 100,000
 PLACEHOLDER = "TODO"
 # model.json's "reference_agent" marks rapgen's own reference agents, which maintainers
-# add with `rapgen agents run --into-archive`; a submission may not claim it.
+# add with `rapgen reference-agents run --into-archive`; a submission may not claim it.
 RESERVED_MODEL_KEY = "reference_agent"
 RESERVED_MODEL_KEY_DETAIL = (
     "the key 'reference_agent' is reserved for rapgen's own reference agents, which maintainers add with "
-    "`rapgen agents run --into-archive`; remove it from a submission's model.json"
+    "`rapgen reference-agents run --into-archive`; remove it from a submission's model.json"
 )
 
 

@@ -1,0 +1,78 @@
+"""Benchmark: history verification and release operations on a replayed history.
+
+Builds (or reuses) a format-1 synthetic archive, replays it as a history with
+``rapgen release sample-history`` (two origins resolved in release 1, one roll
+per later window, models releases with sealed and open Live entries), then reports
+
+* every release operation's wall time (each includes verifying the archive
+  before and after, as ``rapgen release roll``/``cut`` do), the rolls' maximum
+  against the 60 s target;
+* ``verify_archive`` on the format-1 source against ``verify_history`` on the
+  history (best of ``--repeat``), the ratio against the 1.5x target.
+
+    python bench/releases.py [--scale full|small] [--source DIR] [--repeat 3] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "generator"))
+
+
+def best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", choices=("full", "small"), default="full")
+    parser.add_argument("--source", type=Path, default=None, help="an existing format-1 archive root (skips rapgen synth)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--keep", type=Path, default=None, help="work folder to keep (default: a temporary one)")
+    args = parser.parse_args()
+
+    from rapgen.archive.history.verify import verify_history
+    from rapgen.archive.verify import verify_archive
+    from rapgen.sample.history import build_sample_history
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="rapgen-bench-releases-"))
+    try:
+        source = args.source
+        if source is None:
+            source = work / "source"
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "rapgen", "synth", "--scale", args.scale, "--out", str(source)],
+                           check=True, env={"PYTHONPATH": str(REPO / "generator"), "PATH": "/usr/bin:/bin"})
+            print(f"synth --scale {args.scale}: {time.perf_counter() - start:.1f} s")
+        out = work / "history"
+        if out.exists():
+            shutil.rmtree(out)
+        built = build_sample_history(source, out, open_submitter="synth-eta")
+        for result, seconds in zip(built.releases, built.seconds):
+            print(f"release {result.record.release:>2} {result.record.kind.value:<8} {seconds:6.1f} s  ({len(result.added)} files)")
+        rolls = [s for r, s in zip(built.releases, built.seconds) if r.record.kind.value == "roll"]
+        print(f"slowest roll: {max(rolls):.1f} s (target <= 60 s)")
+        plain = best(lambda: verify_archive(source), args.repeat)
+        history = best(lambda: verify_history(out), args.repeat)
+        print(f"verify format-1 source: {plain:.2f} s; verify_history: {history:.2f} s; ratio {history / plain:.2f} (target <= 1.5)")
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,211 @@
+"""Read a history from disk into :class:`HistoryInput` and run every history check.
+
+Only files whose bytes verified are read; the others were already reported
+by the verifier and are skipped here (never reported twice).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from datetime import date
+from pathlib import Path
+
+from rapgen.archive import parse
+from rapgen.archive.history.check import HistoryInput, check_history, first_release, release_numbers
+from rapgen.archive.history.ledger import UnionLedger, WindowSource, compare_manifest
+from rapgen.archive.history.records import (
+    REVEAL_FILES,
+    SEARCH_FILES,
+    WINDOW_FILES,
+    Commitment,
+    ReleaseRecord,
+    commitment_key,
+    manifest_path,
+    parse_commitment,
+    parse_release_record,
+    record_path,
+)
+from rapgen.archive.layout import ARCHIVE_JSON, ASSIGNMENTS_PARQUET, FIELDS_JSONL, ORIGINS_JSON, PAPERS_PARQUET
+from rapgen.archive.records import Category, Finding, Origins
+from rapgen.archive.sums import SUMS, SumsUnreadable, check_paths, parse_sums, read_sums
+
+_WINDOW = re.compile(r"^archive/benchmark/windows/(\d{4}-\d{2}-01)/(papers|assignments)\.parquet$")
+_SEARCH = re.compile(r"^archive/search/(\d{4}-\d{2}-01)/manifest_(fixed|expanding)\.jsonl$")
+_REVEAL = re.compile(r"^archive/models/([^/]+)/origins/(\d{4}-\d{2}-01)/(predictions|traces)\.jsonl$")
+
+
+@dataclass
+class LoadedHistory:
+    """A history as read from disk, and the findings of reading and checking it."""
+
+    input: HistoryInput
+    findings: list[Finding] = field(default_factory=list)
+    origins: Origins | None = None
+
+    @property
+    def latest(self) -> ReleaseRecord | None:
+        records = self.input.records
+        return records[max(records)] if records else None
+
+    @property
+    def is_history(self) -> bool:
+        return bool(release_numbers(self.input.root))
+
+
+def read_root_sums(root: Path) -> dict[str, str]:
+    """The root SHA256SUMS as path → digest (lines that do not parse are the verifier's to report)."""
+    try:
+        data = read_sums(root / SUMS)
+    except SumsUnreadable:
+        return {}
+    entries, _ = parse_sums(data)
+    safe, _ = check_paths(entries)
+    return {e.path: e.digest for e in safe}
+
+
+def load_history(root: str | Path, verified: set[str] | None = None, *, with_ledger: bool = True) -> LoadedHistory:
+    """Read every history file of the archive below ``root``; ``verified`` defaults to every listed path."""
+    root = Path(root)
+    sums = read_root_sums(root)
+    ok = set(sums) if verified is None else verified
+    findings: list[Finding] = []
+    unparsed: set[str] = set()
+
+    def read(path: str) -> bytes | None:
+        if path not in ok:
+            unparsed.add(path)
+            return None
+        return (root / path).read_bytes()
+
+    records: dict[int, ReleaseRecord] = {}
+    manifests: dict[int, dict[str, str]] = {}
+    for k in release_numbers(sums):
+        _read_release(k, read, records, manifests, findings, unparsed)
+    origins = _read_origins(read)
+    format_version = _format_version(read(ARCHIVE_JSON)) if ARCHIVE_JSON in sums else None
+    commitments = _read_commitments(sums, read, findings)
+    inp = HistoryInput(
+        sums, records, manifests, origins.origins if origins else (), origins.strict_origin if origins else None,
+        origins.window_months if origins else 6, format_version, commitments=commitments, unparsed=frozenset(unparsed),
+    )
+    loaded = LoadedHistory(inp, findings, origins)
+    if with_ledger and origins is not None and release_numbers(sums):
+        _ledger_checks(root, loaded, read)
+    loaded.findings.extend(check_history(loaded.input))
+    return loaded
+
+
+def _read_release(k, read, records, manifests, findings, unparsed) -> None:
+    data = read(record_path(k))
+    if data is not None:
+        record, problems = parse_release_record(record_path(k), data)
+        findings.extend(_tag(problems, k))
+        if record is not None:
+            records[k] = record
+    data = read(manifest_path(k))
+    if data is not None:
+        entries, problems = parse_sums(data, strict=True)
+        safe, path_problems = check_paths(entries, strict=True)
+        problems = [f for f in problems + path_problems if f.category is not Category.WARNING]
+        for f in problems:
+            detail = f"release {k}: {f.detail}" + ("" if f.path == SUMS else f" ({f.path})")
+            findings.append(Finding(manifest_path(k), f.line, f.category, detail))
+        if not problems:
+            manifests[k] = {e.path: e.digest for e in safe}
+        else:
+            unparsed.add(manifest_path(k))
+
+
+def _tag(problems: list[Finding], k: int) -> list[Finding]:
+    return [Finding(f.path, f.line, f.category, f"release {k}: {f.detail}") for f in problems]
+
+
+def _read_origins(read) -> Origins | None:
+    data = read(ORIGINS_JSON)
+    if data is None:
+        return None
+    origins, _ = parse.parse_origins(ORIGINS_JSON, data)  # its problems are the verifier's findings
+    return origins
+
+
+def _format_version(data: bytes | None) -> int | None:
+    try:
+        value = json.loads(data)["format_version"] if data is not None else None
+    except (ValueError, TypeError, KeyError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _read_commitments(sums: dict[str, str], read, findings: list[Finding]) -> dict[str, Commitment]:
+    out: dict[str, Commitment] = {}
+    for path in sorted(sums):
+        if not path.startswith("archive/commitments/"):
+            continue
+        if commitment_key(path) is None:
+            findings.append(Finding(path, None, Category.INVARIANT, "a commitment lives at archive/commitments/<origin>/<model_id>.json"))
+            continue
+        data = read(path)
+        if data is None:
+            continue
+        commitment, problems = parse_commitment(path, data)
+        findings.extend(Finding(f.path, f.line, Category.INVARIANT, f.detail) for f in problems)
+        if commitment is not None:
+            out[path] = commitment
+    return out
+
+
+def _ledger_checks(root: Path, loaded: LoadedHistory, read) -> None:
+    """Window rows and the opened origins' manifests, against the union ledger."""
+    inp = loaded.input
+    base = (PAPERS_PARQUET, ASSIGNMENTS_PARQUET, FIELDS_JSONL)
+    if any(p not in inp.root or read(p) is None for p in base):
+        return
+    fields, problems = parse.parse_fields(FIELDS_JSONL, (root / FIELDS_JSONL).read_bytes())
+    if problems:
+        return
+    windows: dict[date, dict[str, str]] = {}
+    for path in inp.root:
+        m = _WINDOW.match(path)
+        if m and read(path) is not None:
+            windows.setdefault(date.fromisoformat(m.group(1)), {})[m.group(2)] = path
+    sources = [
+        WindowSource(start, files["papers"], files["assignments"], root / files["papers"], root / files["assignments"])
+        for start, files in sorted(windows.items()) if len(files) == 2
+    ]
+    ledger = UnionLedger(root / PAPERS_PARQUET, root / ASSIGNMENTS_PARQUET, sources, [f.field_id for f in fields])
+    try:
+        shards = {}
+        problems_found = list(ledger.problems)
+        for path in sorted(inp.root):
+            m = _SEARCH.match(path)
+            data = read(path) if m else None
+            if data is None:
+                continue
+            origin = date.fromisoformat(m.group(1))
+            entries, parse_problems = parse.parse_manifest(path, data, m.group(2))
+            problems_found += [(path, f.detail) for f in parse_problems]
+            shards.setdefault(origin, []).extend(entries)
+            expected = ledger.shard_manifests(origin, inp.window_months)[m.group(2)]
+            problems_found += compare_manifest(expected, entries, path)
+        spans = list(ledger.spans)
+    finally:
+        ledger.close()
+    loaded.input = replace(inp, windows=spans, shards=shards)
+    for path, detail in problems_found:
+        k = first_release(loaded.input, path)
+        loaded.findings.append(Finding(path, None, Category.INVARIANT, (f"release {k}: " if k else "") + detail))
+
+
+def reveal_files(paths) -> dict[tuple[str, date], set[str]]:
+    """Revealed or open Live files: (model_id, origin) → file names under models/<id>/origins/<origin>/."""
+    out: dict[tuple[str, date], set[str]] = {}
+    for path in paths:
+        m = _REVEAL.match(path)
+        if m:
+            out.setdefault((m.group(1), date.fromisoformat(m.group(2))), set()).add(m.group(3) + ".jsonl")
+    return out
+
+
+__all__ = ["LoadedHistory", "load_history", "read_root_sums", "reveal_files", "REVEAL_FILES", "SEARCH_FILES", "WINDOW_FILES"]

@@ -1,0 +1,80 @@
+"""What one release lists, as the later stages need it (score, site, ``build --release N``).
+
+:func:`release_view` turns a history and a release number into the files that
+release N listed, grouped the way a reader uses them: the papers and ledger
+files (``benchmark/`` plus every window listed), each origin's Search
+manifests, each model's prediction and trace files, and — for the latest
+release — the unreleased lines. A format-1 archive is one implicit release.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Mapping
+
+from rapgen.archive.history.check import HistoryInput
+from rapgen.archive.history.records import ReleaseKind, ReleaseRecord, manifest_path
+from rapgen.archive.layout import ASSIGNMENTS_PARQUET, MANIFEST_JSONL, PAPERS_PARQUET
+from rapgen.errors import UsageProblem
+
+_WINDOW = re.compile(r"^archive/benchmark/windows/(\d{4}-\d{2}-01)/(papers|assignments)\.parquet$")
+_SEARCH = re.compile(r"^archive/search/(\d{4}-\d{2}-01)/manifest_(fixed|expanding)\.jsonl$")
+_MODEL = re.compile(r"^archive/models/([^/]+)/(?:origins/(\d{4}-\d{2}-01)/)?(predictions|traces)\.jsonl$")
+
+
+@dataclass(frozen=True)
+class ReleaseView:
+    number: int
+    record: ReleaseRecord
+    files: Mapping[str, str]  # path -> digest, as release N listed them
+    papers: tuple[str, ...]  # benchmark/papers.parquet, then windows by start
+    assignments: tuple[str, ...]
+    manifests: Mapping[date, Mapping[str, str]]  # origin -> regime -> path
+    predictions: Mapping[str, tuple[str, ...]]  # model id -> its prediction files (the main one first)
+    traces: Mapping[str, tuple[str, ...]]
+    unreleased: tuple[str, ...] = ()  # only in the latest view: merged lines no release lists
+    implicit: bool = False  # a format-1 archive's one release
+
+
+def implicit_record(inp: HistoryInput, created: date) -> ReleaseRecord:
+    """The one release of a format-1 archive: number 1, ``initial``, origins from origins.json."""
+    return ReleaseRecord(1, created, ReleaseKind.INITIAL, inp.origins, inp.strict_origin or inp.origins[-1], None, None,
+                         notes="format 1: one implicit release")
+
+
+def release_view(inp: HistoryInput, number: int | None = None, *, created: date | None = None) -> ReleaseView:
+    """The view of release ``number`` (default: the latest); a usage error for a release that does not exist."""
+    if not inp.records:
+        if number not in (None, 1):
+            raise UsageProblem(f"release {number} does not exist: a format-1 archive has one implicit release")
+        return _view(inp, 1, implicit_record(inp, created or date(1970, 1, 1)), dict(inp.root), (), implicit=True)
+    latest = max(inp.records)
+    n = latest if number is None else number
+    if n not in inp.records or n not in inp.manifests:
+        raise UsageProblem(f"release {n} does not exist (releases 1–{latest})")
+    files = dict(inp.manifests[n])
+    unreleased: tuple[str, ...] = ()
+    if n == latest:
+        unreleased = tuple(sorted(set(inp.root) - set(files) - {manifest_path(n)}))
+    return _view(inp, n, inp.records[n], files, unreleased)
+
+
+def _view(inp: HistoryInput, n: int, record: ReleaseRecord, files: dict[str, str], unreleased: tuple[str, ...],
+          implicit: bool = False) -> ReleaseView:
+    windows: dict[str, dict[str, str]] = {}
+    manifests: dict[date, dict[str, str]] = {o: dict(MANIFEST_JSONL) for o in inp.origins}
+    models: dict[str, dict[str, list[tuple[str, str]]]] = {"predictions": {}, "traces": {}}
+    for path in files:
+        if m := _WINDOW.match(path):
+            windows.setdefault(m.group(1), {})[m.group(2)] = path
+        elif m := _SEARCH.match(path):
+            manifests.setdefault(date.fromisoformat(m.group(1)), {})[m.group(2)] = path
+        elif m := _MODEL.match(path):
+            models[m.group(3)].setdefault(m.group(1), []).append((m.group(2) or "", path))  # "" sorts the main file first
+    papers = (PAPERS_PARQUET, *(windows[s]["papers"] for s in sorted(windows) if "papers" in windows[s]))
+    rows = (ASSIGNMENTS_PARQUET, *(windows[s]["assignments"] for s in sorted(windows) if "assignments" in windows[s]))
+    by_model = {kind: {m: tuple(p for _, p in sorted(v)) for m, v in sorted(found.items())} for kind, found in models.items()}
+    return ReleaseView(n, record, files, papers, rows, dict(sorted(manifests.items())), by_model["predictions"],
+                       by_model["traces"], unreleased, implicit)

@@ -1,0 +1,119 @@
+"""The scorer's entry point for the interventions: from what ``compute_scores``
+already holds to the files of ``DIR/interventions/`` and the §6 additions.
+
+``compute_interventions(inputs, diagnostics, records, malformed)`` takes the
+scoring stage's ``DiagnosticsInputs`` (read by attribute only), the
+``diagnostics.json`` body (for the change-rich episodes and their
+repeatability: no new draws), each model's parsed intervention records, and
+the Search-call validator. Everything is on the canonical policy and on the
+scorer's own count matrices, so every interval shares the leaderboard's draws.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import numpy as np
+
+from rapgen.archive import SLOTS
+from rapgen.archive.records import TraceCall
+from rapgen.scores.interventions.assemble import Grid, ModelRecords, assemble_rows
+from rapgen.scores.interventions.core import ALL_SPLITS, SplitDraws, draws_from_scorer, split_draws
+from rapgen.scores.interventions.reliability import posterior_ceiling, revision_reliability, revision_section
+from rapgen.scores.interventions.tables import intervention_files
+from rapgen.scores.metrics import METRIC_NAMES
+
+CANONICAL = "canonical"
+LABELS_SQL = 'SELECT field_id, arxiv_id, "primary" FROM assignments'
+PAPER_DATES_SQL = "SELECT arxiv_id, first_submitted FROM papers"
+
+
+@dataclass(frozen=True)
+class InterventionOutput:
+    files: dict[str, bytes]  # "interventions/<name>" -> CSV bytes
+    reliability: dict  # {"posterior": {split: …}, "revision": {split: […]}} for diagnostics.json
+
+
+def ledger_lookups(archive: Any) -> tuple[dict[str, date], dict[str, dict[str, int]]]:
+    """Every paper's ``first_submitted`` and, per field, each member's counted canonical primary slot."""
+    slot = {s: i for i, s in enumerate(SLOTS)}
+    con = archive.connect()
+    try:
+        dates = {pid: day for pid, day in con.execute(PAPER_DATES_SQL).fetchall()}
+        labels: dict[str, dict[str, int]] = defaultdict(dict)
+        for field_id, pid, primary in con.execute(LABELS_SQL).fetchall():
+            if primary in slot:  # "other" never counts
+                labels[field_id][pid] = slot[primary]
+    finally:
+        con.close()
+    return dates, dict(labels)
+
+
+def episode_grid(diagnostics: Mapping, field_ids: list[str], origins: tuple[date, ...], key: str) -> np.ndarray:
+    """An (F, O) array of one per-episode value of ``change_rich.episodes`` (NaN / False where absent)."""
+    fi = {f: i for i, f in enumerate(field_ids)}
+    oi = {o.isoformat(): j for j, o in enumerate(origins)}
+    boolean = key == "change_rich"
+    out = np.zeros((len(field_ids), len(origins)), dtype=bool) if boolean else np.full((len(field_ids), len(origins)), np.nan)
+    for ep in diagnostics.get("change_rich", {}).get("episodes", []):
+        value = ep.get(key)
+        if value is not None and ep["field_id"] in fi and ep["origin"] in oi:
+            out[fi[ep["field_id"]], oi[ep["origin"]]] = value
+    return out
+
+
+def _baseline(inputs: Any, c: int, name: str) -> np.ndarray:
+    for e, entry in enumerate(inputs.entries):
+        if entry.kind == "baseline" and entry.entry == name:
+            return np.asarray(inputs.predictions[e, c])
+    raise KeyError(f"no {name} baseline among the scorer's entries")
+
+
+def grid_from_score_inputs(inputs: Any, diagnostics: Mapping, first_submitted: Mapping[str, date],
+                           labels: Mapping[str, Mapping[str, int]]) -> Grid:
+    """The episode grid of :mod:`assemble`, on the canonical policy and the scorer's draws."""
+    c = list(inputs.policies).index(CANONICAL)
+    field_ids, origins = list(inputs.field_ids), tuple(inputs.origins)
+    archive_origins = inputs.archive.origins
+    draws: Mapping[str, SplitDraws] = draws_from_scorer(inputs.draws, field_ids, inputs.field_split, inputs.field_block, inputs.level)
+    return Grid(
+        field_ids, list(inputs.field_split), list(inputs.field_block), origins, int(archive_origins.window_months),
+        archive_origins.strict_origin, np.asarray(inputs.y[c]), np.asarray(inputs.x[c]), np.asarray(inputs.ewma[c]),
+        _baseline(inputs, c, "recent"), episode_grid(diagnostics, field_ids, origins, "change_rich"),
+        first_submitted, labels, draws,
+    )
+
+
+def reliability_additions(inputs: Any, diagnostics: Mapping, grid: Grid) -> dict:
+    """``reliability.posterior`` and ``reliability.revision`` for dev, test and ``all``."""
+    c = list(inputs.policies).index(CANONICAL)
+    draws = dict(grid.draws)
+    fresh = split_draws(grid.field_ids, grid.field_split, grid.field_block, inputs.resamples, inputs.seed, inputs.level, with_all=True)
+    draws[ALL_SPLITS] = fresh[ALL_SPLITS]
+    ewma_index = next(e for e, entry in enumerate(inputs.entries) if entry.kind == "baseline" and entry.entry == "ewma")
+    spearman_index = list(METRIC_NAMES).index("spearman")
+    repeatability = episode_grid(diagnostics, grid.field_ids, grid.origins, "repeatability")
+    posterior = posterior_ceiling(repeatability, np.asarray(inputs.values[ewma_index, c, spearman_index]), draws)
+    par = inputs.archive.ledger["reliability"]
+    pairs = revision_reliability(np.asarray(inputs.target_counts[c]), grid.field_ids, grid.origins, int(par["splits"]), int(par["seed"]))
+    return {"posterior": posterior, "revision": revision_section(pairs, len(grid.field_ids), draws)}
+
+
+def compute_interventions(
+    inputs: Any,
+    diagnostics: Mapping,
+    records: list[ModelRecords],
+    malformed: Callable[[TraceCall], bool],
+    extra_metrics: Callable | None = None,
+    reruns: Mapping | None = None,
+) -> InterventionOutput:
+    """Every ``DIR/interventions/`` file (option_counterfactual.csv holds only its header
+    unless ``reruns`` from ``rapgen replay`` are given) and the §6 reliability additions."""
+    first_submitted, labels = ledger_lookups(inputs.archive)
+    grid = grid_from_score_inputs(inputs, diagnostics, first_submitted, labels)
+    rows = assemble_rows(grid, records, malformed, extra_metrics, reruns)
+    return InterventionOutput(intervention_files(rows), reliability_additions(inputs, diagnostics, grid))
