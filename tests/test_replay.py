@@ -165,6 +165,8 @@ def test_evidence_of_units_whose_papers_are_all_other_is_undefined():
     assert row["recent_slots"] == 1 and row["recent_share"] == round(1 / 3, 6)  # p1 is recent for 2024-07-01 only
     # unit 2024-07-01 has only "other"; unit 2025-01-01 has one D3 paper, and the windows hold no counted paper
     assert row["spearman_units"] == 0 and row["spearman_recent"] is None
+    # calls per unit count every unit with a call, returned papers or not: 2024-07-01 has 1, 2025-01-01 has 2
+    assert (row["called_units"], row["calls_per_unit_mean"], row["calls_per_unit_max"]) == (2, 1.5, 2)
 
 
 def test_generated_traces_are_deterministic_and_within_the_cap(replayable, tmp_path):

@@ -544,6 +544,7 @@ EXTREME_WEIGHTS = [
     ([-0.0, 1, 1, 1, 1, 1, 1, 1], [0.0] + [1 / 7] * 7),  # negative zero is a valid zero weight
     ([10**300, 10**300, 0, 0, 0, 0, 0, 0], [0.5, 0.5, 0, 0, 0, 0, 0, 0]),  # a huge JSON integer
     ([1e-300, 1e300, 0, 0, 0, 0, 0, 0], [0.0, 1.0, 0, 0, 0, 0, 0, 0]),  # 1e-600 relative: rounds to 0
+    ([1, 5e-324, 0, 0, 0, 0, 0, 0], [1.0, 5e-324, 0, 0, 0, 0, 0, 0]),  # a subnormal share survives (jsd's log of it too)
 ]
 
 
@@ -566,7 +567,7 @@ def test_extreme_valid_weights_score_like_their_composition(tiny_archive):
     reseal(tiny_archive.root)
     result = compute_scores(open_verified(tiny_archive.root), resamples=10, diagnostics=False)
     units = result.units
-    cols = {c: units.column(c) for c in ("entry", "policy", "condition", "field_id", "origin", "valid", "spearman", "tv")}
+    cols = {c: units.column(c) for c in ("entry", "policy", "condition", "field_id", "origin", "valid", "spearman", "tv", "jsd", "tv_gain")}
     p = np.array([units.column(f"p_D{k}") for k in range(8)]).T
     seen = 0
     for r in range(len(units)):
@@ -576,6 +577,7 @@ def test_extreme_valid_weights_score_like_their_composition(tiny_archive):
         assert cols["valid"][r], key
         assert p[r] == pytest.approx(expected[key], abs=1e-15), key
         assert np.isfinite(cols["tv"][r]), key
+        assert all(np.isfinite(cols[m][r]) or np.isnan(cols[m][r]) for m in ("jsd", "tv_gain")), key
         seen += 1
     assert seen == len(lines)
     # and the files are written: no overflow, no non-finite value anywhere

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rapgen.archive import Archive, VerifiedArchive
+from rapgen.archive import VerifiedArchive
 from rapgen.errors import ScoringError
 from rapgen.scores import outputs, schema, steps, tables
 from rapgen.scores.schema import TRACKS
@@ -32,7 +32,7 @@ class DiagnosticsInputs:
     """What scoring hands to the §6 diagnostics (all arrays share the axis order
     policy P, field F, window W / origin O, slot 8; entries E as in ``entries``)."""
 
-    archive: Archive
+    archive: VerifiedArchive
     field_ids: list[str]
     field_split: np.ndarray  # (F,) split name per field
     field_block: np.ndarray  # (F,) block id per field

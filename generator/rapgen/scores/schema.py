@@ -232,6 +232,8 @@ DIAGNOSTIC_SECTIONS: tuple[SectionSpec, ...] = (
                 _c("entry"), _c("condition"), _c("calls"), _c("units"), _c("recent_share"),
                 _c("spearman_recent", "spearman vs recent"), _c("spearman_units", "units (recent)"),
                 _c("spearman_future", "spearman vs future"), _c("spearman_future_units", "units (future)"),
+                _c("called_units", "units with calls"), _c("calls_per_unit_mean", "calls per unit"),
+                _c("calls_per_unit_max", "most calls in a unit"),
             )),
         ),
     ),

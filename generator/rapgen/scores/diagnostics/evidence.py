@@ -12,6 +12,10 @@ Per model and condition, from the ids each recorded call returned:
   scorer's §2 spearman (:func:`rapgen.scores.kernels.spearman`); reported as
   the mean over units where it is defined, with the number of such units.
 
+It also counts the calls per unit (``called_units``, ``calls_per_unit_mean``,
+``calls_per_unit_max``) over every unit with at least one call, so that no
+reader of the score folder has to count traces itself.
+
 A unit whose returned papers are all ``other`` has no composition (missing);
 a window without counted papers is constant, so the value is undefined there.
 Ratios and means are rounded to 6 decimals, as replay.json carried them.
@@ -119,12 +123,18 @@ def _condition_row(model_id: str, condition: str, calls: list, ledger: Ledger, w
     rho_recent, n_recent = _mean(spearman(returned, recent))
     rho_future, n_future = _mean(spearman(returned, future))
     returned_slots = int(n_ids.sum())
+    per_unit: dict[tuple[str, date], int] = defaultdict(int)
+    for c in calls:
+        per_unit[(c.field_id, c.origin)] += 1
     return {
         "entry": model_id, "condition": condition, "calls": len(calls), "units": len(units),
         "returned_slots": returned_slots, "recent_slots": recent_slots,
         "recent_share": round(recent_slots / returned_slots, DECIMALS) if returned_slots else None,
         "spearman_recent": rho_recent, "spearman_units": n_recent,
         "spearman_future": rho_future, "spearman_future_units": n_future,
+        # Calls per unit over every unit with at least one call (returned papers or not).
+        "called_units": len(per_unit), "calls_per_unit_mean": len(calls) / len(per_unit),
+        "calls_per_unit_max": max(per_unit.values()),
     }
 
 
