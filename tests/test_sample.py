@@ -319,7 +319,9 @@ def _listed(path: Path) -> dict[str, str]:
 def committed(tmp_path_factory, built):
     data, _, _ = built
     out = tmp_path_factory.mktemp("committed") / "repo"
-    summary = build_committed_sample(data, out, cache_dir=out.parent / "cache")
+    from rapgen.cli.sample_cmds import reference_agents, reference_records
+
+    summary = build_committed_sample(data, out, agents=reference_agents, records=reference_records)
     return data, out, summary
 
 

@@ -195,7 +195,9 @@ def test_synth_small_writes_a_history_with_every_record_kind(tmp_path):
     from rapgen.sample.synth_history import BASE_ID, DAMPINGS, ERRATUM_MODEL, PANEL_ID
 
     out = tmp_path / "h"
-    summary = write_synthetic_archive(out, "small", 4, interventions=True, history=True)
+    from rapgen.cli.sample_cmds import synth_records
+
+    summary = write_synthetic_archive(out, "small", 4, records=synth_records, history=True)
     assert verify_archive(out).ok
     records = [json.loads(p.read_text()) for p in sorted((out / "archive" / "releases").glob("0*.json"))]
     kinds = [r["kind"] for r in records]
@@ -218,5 +220,5 @@ def test_synth_small_writes_a_history_with_every_record_kind(tmp_path):
     assert (out / "archive" / "models" / PANEL_ID / "origins" / "2026-01-01" / "predictions.jsonl").stat().st_size > 0
     assert list((out / "archive" / "commitments").glob("*/*.json"))
     again = tmp_path / "again"
-    write_synthetic_archive(again, "small", 4, interventions=True, history=True)
+    write_synthetic_archive(again, "small", 4, records=synth_records, history=True)
     assert (again / "SHA256SUMS").read_bytes() == (out / "SHA256SUMS").read_bytes()

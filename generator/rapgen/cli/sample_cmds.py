@@ -9,6 +9,31 @@ import click
 from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option
 
 
+# The sample stage may not import the agents: the CLI composes them.
+def reference_agents(root: Path, submitted) -> list[dict]:
+    """Add the reference agents' model folders to a format-1 root (as ``rapgen reference-agents run``)."""
+    from rapgen.agents import add_agents_to_archive
+
+    return add_agents_to_archive(root, submitted=submitted)
+
+
+def reference_records(root: Path) -> dict[str, bytes]:
+    """The reference agents' intervention records and the tuned panel model of the committed sample."""
+    from rapgen.agents import REFERENCE_AGENTS
+    from rapgen.agents.interventions import intervention_files
+    from rapgen.sample.committed import PANEL
+
+    return intervention_files(root, [a.model_id for a in REFERENCE_AGENTS], panel=PANEL)
+
+
+def synth_records(root: Path) -> dict[str, bytes]:
+    """The synthetic archive's intervention records and its panel model, by the reference agents' policies."""
+    from rapgen.agents.interventions import intervention_files
+    from rapgen.sample.synth_history import BASE_ID, DAMPINGS, PANEL_ID
+
+    return intervention_files(root, sorted(DAMPINGS), panel=(BASE_ID, PANEL_ID), dampings=DAMPINGS)
+
+
 @click.group(epilog=EPILOG)
 def sample() -> None:
     """Build the committed sample archive from real cs.CL arXiv papers."""
@@ -56,7 +81,7 @@ def build(out: Path, data: Path | None, force: bool, history: bool, as_json: boo
     if history:
         from rapgen.sample.committed import build_committed_sample
 
-        summary = build_committed_sample(data, out, force=force)
+        summary = build_committed_sample(data, out, force=force, agents=reference_agents, records=reference_records)
     else:
         summary = build_sample(data, out, force=force)
     if as_json:
@@ -104,7 +129,7 @@ def synth(scale: str, seed: int, out: Path, force: bool, no_traces: bool, no_int
     from rapgen.sample import write_synthetic_archive
 
     summary = write_synthetic_archive(out, scale, seed, force=force, with_traces=not no_traces,
-                                      interventions=not no_interventions, history=not no_history)
+                                      records=None if no_interventions else synth_records, history=not no_history)
     if as_json:
         echo_json(summary)
         return

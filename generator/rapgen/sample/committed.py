@@ -23,6 +23,7 @@ import os
 import time
 from datetime import date
 from pathlib import Path
+from typing import Callable
 
 from rapgen.archive import ARCHIVE_DIR, SUMS_NAME
 from rapgen.sample.common import seal, staged
@@ -32,11 +33,17 @@ PANEL = ("ref-history-trend", "ref-history-trend-tuned")  # (base, tuned panel m
 OPEN_SUBMITTER = "ref-closed-book"
 
 
-def build_committed_sample(data_path: str | Path, out_root: str | Path, *, force: bool = False,
-                           interventions: bool = True, cache_dir: str | Path | None = None) -> dict:
-    """Build the committed sample (format 2) under ``out_root``; return a summary with timings."""
-    from rapgen.agents import REFERENCE_AGENTS, add_agents_to_archive
-    from rapgen.agents.interventions import intervention_files
+AgentsHook = Callable[[Path, date], list[dict]]  # (format-1 root, submitted) -> one summary per agent added
+RecordsHook = Callable[[Path], dict[str, bytes]]  # sealed format-1 root -> {archive path: bytes}
+
+
+def build_committed_sample(data_path: str | Path, out_root: str | Path, *, agents: AgentsHook,
+                           records: RecordsHook | None, force: bool = False) -> dict:
+    """Build the committed sample (format 2) under ``out_root``; return a summary with timings.
+
+    The sample stage may not import the agents, so the caller (the CLI) passes
+    them in: ``agents`` adds the reference agents' model folders to a format-1
+    root, ``records`` returns their intervention files (None: none)."""
     from rapgen.sample.build import build_sample
     from rapgen.sample.history import build_sample_history
 
@@ -46,10 +53,10 @@ def build_committed_sample(data_path: str | Path, out_root: str | Path, *, force
         src = staging / ".format1"
         summary = build_sample(data_path, src)
         seconds["base"] = time.perf_counter() - start
-        agents = add_agents_to_archive(src, submitted=SUBMITTED, cache_dir=cache_dir)
+        added = agents(src, SUBMITTED)
         seal(src)
         seconds["agents"] = time.perf_counter() - start - seconds["base"]
-        extra = intervention_files(src, [a.model_id for a in REFERENCE_AGENTS], panel=PANEL, cache_dir=cache_dir) if interventions else None
+        extra = records(src) if records is not None else None
         seconds["interventions"] = time.perf_counter() - start - seconds["base"] - seconds["agents"]
         hist = staging / ".history"
         built = build_sample_history(src, hist, open_submitter=OPEN_SUBMITTER, extra=extra,
@@ -58,5 +65,5 @@ def build_committed_sample(data_path: str | Path, out_root: str | Path, *, force
         os.replace(hist / ARCHIVE_DIR, staging / ARCHIVE_DIR)
         os.replace(hist / SUMS_NAME, staging / SUMS_NAME)
     seconds["total"] = time.perf_counter() - start
-    return {**summary, "out": str(out_root), "agents": [a["model_id"] for a in agents], "intervention_files": sorted(extra or {}),
+    return {**summary, "out": str(out_root), "agents": [a["model_id"] for a in added], "intervention_files": sorted(extra or {}),
             "releases": [r.record.kind.value for r in built.releases], "seconds": {k: round(v, 1) for k, v in seconds.items()}}

@@ -143,7 +143,7 @@ def write_synthetic_archive(
     force: bool = False,
     traces: TracesHook | None = None,
     with_traces: bool = True,
-    interventions: bool = False,
+    records: Callable[[Path], dict[str, bytes]] | None = None,
     history: bool = False,
 ) -> dict:
     """Write a synthetic archive under ``out_root`` and seal it; return a summary.
@@ -153,10 +153,10 @@ def write_synthetic_archive(
     (``with_traces``) the models' Search calls are made through the frozen Search
     backend (:func:`rapgen.sample.generate_traces`), so every one of them replays.
 
-    ``interventions`` adds the intervention records and the tuned panel model;
-    ``history`` writes the archive as a replayed release history (format 2,
-    :mod:`rapgen.sample.synth_history`). Both are what ``rapgen synth`` writes
-    by default.
+    ``records`` (root -> {archive path: bytes}) adds the intervention records
+    and the tuned panel model; ``history`` writes the archive as a replayed
+    release history (format 2, :mod:`rapgen.sample.synth_history`). Both are
+    what ``rapgen synth`` writes by default.
     """
     if traces is None and with_traces:
         from rapgen.sample.traces import generate_traces
@@ -188,9 +188,9 @@ def write_synthetic_archive(
             traces(src, [m[0] for m in MODELS])
         if history:
             seal(src)
-            extra = synth_history.write_history(src, staging, interventions=interventions)
-        elif interventions:
-            extra = {"intervention_files": synth_history.add_interventions(src)}
+            extra = synth_history.write_history(src, staging, records=records)
+        elif records is not None:
+            extra = {"intervention_files": synth_history.add_interventions(src, records)}
         if not history:
             seal(src)
     return {**_summary(out_root, scale, seed, sc, draw, t_gen, time.perf_counter() - t0), **extra}

@@ -6,8 +6,10 @@ what INTERVENTIONS.md and RELEASES.md add at the paper's scale:
 * the four diagnostic models' ``replays.jsonl``, ``oracle.jsonl`` and
   ``oracle_traces.jsonl``, and one tuned panel model (:data:`PANEL_ID`, with
   ``panel``, ``base_model`` and ``training.json``), by the reference agents'
-  deterministic policies (:mod:`rapgen.agents.interventions`); the Search calls
-  run through the real Backend, so they replay;
+  deterministic policies. The sample stage may not import the agents, so the
+  caller passes them as a ``records`` hook (the CLI's: ``rapgen.agents.interventions``
+  with :data:`DAMPINGS`, :data:`BASE_ID` and :data:`PANEL_ID`); the Search
+  calls run through the real Backend, so they replay;
 * the release history of :func:`rapgen.sample.history.build_sample_history`:
   two origins resolved in release 1, three rolled in, the next origin open,
   ``models`` releases for every Live deadline and the reveals, one for the
@@ -19,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from rapgen.archive import ARCHIVE_DIR, SUMS_NAME
 from rapgen.io import dumps_document
@@ -36,11 +38,7 @@ ERRATUM_CUTOFF = "2025-06-01"
 DAMPINGS = {"synth-alpha": 0.0, "synth-beta": 0.25, "synth-gamma": 0.5, "synth-delta": 0.75}
 
 
-def intervention_records(src: Path) -> dict[str, bytes]:
-    """Every intervention file of the sealed format-1 synthetic archive ``src``, by archive path."""
-    from rapgen.agents.interventions import intervention_files
-
-    return intervention_files(src, sorted(DAMPINGS), panel=(BASE_ID, PANEL_ID), dampings=DAMPINGS)
+RecordsHook = Callable[[Path], dict[str, bytes]]  # sealed format-1 root -> {archive path: bytes}
 
 
 def erratum(src: Path) -> "Erratum":
@@ -54,12 +52,12 @@ def erratum(src: Path) -> "Erratum":
                    f"the knowledge cut-off was missing; the provider has since published {ERRATUM_CUTOFF}")
 
 
-def write_history(src: Path, staging: Path, *, interventions: bool) -> dict:
+def write_history(src: Path, staging: Path, *, records: RecordsHook | None) -> dict:
     """Replay ``src`` (a sealed format-1 synthetic archive) as a history into ``staging``'s
     ``archive/`` and ``SHA256SUMS``; return the release count and timings."""
     from rapgen.sample.history import build_sample_history
 
-    extra = intervention_records(src) if interventions else None
+    extra = records(src) if records is not None else None
     hist = staging / ".history"
     built = build_sample_history(src, hist, open_submitter=OPEN_SUBMITTER, extra=extra,
                                  extra_notes="intervention records and the tuned panel model added",
@@ -71,11 +69,11 @@ def write_history(src: Path, staging: Path, *, interventions: bool) -> dict:
             "intervention_files": len(extra or {})}
 
 
-def add_interventions(root: Path) -> int:
+def add_interventions(root: Path, records: RecordsHook) -> int:
     """Write the intervention files into a format-1 archive ``root`` (unsealed); return how many."""
     from rapgen.io import atomic_write_bytes
 
-    files = intervention_records(root)
+    files = records(root)
     for path, data in sorted(files.items()):
         atomic_write_bytes(root / path, data)
     return len(files)
