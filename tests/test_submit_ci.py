@@ -86,7 +86,7 @@ def test_usage() -> None:
 def test_workflows_call_the_script() -> None:
     pr = yaml.safe_load((REPO / ".github" / "workflows" / "pr-check.yml").read_text())
     site = yaml.safe_load((REPO / ".github" / "workflows" / "site.yml").read_text())
-    assert pr[True]["pull_request_target"]["paths"] == ["archive/models/**"]  # YAML 1.1 reads the key `on` as True
+    assert pr[True]["pull_request_target"]["paths"] == ["archive/models/**", "archive/commitments/**"]  # YAML 1.1 reads the key `on` as True
     assert any("github-script" in s.get("uses", "") for s in pr["jobs"]["check"]["steps"])
     assert site[True]["push"]["branches"] == ["main"]
     site_steps = " ".join(s.get("run", "") for s in site["jobs"]["build"]["steps"])
