@@ -153,7 +153,7 @@ def test_pr_mode_shows_a_stray_model_name_only_as_safe_text(pr_repo, tmp_path) -
     done = run_script("pr", "--root", str(pr_repo), "--base", "main", "--report", str(report), "--resamples", "50")
     assert done.returncode == 1, done.stdout + done.stderr
     text = report.read_text()
-    assert "`archive/models/x?b?????y/` was removed or changed into a file" in text
+    assert "`archive/models/x?b?????y/` is missing, was removed or changed into a file" in text
     import markdown
 
     assert "<b>" not in markdown.markdown(text, extensions=["tables"])  # elsewhere only inside code spans
