@@ -221,3 +221,25 @@ def test_the_workflow_passes_the_opening_time_as_now() -> None:
     assert "archive/commitments/**" in pr[True]["pull_request_target"]["paths"]
     script = (REPO / ".ci" / "submit-check").read_text()
     assert '--now) extra+=(--now "$2")' in script and "archive/commitments" in script
+
+
+def test_the_ci_script_checks_a_commitment_only_pull_request(history, tmp_path, monkeypatch) -> None:
+    """A pull request that adds only a commitment for an existing model is found and judged by --now."""
+    import os
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("RAPGEN_CACHE", str(tmp_path / "cache"))
+    (history / "README.md").write_text("repo\n")
+    git_init(history)
+    git(history, "checkout", "-q", "-b", "pr")
+    _commit(history, "model-b", SECOND_OPEN, prediction_lines(SECOND_OPEN))
+    git(history, "add", "-A")
+    git(history, "commit", "-q", "-m", "model-b: sealed for 2026-01-01")
+    env = {**os.environ, "RAPGEN": f"{sys.executable} -m rapgen"}
+    for now, code, text in (("2026-01-14T10:00:00Z", 0, "✅ on time"), ("2026-01-20T10:00:00Z", 1, "the deadline for origin 2026-01-01 was 2026-01-15")):
+        report = tmp_path / f"report-{code}.md"
+        done = subprocess.run(["bash", str(REPO / ".ci" / "submit-check"), "pr", "--root", str(history), "--base", "main",
+                               "--now", now, "--report", str(report), "--resamples", "50"], capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == code, done.stdout + done.stderr
+        assert "Submission `model-b`" in report.read_text() and text in report.read_text()
