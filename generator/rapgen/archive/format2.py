@@ -32,6 +32,7 @@ from rapgen.archive.evidence import PaperText, call_arguments, canonical_counts
 from rapgen.archive.history.check import first_release
 from rapgen.archive.history.load import LoadedHistory, load_history
 from rapgen.archive.intervention_folder import ArchiveFacts, InterventionRecords, check_model_interventions
+from rapgen.archive.interventions import ModelExtensions
 from rapgen.archive.invariants import ParsedDocuments
 from rapgen.archive.layout import (
     ASSIGNMENTS_PARQUET,
@@ -41,6 +42,7 @@ from rapgen.archive.layout import (
     ORIGIN_FILE_PATTERN,
     PAPERS_PARQUET,
     PREDICTIONS_JSONL,
+    REPLAYS_JSONL,
     TRACES_JSONL,
     WINDOW_FILE_PATTERN,
     model_file,
@@ -51,6 +53,7 @@ _ORIGIN_FILE = re.compile(ORIGIN_FILE_PATTERN)
 _WINDOW_FILE = re.compile(WINDOW_FILE_PATTERN)
 _COMMITMENT = re.compile(COMMITMENT_PATTERN)
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 SORTS = ("relevance", "date")  # SEARCH.md: the two sorts a call may ask for
 CallValidator = Callable[[dict], object]  # raises on a malformed call (rapgen.search.validate_call)
 
@@ -69,8 +72,9 @@ class Format2Result:
 def recorded_call_malformed(call: TraceCall) -> bool:
     """The archive's rule for a recorded call's arguments (SEARCH.md's malformed calls):
     a sort other than relevance or date, a bound that is not a strict ``YYYY-MM-DD``
-    date or null, ``date_from >= date_to``, or an empty query."""
-    if call.sort not in SORTS or not call.query.strip():
+    date or null, ``date_from >= date_to``, or an empty query or one that is not text
+    (a lone surrogate)."""
+    if call.sort not in SORTS or not call.query.strip() or _LONE_SURROGATE.search(call.query):
         return True
     bounds = []
     for value in (call.date_from, call.date_to):
@@ -193,9 +197,8 @@ def _parse_origin_file(path: str, data: bytes, kind: str, origin: date, model_id
 # ------------------------------------------------------------------ interventions
 def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, bytes], verified: set[str],
                    parsed: ParsedDocuments, out: Format2Result, malformed: Callable[[TraceCall], bool]) -> None:
+    """Every model whose model.json parsed: its INTERVENTIONS.md keys, and its intervention files if any."""
     folders = _intervention_folders(history.input.root)
-    if not folders:
-        return
     if parsed.fields is None or parsed.blocks is None or parsed.ledger is None or parsed.origins is None:
         for model_id in sorted(folders):
             out.findings.append(Finding(f"archive/models/{model_id}", None, Category.NOT_EVALUATED,
@@ -207,25 +210,26 @@ def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, b
         int(parsed.ledger["search"]["max_calls"]), sorted(parsed.models), _LazyPapers(root, sources[0]),
         _Counts(root, sources[1]), malformed, lambda mid: out.predictions.get(mid, []),
     )
-    for model_id, names in sorted(folders.items()):
-        folder = f"archive/models/{model_id}"
-        paths = [model_file(model_id, n) for n in (MODEL_JSON, *names)]
-        bad = [p for p in paths if p not in verified]
+    for model_id in sorted(set(parsed.models) | set(folders)):
+        folder, names = f"archive/models/{model_id}", folders.get(model_id, [])
+        bad = [p for p in (model_file(model_id, n) for n in (MODEL_JSON, *names)) if p not in verified]
         if bad or model_id not in parsed.models or _unparsed_records(model_id, history.input.root, parsed):
-            why = f"{', '.join(bad)} did not verify" if bad else "model.json, predictions or traces is invalid"
-            out.findings.append(Finding(folder, None, Category.NOT_EVALUATED, f"intervention records not checked: {why}"))
+            if names:  # a folder without intervention files has nothing more to report here
+                why = f"{', '.join(bad)} did not verify" if bad else "model.json, predictions or traces is invalid"
+                out.findings.append(Finding(folder, None, Category.NOT_EVALUATED, f"intervention records not checked: {why}"))
             continue
         files = {n: documents[model_file(model_id, n)] for n in (MODEL_JSON, *names)}
         traces = out.traces.get(model_id, [])
-        facts.papers.want(pid for call in traces for pid in call.returned_ids)
+        if REPLAYS_JSONL in files:
+            facts.papers.want(pid for call in traces for pid in call.returned_ids)
         records, found = check_model_interventions(folder, files, out.predictions.get(model_id, []), traces, facts)
         out.findings.extend(found)
-        if records is not None:
+        if records is not None and (names or records.extensions != ModelExtensions()):
             out.interventions[model_id] = records
 
 
 def _intervention_folders(root_lines: Mapping[str, str]) -> dict[str, list[str]]:
-    """Models with an intervention file or a panel key: model id -> its intervention file names."""
+    """Models with an intervention file: model id -> its intervention file names."""
     out: dict[str, list[str]] = defaultdict(list)
     for path in sorted(root_lines):
         parts = path.split("/")
