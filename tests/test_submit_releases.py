@@ -243,3 +243,26 @@ def test_the_ci_script_checks_a_commitment_only_pull_request(history, tmp_path, 
                                "--now", now, "--report", str(report), "--resamples", "50"], capture_output=True, text=True, env=env, timeout=300)
         assert done.returncode == code, done.stdout + done.stderr
         assert "Submission `model-b`" in report.read_text() and text in report.read_text()
+
+
+def test_the_full_check_scores_and_renders_a_later_origin(history) -> None:
+    from rapgen.submit import check_submission
+
+    add_lines(history, {reveal_path("model-b", FIRST_OPEN, "predictions.jsonl"): prediction_lines(FIRST_OPEN, seed=5)})
+    res = check_submission(history, history / MODEL_B, resamples=50)
+    assert res.ok, [p.one_line() for p in res.problems]
+    assert res.stages["scores"].status == "passed" and res.stages["site"].status == "passed"
+    assert res.stages["replay"].status == "skipped"  # no new traces: the listed ones were replayed when added
+    assert [r["origin"] for r in res.origins][-1] == "2025-07-01" and res.origins[-1]["complete"]
+
+
+@pytest.mark.parametrize("text, day", [
+    ("2026-01-15", date(2026, 1, 15)),
+    ("2026-01-15T23:30:00Z", date(2026, 1, 15)),
+    ("2026-01-15T23:30:00-02:00", date(2026, 1, 16)),  # 01:30 UTC the next day
+    ("2026-01-16T00:30:00+02:00", date(2026, 1, 15)),
+])
+def test_now_is_taken_as_a_date_in_utc(text, day) -> None:
+    from rapgen.submit.review import parse_now
+
+    assert parse_now(text) == day

@@ -203,5 +203,11 @@ def _later_sections(result: CheckResult, sub: files.Submission, digests: dict[st
         for section in later:
             result.stages[section] = StageStatus("skipped", "the model has no predictions.jsonl yet (a sealed or later-origin submission)")
     elif later:
-        has_traces = bool(sub.calls) or any(sub.origin_calls.values())
-        overlay.run_overlay_sections(result, sub.data, digests, set(later), has_traces=has_traces, resamples=resamples)
+        # An existing model's listed traces were replayed when they were added: replay only when new calls came.
+        new_traces = [n for n in sub.data if n.endswith("traces.jsonl") and n not in sub.listed]
+        has_traces = bool(new_traces) and (bool(sub.calls) or any(sub.origin_calls.values()))
+        wanted = set(later)
+        if sub.existing and not new_traces and "replay" in wanted:
+            wanted.discard("replay")
+            result.stages["replay"] = StageStatus("skipped", "no new traces: the listed ones were replayed when they were added")
+        overlay.run_overlay_sections(result, sub.data, digests, wanted, has_traces=has_traces, resamples=resamples)
