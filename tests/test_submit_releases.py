@@ -266,3 +266,16 @@ def test_now_is_taken_as_a_date_in_utc(text, day) -> None:
     from rapgen.submit.review import parse_now
 
     assert parse_now(text) == day
+
+
+def test_a_new_model_json_has_its_intervention_keys_checked(tiny_archive) -> None:
+    from test_submit_support import NEW_ID, append_sums, write_submission
+    from rapgen.archive.writer import write_json
+
+    repo = tiny_archive.root
+    folder = write_submission(repo / "archive" / "models" / NEW_ID, repo, traces=False)
+    write_json(folder / "model.json", model_json(NEW_ID, cutoff_precision="year"))
+    append_sums(repo, NEW_ID)
+    result = CliRunner().invoke(cli, ["submit", "check", "--no-scores", "--root", str(repo), str(folder)])
+    assert result.exit_code == 1
+    assert "**MODEL-JSON**" in result.stdout and "'cutoff_precision' must be" in result.stdout

@@ -34,6 +34,7 @@ from rapgen.archive import (
     parse_predictions,
     parse_traces,
 )
+from rapgen.archive.interventions import parse_model_extensions
 from rapgen.errors import RapgenError
 from rapgen.submit.review.result import CheckResult, ConditionCount
 from rapgen.text import BIDI_OVERRIDES as BIDI_CONTROLS
@@ -330,6 +331,18 @@ def check_model_json(result: CheckResult, rel: str, raw: bytes, *, listed: bool 
     return model
 
 
+def check_model_extensions(result: CheckResult, rel: str, raw: bytes, archive: Archive) -> None:
+    """The INTERVENTIONS.md keys of a new model.json (panel, base_model, cutoff_precision, inference)."""
+    origins = set(archive.origins.origins)
+    for record in getattr(archive, "releases", {}).values():  # a verified format-2 archive: every origin of its history
+        origins.update(record.resolved_origins)
+        if record.open_origin is not None:
+            origins.add(record.open_origin.origin)
+    _, findings = parse_model_extensions(rel, raw, sorted(origins), archive.model_ids)
+    for f in findings:
+        result.add("submission", "MODEL-JSON", f.path, f.line, f.detail)
+
+
 # A parser finding's kind -> the report's keyword (every other kind of a line is MALFORMED).
 KEYWORD_OF_KIND = {
     ProblemKind.COVERAGE: "COVERAGE",
@@ -433,6 +446,8 @@ def check_contents(result: CheckResult, archive: Archive, sub: Submission, displ
         check_bidi(result, display + name, raw, lines=name.endswith(".jsonl"))
     if "model.json" in sub.data:
         sub.model = result.model = check_model_json(result, display + "model.json", sub.data["model.json"], listed=sub.existing)
+        if sub.model is not None and not sub.existing:
+            check_model_extensions(result, display + "model.json", sub.data["model.json"], archive)
     if not result.in_archive and result.model_id in existing:
         result.add("submission", "EXISTS", display.rstrip("/"), None, f"model {result.model_id!r} already exists in archive/models/{result.model_id}/")
     if "predictions.jsonl" in sub.data:
