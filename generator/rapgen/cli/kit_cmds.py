@@ -54,24 +54,50 @@ def _cache_option(f):
 @root_option
 @json_option
 @debug_option
+@click.option("--readout", type=click.Choice(["forecast", "state"]), help="The readout prompt of CONDITION's (A3 or A4) recorded evidence, read out as a Forecast or a State answer.")
+@click.option("--budget", type=click.Choice(["all", "matched"]), default="all", show_default=True, help="--readout: all the source's calls, or the first k = min(n_A3, n_A4).")
+@click.option("--model", "model", metavar="ID|DIR", help="--readout: whose evidence: a model folder, or the id of a listed model (ROOT/archive/models/ID).")
 @click.argument("field_id", metavar="FIELD")
 @click.argument("origin")
-@click.argument("condition", type=CONDITION_CHOICE)
+@click.argument("condition", type=click.Choice(["A0", "A1", "A2", "A3", "A4", "O1", "O2", "O3"]))
 @handle_errors
-def prompt(root: Path, as_json: bool, debug: bool, field_id: str, origin: str, condition: str) -> None:
+def prompt(root: Path, as_json: bool, debug: bool, readout: str | None, budget: str, model: str | None,
+           field_id: str, origin: str, condition: str) -> None:
     """Print the benchmark's system prompt and tool schemas for one unit.
 
+    \b
     FIELD is a field id, ORIGIN a forecast origin (YYYY-MM-DD), CONDITION one of
-    A0–A4. The first line gives prompt_sha256, the SHA-256 of exactly what is
-    sent (messages and tools), and template_sha256, the prompt version. With
-    --json: both, the messages and the OpenAI-format tools, ready to send.
+    A0–A4, or O1–O3 for an exact-history unit. With --readout forecast|state,
+    CONDITION (A3 or A4) is the source whose recorded evidence --model's
+    traces.jsonl holds:
+      rapgen prompt nlp-agents 2025-07-01 A4 --readout forecast --budget matched --model submissions/m
+      rapgen prompt nlp-agents 2025-07-01 O2
+    The first line gives prompt_sha256, the SHA-256 of exactly what is sent
+    (messages and tools), and template_sha256, the prompt version (for readout
+    and O units: the SHA-256 of the template file, the prompt_sha256 their
+    records carry). With --json: both, the messages and the OpenAI-format
+    tools, ready to send.
     """
     import json
 
     from rapgen.archive import Archive
-    from rapgen.kit import build_prompt
 
-    result = build_prompt(Archive(root), field_id, origin, condition)
+    archive = Archive(root)
+    if readout is None and (model is not None or budget != "all"):
+        fail("--model and --budget go with --readout", 2)
+    if readout is not None:
+        result = _readout_prompt(archive, root, field_id, origin, condition, readout, budget, model)
+    elif condition.startswith("O"):
+        from rapgen.kit.intervention_inputs import OracleBlocks
+        from rapgen.kit.intervention_prompts import build_oracle_prompt
+        from rapgen.kit.prompt import unit_context
+
+        when = unit_context(archive, field_id, origin)["origin_date"]
+        result = build_oracle_prompt(archive, field_id, origin, condition, OracleBlocks(archive).block(field_id, when, condition))
+    else:
+        from rapgen.kit import build_prompt
+
+        result = build_prompt(archive, field_id, origin, condition)
     if as_json:
         # ASCII-only: archive text reaches the terminal as JSON escapes, never as raw controls.
         click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=True))
@@ -81,6 +107,30 @@ def prompt(root: Path, as_json: bool, debug: bool, field_id: str, origin: str, c
     click.echo("\n# User message\n\n" + safe(result.user) + "\n")
     click.echo("# Tool schemas\n")
     click.echo(json.dumps(result.tools, indent=2, ensure_ascii=False))
+
+
+def _readout_prompt(archive, root: Path, field_id: str, origin: str, condition: str, readout: str, budget: str, model: str | None):
+    from rapgen.kit.intervention_inputs import EvidenceBuilder, read_model_folder, readout_jobs
+    from rapgen.kit.intervention_prompts import build_readout_prompt
+    from rapgen.kit.prompt import unit_context
+
+    if condition not in ("A3", "A4"):
+        fail(f"--readout reads the evidence of an A3 or A4 unit; CONDITION is {condition}", 2)
+    if not model:
+        fail("--readout needs --model ID|DIR: the model folder whose traces.jsonl holds the evidence", 2)
+    folder = Path(model)
+    if not folder.is_dir():
+        folder = root / "archive" / "models" / model
+        if not folder.is_dir():
+            fail(f"--model {safe(model)}: neither a folder nor a listed model under {safe(root / 'archive' / 'models')}", 2)
+    when = unit_context(archive, field_id, origin)["origin_date"]
+    units, traces = read_model_folder(archive, folder)
+    jobs = [j for j in readout_jobs(units, traces, fields={field_id}, readouts=(readout,), sources=(condition,), budgets=(budget,))
+            if j.origin == when]
+    if not jobs:
+        fail(f"{safe(folder)}: {safe(field_id)} {origin} is not a pair (the readout needs both an A3 and an A4 unit)", 2)
+    evidence = EvidenceBuilder(archive).evidence(jobs[0].calls)
+    return build_readout_prompt(archive, field_id, when, readout, evidence, source_condition=condition, budget=budget)
 
 
 @click.command("serve-search", epilog=EPILOG)

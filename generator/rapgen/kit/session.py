@@ -40,6 +40,12 @@ from rapgen.errors import RapgenError, SearchError
 from rapgen.search import CALL_KEYS, validate_call
 
 
+# The conditions a session serves and the shard each searches: A1–A4 as CONDITION_REGIME says,
+# and the exact-history condition O3 (INTERVENTIONS.md §2), which searches the Expanding shard as A3.
+SESSION_REGIME: dict[str, str] = {**CONDITION_REGIME, "O3": "expanding"}
+SESSION_CONDITIONS: tuple[str, ...] = (*SEARCH_CONDITIONS, "O3")
+
+
 class ToolError(RapgenError):
     """A request that names no valid unit, or one that can never be recorded."""
 
@@ -178,7 +184,7 @@ class SearchSession:
                 faithful = getattr(exc, "recordable", False) and _fits_trace(arguments)
                 index = self._record(key, _recorded(arguments, faithful), 0, [])
                 return SearchOutcome(index, 0, (), f"malformed call: {exc}", left)
-            regime = CONDITION_REGIME[key[2]]
+            regime = SESSION_REGIME[key[2]]
             total, papers, error = self.executor(key[0], key[1], regime, clean.query, clean.sort, clean.date_from, clean.date_to)
             recorded = _recorded(arguments, True)
             if error is not None:  # the backend's own schema rules
@@ -214,8 +220,8 @@ def check_unit(archive: Archive, field_id: Any, origin: Any, condition: Any) -> 
         origin_date = None
     if origin_date not in archive.origins.origins:
         raise ToolError(f"origin {_show(origin)} is not an origin of this archive")
-    if condition not in SEARCH_CONDITIONS:
-        raise ToolError(f"condition {_show(condition)} has no Search tool (Search conditions: {', '.join(SEARCH_CONDITIONS)})")
+    if condition not in SESSION_CONDITIONS:
+        raise ToolError(f"condition {_show(condition)} has no Search tool (Search conditions: {', '.join(SESSION_CONDITIONS)})")
     return field_id, origin_date, condition
 
 
