@@ -205,6 +205,12 @@ def _split(values: tuple) -> tuple[str, ...] | None:
 @click.option("--proprietary/--open-weights", default=None, help="model.json proprietary flag.")
 @click.option("--knowledge-cutoff", metavar="DATE", help="model.json knowledge_cutoff (YYYY-MM-DD).")
 @click.option("--release-date", metavar="DATE", help="model.json release_date (YYYY-MM-DD).")
+@click.option("--readout", is_flag=True, help="Instead: read out --out's own recorded A3/A4 evidence (every pair) into replays.jsonl.")
+@click.option("--readouts", multiple=True, metavar="forecast|state", help="--readout: only these readouts (default both).")
+@click.option("--sources", multiple=True, metavar="A3|A4", help="--readout: only the evidence of these source conditions (default both).")
+@click.option("--budgets", multiple=True, metavar="all|matched", help="--readout: only these budgets (default both).")
+@click.option("--oracle", "oracle", multiple=True, metavar="O1|O2|O3", help="Instead: run these exact-history conditions into oracle.jsonl (O3's calls into oracle_traces.jsonl).")
+@click.option("--max-output-tokens", type=click.IntRange(1, None), help="Sent as max_tokens in every request (default: not sent).")
 @click.option("--resume", is_flag=True, help="Continue a run: skip the units already in --out (after checking the folder is consistent).")
 @click.option("--force", is_flag=True, help="Delete predictions.jsonl/traces.jsonl already in --out and start again.")
 @json_option
@@ -213,6 +219,7 @@ def _split(values: tuple) -> tuple[str, ...] | None:
 def run(base_url: str, model_name: str, root: Path, out_dir: Path, fields: tuple, origins: tuple, conditions: tuple,
         api_key_env: str, temperature: float, max_turns: int | None, timeout: float, retries: int, display_name: str | None,
         provider: str | None, proprietary: bool | None, knowledge_cutoff: str | None, release_date: str | None,
+        readout: bool, readouts: tuple, sources: tuple, budgets: tuple, oracle: tuple, max_output_tokens: int | None,
         resume: bool, force: bool, as_json: bool, debug: bool) -> None:
     """Drive a chat endpoint through A0–A4 with native tool calls.
 
@@ -223,6 +230,14 @@ def run(base_url: str, model_name: str, root: Path, out_dir: Path, fields: tuple
     traces.jsonl as soon as it finishes, so an interrupted run loses nothing:
     rerun with --resume. model.json is written if missing and records the
     prompt version. Then run `rapgen submit check OUT`.
+
+    \b
+    With --readout: every pair (an A3 and an A4 unit) of OUT is read out again
+    from its recorded evidence, as a Forecast and as a State answer, under the
+    full and the matched budget, into OUT/replays.jsonl. With --oracle O1,O2,O3:
+    exact-history units into OUT/oracle.jsonl (O3's Search calls into
+    OUT/oracle_traces.jsonl). Both keep --resume/--force and never touch
+    model.json, predictions.jsonl or traces.jsonl.
     """
     from rapgen.kit import AgentConfig, run_agent
 
@@ -235,13 +250,34 @@ def run(base_url: str, model_name: str, root: Path, out_dir: Path, fields: tuple
         base_url=base_url, model=model_name, api_key=os.environ.get(api_key_env) or None,
         fields=_split(fields), origins=_split(origins), conditions=_split(conditions) or ("A0", "A1", "A3"),
         temperature=temperature, max_turns=max_turns, timeout=timeout, retries=retries, model_info=info,
+        max_output_tokens=max_output_tokens,
     )
+    if readout or oracle:
+        given = [n for n, v in (("--conditions", conditions), ("--display-name", display_name), ("--provider", provider),
+                                ("--proprietary/--open-weights", proprietary), ("--knowledge-cutoff", knowledge_cutoff),
+                                ("--release-date", release_date)) if v]
+        if readout and oracle:
+            fail("give --readout or --oracle, not both (run them one after the other)", 2)
+        if given:
+            fail(f"{given[0]} is for the main run; --readout and --oracle write only their own files", 2)
+    elif readouts or sources or budgets:
+        fail("--readouts, --sources and --budgets go with --readout", 2)
 
     def tick(done: int, total: int, fid: str, origin: str, condition: str, reason: str) -> None:
         status = f"invalid ({safe(reason)})" if reason else "ok"
         click.echo(f"[{done}/{total}] {condition} {safe(fid)} {origin}: {status}", err=True)
 
-    summary = run_agent(root, out_dir, config, force=force, resume=resume, on_unit=tick)
+    if readout:
+        from rapgen.kit.intervention_runner import run_readouts
+
+        summary = run_readouts(root, out_dir, config, readouts=_split(readouts), sources=_split(sources), budgets=_split(budgets),
+                               force=force, resume=resume, on_unit=tick)
+    elif oracle:
+        from rapgen.kit.intervention_runner import run_oracle
+
+        summary = run_oracle(root, out_dir, config, _split(oracle) or (), force=force, resume=resume, on_unit=tick)
+    else:
+        summary = run_agent(root, out_dir, config, force=force, resume=resume, on_unit=tick)
     if as_json:
         echo_json(summary.to_dict())
         return
@@ -249,7 +285,8 @@ def run(base_url: str, model_name: str, root: Path, out_dir: Path, fields: tuple
         click.echo(f"resumed: {summary.resumed} units were already in {safe(out_dir)}", err=True)
     if summary.dropped_calls:
         click.echo(f"dropped {summary.dropped_calls} trace lines of an interrupted unit (it ran again)", err=True)
-    click.echo(f"{summary.units} units ({summary.valid} valid, {summary.invalid} invalid), {summary.calls} Search calls -> {safe(out_dir)}")
+    what = "readouts" if readout else "units"
+    click.echo(f"{summary.units} {what} ({summary.valid} valid, {summary.invalid} invalid), {summary.calls} Search calls -> {safe(out_dir)}")
     for condition, counts in sorted(summary.by_condition.items()):
         click.echo(f"  {condition}: {counts['valid']} valid, {counts['invalid']} invalid")
     click.echo(f"Next: rapgen submit check --root {safe(root)} {safe(out_dir)}")

@@ -48,6 +48,7 @@ def read_model_folder(archive: Archive, folder: Path) -> tuple[list[Unit], list[
     if traces_data is not None:
         traces, more = parse_traces(str(folder / TRACES_JSONL), traces_data, archive.field_map, archive.origins.origins, max_calls)
         findings = [*findings, *more]
+    findings = [f for f in findings if f.line]  # line problems; coverage is submit check's (a trial run covers part)
     if findings:
         first = findings[0]
         where = first.path + (f" line {first.line}" if first.line else "")
