@@ -280,3 +280,20 @@ def test_the_oracle_prompt_shares_the_forecast_text_and_the_search_tool(tiny_arc
     assert shown["O1"]["template_sha256"] == shown["O3"]["template_sha256"] != shown["A3"]["template_sha256"]
     assert '"date_from":"2022-07-01"' in o3 and '"date_from":"2022-07-01"' not in o1  # O1 shows h3 only
     assert date.fromisoformat(shown["O1"]["origin"]) == date(2024, 1, 1)
+
+
+def test_a_session_serves_o3_on_the_expanding_shard_and_records_it_as_o3(tiny_archive):
+    repo = tiny_archive.root
+    session = SearchSession(Archive(repo), executor=fake_executor(repo))
+    args = {"query": "parsing", "sort": "date", "date_from": None, "date_to": None}
+    o3, a3 = session.call("alpha", "2024-01-01", "O3", args), session.call("alpha", "2024-01-01", "A3", args)
+    assert o3.ids == a3.ids and o3.total_hits == a3.total_hits > 0
+    assert [r["condition"] for r in session.records] == ["O3", "A3"]
+    for _ in range(session.max_calls - 1):
+        session.call("alpha", "2024-01-01", "O3", args)
+    capped = session.call("alpha", "2024-01-01", "O3", args)
+    assert capped.call_index is None and "call cap" in capped.error
+    assert sum(r["condition"] == "O3" for r in session.records) == session.max_calls
+    from rapgen.kit.prompt import tool_schemas
+
+    assert [t["function"]["name"] for t in tool_schemas("O2")] == ["Finish"] and tool_schemas("O3") == tool_schemas("A3")

@@ -142,7 +142,7 @@ def _readout_prompt(archive, root: Path, field_id: str, origin: str, condition: 
 @click.option("--mcp-http", "mcp_port", type=click.IntRange(1, 65535), metavar="PORT", help="Serve the Model Context Protocol over streamable HTTP on loopback PORT (path /mcp), for one unit.")
 @click.option("--field", "field_id", metavar="FIELD", help="MCP: the unit's field id.")
 @click.option("--origin", metavar="DATE", help="MCP: the unit's origin (YYYY-MM-DD).")
-@click.option("--condition", type=click.Choice(["A1", "A2", "A3", "A4"]), help="MCP: the unit's Search condition.")
+@click.option("--condition", type=click.Choice(["A1", "A2", "A3", "A4", "O3"]), help="MCP: the unit's Search condition (O3: the exact-history unit's Search, on the Expanding shard).")
 @_cache_option
 @debug_option
 @handle_errors

@@ -123,7 +123,7 @@ def build_oracle_prompt(archive: Archive, field_id: str, origin: str | date, con
     system, user = _render_parts(ORACLE_TEMPLATE, context, block=block_bytes.decode("utf-8"), search=search,
                                  n_windows=len(block["windows"]))
     return InterventionPrompt(
-        field_id, context["origin_date"], condition, system, user, tool_schemas("A3" if search else "A0"),
+        field_id, context["origin_date"], condition, system, user, tool_schemas(condition),
         context["max_calls"], context["top_k"], oracle_template_sha256(), kind="oracle",
         input_sha256=hashlib.sha256(block_bytes).hexdigest(),
     )

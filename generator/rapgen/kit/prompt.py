@@ -126,11 +126,15 @@ def finish_schema() -> dict:
     }
 
 
+ORACLE_TOOLS = {"O1": False, "O2": False, "O3": True}  # exact-history conditions (INTERVENTIONS.md §2): Search only in O3
+
+
 def tool_schemas(condition: str) -> list[dict]:
-    """The tools offered in ``condition``: Finish only for A0, Search and Finish otherwise."""
-    if condition not in CONDITIONS:
-        raise UsageProblem(f"condition {condition!r} is not one of {', '.join(CONDITIONS)}")
-    return [finish_schema()] if condition == "A0" else [search_schema(), finish_schema()]
+    """The tools offered in ``condition``: Finish only for A0 (and O1, O2), Search and Finish otherwise."""
+    if condition not in CONDITIONS and condition not in ORACLE_TOOLS:
+        raise UsageProblem(f"condition {condition!r} is not one of {', '.join((*CONDITIONS, *ORACLE_TOOLS))}")
+    search = ORACLE_TOOLS[condition] if condition in ORACLE_TOOLS else condition != "A0"
+    return [search_schema(), finish_schema()] if search else [finish_schema()]
 
 
 def template_text(name: str = TEMPLATE_NAME) -> str:

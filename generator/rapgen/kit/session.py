@@ -24,6 +24,9 @@ Decisions where SEARCH.md is silent (docs/submitting.md repeats them):
   (the validator says so for the query); a value that cannot be written is
   recorded sanitised like any other unrecordable call.
 - Dates: an absent ``date_from``/``date_to`` means null.
+- Besides A1–A4 a session serves O3, the exact-history condition that also
+  searches (INTERVENTIONS.md §2): the Expanding shard as for A3, its lines
+  recorded with condition ``O3`` (the ``oracle_traces.jsonl`` format).
 """
 
 from __future__ import annotations
