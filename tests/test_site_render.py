@@ -135,8 +135,8 @@ def test_model_page_takes_counts_and_strictness_from_the_score_folder(small):
     assert pages["m-prop"].search is None
     rows = {r["condition"]: r for r in pages["m-open"].search["rows"]}
     # calls and units are diagnostics.json's search_evidence; the site counts nothing in traces.jsonl
-    assert (rows["A1"]["calls"], rows["A1"]["units"], rows["A1"]["max"]) == (24, 12, None)
-    assert rows["A3"]["mean"] == 3 and rows["A1"]["recent_share"] == 0.833333
+    assert (rows["A1"]["calls"], rows["A1"]["units"], rows["A1"]["max"]) == (24, 12, 2)
+    assert rows["A3"]["mean"] == 3 and rows["A1"]["replay"]["recent_share"] == 0.833333
     assert pages["m-open"].search["replayed"] and rows["A3"]["replay"]["failed"] == 1
     # Forecast-Strict participation is scores.json's list, not a rule applied here
     assert pages["m-open"].info["strict"] is True and pages["m-prop"].info["strict"] is False

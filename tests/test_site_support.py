@@ -233,10 +233,10 @@ def make_score_outputs(out: Path, manifest_sha256: str, *, with_diagnostics: boo
             "search_evidence": {"window_months": 6, "rows": [
                 {"entry": "m-open", "condition": "A1", "calls": 24, "units": 12, "returned_slots": 24, "recent_slots": 20,
                  "recent_share": 0.833333, "spearman_recent": 0.4, "spearman_units": 12, "spearman_future": 0.25,
-                 "spearman_future_units": 12},
+                 "spearman_future_units": 12, "called_units": 12, "calls_per_unit_mean": 2.0, "calls_per_unit_max": 2},
                 {"entry": "m-open", "condition": "A3", "calls": 36, "units": 12, "returned_slots": 36, "recent_slots": 18,
                  "recent_share": 0.5, "spearman_recent": None, "spearman_units": 0, "spearman_future": -0.1,
-                 "spearman_future_units": 12}]},
+                 "spearman_future_units": 12, "called_units": 12, "calls_per_unit_mean": 3.0, "calls_per_unit_max": 3}]},
             "policy_sensitivity": {"track": "all_origin", "rows": [
                 {"split": "test", "entry": "ewma", "kind": "baseline", "condition": "BASE", "metric": "spearman",
                  "estimates": {"canonical": 0.5, "split": 0.49, "single": 0.52, "flip": 0.47}, "range": 0.05}]},

@@ -645,3 +645,16 @@ def test_memory_stays_under_2_gib(tiny_archive) -> None:
     problems = json.loads(done.stdout)["problems"]
     assert [(p["keyword"], p["path"], p["line"]) for p in problems] == [("TOO-LARGE", PRED, None), ("TOO-LARGE", TRACES, 1)]
     assert problems[0]["detail"] == "predictions.jsonl has 30,000,060 lines; it can hold at most 100 in this archive (one line per field × origin × condition)"
+
+
+@pytest.mark.parametrize("make_args", [
+    lambda repo, tmp: ["--root", str(tmp / "nope\x1b[2J"), str(repo / "archive" / "models" / "model-a")],  # no such root
+    lambda repo, tmp: ["--root", str(repo), str(tmp / "gone\x1b]0;x\x07\u202e")],  # no such folder, controls in its name
+    lambda repo, tmp: ["--root", str(repo), str(repo / "SHA256SUMS")],  # a file, not a folder
+    lambda repo, tmp: ["--root", str(repo), "--base", "no-such-ref\x1b[31m", str(repo / "archive" / "models" / "model-a")],
+], ids=["root-missing", "folder-missing-with-controls", "folder-is-a-file", "base-unknown"])
+def test_usage_attacks_exit_2_on_one_inert_line(make_args, tiny_archive, tmp_path) -> None:
+    result = CliRunner().invoke(cli, ["submit", "check", "--no-scores", *make_args(tiny_archive.root, tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1
+    assert "\x1b" not in result.stderr and "\u202e" not in result.stderr and "\x07" not in result.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import date
 
 from click.testing import CliRunner
@@ -282,3 +283,20 @@ def test_review_package_shape() -> None:
                     assert not any(n.startswith("_") for n in names), (path, names)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 assert node.end_lineno - node.lineno + 1 <= 80, (path, node.name)
+
+
+def test_an_unwritable_report_path_is_a_usage_error(tiny_archive, tmp_path) -> None:
+    repo = tiny_archive.root
+    folder = write_submission(repo / "archive" / "models" / NEW_ID, repo)
+    append_sums(repo, NEW_ID)
+    (tmp_path / "file").write_text("x")
+    for target in (tmp_path / "file" / "r.md", tmp_path / "ro" / "r.md"):
+        if target.parent.name == "ro":
+            target.parent.mkdir()
+            target.parent.chmod(0o500)
+        result = invoke("submit", "check", "--no-scores", "--report", str(target), "--root", str(repo), str(folder))
+        target.parent.chmod(0o700) if target.parent.name == "ro" else None
+        if os.geteuid() == 0 and target.parent.name == "ro":
+            continue  # root writes anywhere
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith(f"Error: --report {target}: ") and "Traceback" not in result.output

@@ -58,11 +58,16 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
     from rapgen.submit.review import check_submission, render_report
     from rapgen.text import escape_terminal
 
+    if report_path is not None and report_path.parent.exists() and not report_path.parent.is_dir():
+        fail(f"--report {escape_terminal(str(report_path))}: {escape_terminal(str(report_path.parent))} is not a folder", 2)
     wanted = not no_scores
     result = check_submission(root, model_dir, base=base, run_scores=wanted, run_replay=wanted, run_site=wanted, resamples=resamples)
     report = render_report(result)
     if report_path is not None:
-        atomic_write_bytes(report_path, report.encode("utf-8"))
+        try:
+            atomic_write_bytes(report_path, report.encode("utf-8"))
+        except OSError as exc:
+            fail(f"--report {escape_terminal(str(report_path))}: cannot write the report ({exc.strerror or exc})", 2)
     if as_json:
         # ASCII-only JSON: no control, bidi or undecodable character of a submission reaches the terminal raw.
         click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=True, default=str))

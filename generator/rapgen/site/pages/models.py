@@ -115,23 +115,23 @@ def _evidence_by_model(diagnostics: dict | None) -> dict[str, list[dict]]:
 
 
 def _search(evidence: list[dict], replay: dict[str, dict] | None, note: str) -> dict | None:
-    """The Search table: per condition, the calls and units scores counted and the replay outcome."""
+    """The Search table: per condition, the calls and calls per unit the scorer counted
+    (``search_evidence``), with the replay outcome and the evidence statistics."""
     if not evidence:
         return None
     rows = []
     for ev in sorted(evidence, key=lambda r: str(r.get("condition"))):
         cond = str(ev.get("condition"))
-        calls, units = count(ev.get("calls")), count(ev.get("units"))
         rp = (replay or {}).get(cond)
-        rows.append({"condition": cond, "label": CONDITION_LABEL.get(cond, cond), "units": units, "calls": calls,
-                     "mean": calls / units if units else None, "max": ev.get("max_calls"),
-                     "recent_share": num(ev.get("recent_share")), "spearman_recent": num(ev.get("spearman_recent")),
-                     "spearman_future": num(ev.get("spearman_future")),
+        rows.append({"condition": cond, "label": CONDITION_LABEL.get(cond, cond), "units": count(ev.get("called_units")),
+                     "calls": count(ev.get("calls")), "mean": num(ev.get("calls_per_unit_mean")),
+                     "max": count(ev.get("calls_per_unit_max")),
                      "replay": None if rp is None else {
                          "calls": count(rp.get("calls")), "reproduced": count(rp.get("reproduced")),
-                         "failed": count(rp.get("failed")), "first_difference": (rp.get("first_differences") or [None])[0]}})
-    return {"rows": rows, "replayed": replay is not None, "replay_note": note,
-            "has_max": any(r["max"] is not None for r in rows)}
+                         "failed": count(rp.get("failed")), "recent_share": num(ev.get("recent_share")),
+                         "spearman_recent": num(ev.get("spearman_recent")), "spearman_future": num(ev.get("spearman_future")),
+                         "first_difference": (rp.get("first_differences") or [None])[0]}})
+    return {"rows": rows, "replayed": replay is not None, "replay_note": note}
 
 
 def _info(m: ModelInfo, conds: list[str], strict: bool) -> dict[str, Any]:
