@@ -166,7 +166,7 @@ def test_usage_and_response_model_are_recorded_when_the_endpoint_gives_them(mode
     line = read_jsonl(out / "replays.jsonl")[0]
     assert (line["response_model"], line["attempts"]) == ("served-7b", 1)
     assert line["usage"] == {"input_tokens": 900, "output_tokens": 40, "reasoning_tokens": 7}
-    assert chat.requests[0]["max_tokens"] == 512
+    assert chat.requests[0]["max_tokens"] == 512 and line["max_output_tokens"] == 512
     assert _check(repo, out)[1] == []
 
 
@@ -297,3 +297,23 @@ def test_a_session_serves_o3_on_the_expanding_shard_and_records_it_as_o3(tiny_ar
     from rapgen.kit.prompt import tool_schemas
 
     assert [t["function"]["name"] for t in tool_schemas("O2")] == ["Finish"] and tool_schemas("O3") == tool_schemas("A3")
+
+
+def test_a_dead_endpoint_stops_the_run_before_anything_is_written(model):
+    repo, out = model
+    with FakeChat(lambda request: (503, b"{}")) as chat:
+        r = _agent(repo, out, chat.base_url, "--oracle", "O1")
+    assert r.exit_code == 1 and "the endpoint failed on the first 3 units" in r.output
+    assert not (out / "oracle.jsonl").exists() and len(chat.requests) == 3
+
+
+@pytest.mark.parametrize("extra, message", [
+    (("alpha", "2024-01-01", "A1", "--readout", "state", "--model", "x"), "reads the evidence of an A3 or A4 unit"),
+    (("alpha", "2024-01-01", "A3", "--model", "x"), "--model and --budget go with --readout"),
+    (("alpha", "2024-01-01", "A3", "--readout", "state"), "--readout needs --model"),
+    (("alpha", "2024-01-01", "A3", "--readout", "state", "--model", "nobody"), "neither a folder nor a listed model"),
+    (("alpha", "2024-01-01", "O4"), "'O4' is not one of"),
+])
+def test_prompt_usage_errors(tiny_archive, extra, message):
+    r = CliRunner().invoke(cli, ["prompt", "--root", str(tiny_archive.root), *extra])
+    assert r.exit_code == 2 and message in r.output, r.output

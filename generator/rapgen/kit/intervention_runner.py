@@ -64,20 +64,27 @@ def _outcome(line: dict, episode: Episode) -> dict:
     return out
 
 
-def readout_line(prompt: InterventionPrompt, episode: Episode) -> dict:
+def _provenance(episode: Episode, max_output_tokens: int | None) -> dict:
+    out = episode.provenance()
+    if max_output_tokens is not None:
+        out["max_output_tokens"] = max_output_tokens
+    return out
+
+
+def readout_line(prompt: InterventionPrompt, episode: Episode, max_output_tokens: int | None = None) -> dict:
     """One replays.jsonl record (key order as INTERVENTIONS.md §1 lists them)."""
     head = {"field_id": prompt.field_id, "origin": prompt.origin.isoformat(), "source_condition": prompt.source_condition,
             "readout": prompt.readout, "budget": prompt.budget, "calls_used": prompt.calls_used,
             "evidence_sha256": prompt.input_sha256, "prompt_sha256": prompt.template_sha256}
-    return {**_outcome(head, episode), **episode.provenance()}
+    return {**_outcome(head, episode), **_provenance(episode, max_output_tokens)}
 
 
-def oracle_line(prompt: InterventionPrompt, episode: Episode) -> dict:
+def oracle_line(prompt: InterventionPrompt, episode: Episode, max_output_tokens: int | None = None) -> dict:
     """One oracle.jsonl record: a prediction record plus input_sha256 and prompt_sha256."""
     head = {"field_id": prompt.field_id, "origin": prompt.origin.isoformat(), "condition": prompt.condition}
     line = _outcome(head, episode)
     line.update(input_sha256=prompt.input_sha256, prompt_sha256=prompt.template_sha256)
-    return {**line, **episode.provenance()}
+    return {**line, **_provenance(episode, max_output_tokens)}
 
 
 def _cell(job_or_prompt) -> str:
@@ -125,7 +132,7 @@ def run_readouts(
         for n, job in enumerate(todo, start=1):
             prompt = _readout_prompt(archive, builder, job)
             episode = run_episode(client, config, None, prompt, config.max_turns or int(archive.ledger["search"]["max_calls"]) + 5)
-            writer.unit([], readout_line(prompt, episode))
+            writer.unit([], readout_line(prompt, episode, config.max_output_tokens))
             summary.count(_cell(job), episode.weights is not None)
             if on_unit is not None:
                 on_unit(n, len(todo), job.field_id, job.origin.isoformat(), _cell(job), episode.reason)
@@ -186,7 +193,7 @@ def run_oracle(
             buffer.clear()
             episode = run_episode(client, config, session, prompt, config.max_turns or max_calls + 5)
             calls = [{**r, "prompt_sha256": prompt.prompt_sha256} for r in buffer]
-            writer.unit(calls, oracle_line(prompt, episode))
+            writer.unit(calls, oracle_line(prompt, episode, config.max_output_tokens))
             summary.count(condition, episode.weights is not None)
             summary.calls += len(calls)
             if on_unit is not None:
