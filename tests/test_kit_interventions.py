@@ -24,11 +24,20 @@ FIELDS = ("alpha", "beta", "delta", "gamma")
 ENV = {"OPENAI_API_KEY": ""}
 
 
+def _source_reply(request):
+    """The scripted endpoint, except that alpha's State units stop after one Search call (n_A4 = 1 < n_A3 = 2)."""
+    system = request["messages"][0]["content"]
+    searched = sum(m["role"] == "tool" for m in request["messages"])
+    if unit_of(request)[0] == "alpha" and "present state" in system and searched >= 1:
+        return tool_reply(("Finish", weights(*unit_of(request))))
+    return scripted_reply(request)
+
+
 @pytest.fixture
 def model(tiny_archive, tmp_path):
     """A folder with A3 and A4 units (and their traces) from the scripted endpoint."""
     repo, out = tiny_archive.root, tmp_path / "m"
-    with FakeChat(scripted_reply) as chat:
+    with FakeChat(_source_reply) as chat:
         config = AgentConfig(base_url=chat.base_url, model="m", retries=0, timeout=5, conditions=("A3", "A4"), fields=FIELDS)
         run_agent(repo, out, config, session=SearchSession(Archive(repo), executor=fake_executor(repo)))
     return repo, out
@@ -90,7 +99,11 @@ def test_readouts_cover_every_pair_and_check_with_zero_findings(model, repo_root
     assert {l["prompt_sha256"] for l in lines} == {_template_sha(repo_root, "readout.md.j2")}
     # delta/gamma units are not in FIELDS; beta 2024-01-01 made two malformed calls: both sources have n = 2
     beta = [l for l in lines if l["field_id"] == "beta" and l["origin"] == "2024-01-01"]
-    assert {l["calls_used"] for l in beta} == {2}
+    assert {l["calls_used"] for l in beta} == {2}  # two malformed calls still count
+    alpha = {(l["source_condition"], l["budget"]): l["calls_used"] for l in lines if l["field_id"] == "alpha"}
+    assert alpha == {("A3", "all"): 2, ("A3", "matched"): 1, ("A4", "all"): 1, ("A4", "matched"): 1}
+    evidence = {(l["source_condition"], l["budget"]): l["evidence_sha256"] for l in lines if (l["field_id"], l["origin"]) == ("alpha", "2024-01-01")}
+    assert evidence[("A3", "all")] != evidence[("A3", "matched")] and evidence[("A4", "all")] == evidence[("A4", "matched")]
     assert all("Search" not in [t["function"]["name"] for t in q["tools"]] for q in chat.requests)
 
 
@@ -108,7 +121,7 @@ def test_a_readout_prompt_embeds_the_evidence_and_nothing_else_of_the_source(mod
     start = system.index('\n[{"call_index"') + 1
     evidence = json.loads(system[start:system.index("\n", start)])
     assert hashlib.sha256(canonical_json(evidence)).hexdigest() == line["evidence_sha256"]
-    assert len(evidence) == line["calls_used"] == 2 and all("papers" in c for c in evidence)
+    assert len(evidence) == line["calls_used"] == 1 and all("papers" in c for c in evidence)
     a4 = build_prompt(Archive(repo), "alpha", "2024-01-01", "A4").system
     assert "scripted alpha" not in system and "State" not in request["messages"][1]["content"]
     # the Forecast prompt's own text up to its Evidence section, and its Finish line
