@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rapgen.archive import open_verified
 from rapgen.errors import UsageProblem
+from rapgen.search import validate_call
 from rapgen.site import build_site, check_site_dir, check_url, render_docs
 
 
@@ -46,7 +47,7 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
     check_site_dir(Path(site_dir))  # before any work: building empties the site folder
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    archive = open_verified(root)
+    archive = open_verified(root, validate_call=validate_call)
     timings["verify"] = time.perf_counter() - t0
     work = Path(work_dir) if work_dir is not None else root / "build"
     if scores_dir is None:

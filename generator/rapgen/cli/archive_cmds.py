@@ -29,13 +29,16 @@ def verify(root: Path, as_json: bool, strict: bool, quiet: bool, jobs: int | Non
     Stricter than 'sha256sum -c': unlisted files, unsafe paths, symlinks, FIFOs
     and malformed lines are findings, and after the bytes verify the structural
     invariants of the archive format are checked (codebooks, blocks, ledger,
-    search manifests rebuilt from the ledger, model folders, trace call cap).
-    Every finding is reported, one per line, sorted by path.
+    search manifests rebuilt from the ledger, model folders, trace call cap),
+    then the release history of a format-2 archive (each finding names its
+    release) and every model's intervention records. Every finding is
+    reported, one per line, sorted by path.
     """
     from rapgen.archive import format_finding, verify_archive
+    from rapgen.search import validate_call
 
     report = _with_progress(
-        lambda start, done: verify_archive(root, strict=strict, jobs=jobs, on_hash_start=start, on_hashed=done),
+        lambda start, done: verify_archive(root, strict=strict, jobs=jobs, on_hash_start=start, on_hashed=done, validate_call=validate_call),
         quiet or as_json,
     )
     if as_json:

@@ -40,8 +40,9 @@ def score(root: Path, out_dir: Path, resamples: int | None, as_json: bool, debug
     """
     from rapgen.archive import open_verified
     from rapgen.scores import compute_scores, write_scores
+    from rapgen.search import validate_call
 
-    archive = open_verified(root)
+    archive = open_verified(root, validate_call=validate_call)
     result = compute_scores(archive, resamples=resamples)
     written = write_scores(result, out_dir)
     if as_json:

@@ -57,7 +57,8 @@ def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date
     blocks_w, blocks_v, blocks_r = [], [], []
     infos: list[ModelInfo] = archive.models
     for info in infos:
-        units = archive.predictions(info.model_id)
+        # Format 2: units of origins after the last one scored here (later releases) wait for their release.
+        units = [u for u in archive.predictions(info.model_id) if not origins or u.origin <= origins[-1]]
         by_condition: dict[str, list] = {}
         for unit in units:
             by_condition.setdefault(unit.condition, []).append(unit)
