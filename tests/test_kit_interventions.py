@@ -330,3 +330,28 @@ def test_a_dead_endpoint_stops_the_run_before_anything_is_written(model):
 def test_prompt_usage_errors(tiny_archive, extra, message):
     r = CliRunner().invoke(cli, ["prompt", "--root", str(tiny_archive.root), *extra])
     assert r.exit_code == 2 and message in r.output, r.output
+
+
+def test_a_listed_model_with_the_kits_records_verifies_and_a_changed_hash_does_not(tiny_archive):
+    """End to end: A0–A4, readouts and O1–O3 into archive/models/<id>/, sealed, then rapgen verify."""
+    from factory import reseal
+
+    from rapgen.archive import verify_archive
+
+    repo = tiny_archive.root
+    out = repo / "archive/models/model-k"
+    info = {"display_name": "K", "provider": "P", "proprietary": False, "knowledge_cutoff": "2023-06-01", "release_date": "2023-07-01"}
+    with FakeChat(_source_reply) as chat:
+        config = AgentConfig(base_url=chat.base_url, model="m", retries=0, timeout=5, conditions=("A0", "A1", "A2", "A3", "A4"),
+                             model_info=info)
+        run_agent(repo, out, config, session=SearchSession(Archive(repo), executor=fake_executor(repo)))
+        assert _agent(repo, out, chat.base_url, "--readout").exit_code == 0
+        assert _agent(repo, out, chat.base_url, "--oracle", "O1,O2,O3").exit_code == 0
+    reseal(repo)
+    assert verify_archive(repo).findings == []
+    lines = read_jsonl(out / "oracle.jsonl")
+    lines[2]["input_sha256"] = "0" * 64
+    (out / "oracle.jsonl").write_text("".join(json.dumps(l) + "\n" for l in lines))
+    reseal(repo)
+    (finding,) = verify_archive(repo).findings
+    assert (finding.path, finding.line) == ("archive/models/model-k/oracle.jsonl", 3) and "input_sha256" in finding.detail
