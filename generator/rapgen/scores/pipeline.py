@@ -18,11 +18,12 @@ import numpy as np
 
 from rapgen.archive import VerifiedArchive
 from rapgen.errors import ScoringError
-from rapgen.scores import outputs, schema, steps, tables
+from rapgen.scores import outputs, ranking, schema, steps, tables
 from rapgen.scores.schema import TRACKS
 from rapgen.scores.counts import POLICIES, Windows
 from rapgen.scores.diagnostics import compute_diagnostics, compute_unit_diagnostics
 from rapgen.scores.diagnostics.evidence import search_evidence
+from rapgen.scores.history_tables import history_tables
 from rapgen.scores.outputs import Table
 from rapgen.scores.units import BASELINE, Entry
 
@@ -72,13 +73,16 @@ def _ledger_bootstrap(ledger: dict, resamples: int | None) -> tuple[int, int, fl
     return n, int(boot["seed"]), float(boot["level"])
 
 
-def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, diagnostics: bool = True) -> ScoreResult:
+def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, diagnostics: bool = True,
+                   release: int | None = None) -> ScoreResult:
     """Every leaderboard number of SCORING.md §1-§5 and §7, recomputed from ``archive``
     (the records ``verify`` parsed from the bytes it hashed: ``open_verified(root)``).
 
     ``resamples`` overrides the ledger's bootstrap.resamples (seed and level
     always come from the ledger). ``diagnostics=False`` skips the §6
     diagnostics (diagnostics.json then says they were not computed).
+    ``release``: releases.csv stops at that release (``rapgen score --release N``
+    passes the view of release N as ``archive``).
     """
     R, seed, level = _ledger_bootstrap(archive.ledger, resamples)
     fr = steps.frame(archive)
@@ -97,6 +101,8 @@ def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, di
         draws=counted.draws, resamples=R, seed=seed, level=level,
     )
     meta = _meta(archive, fr, counted, uv, tr, score_tables, R, seed, level)
+    # pairs.csv and releases.csv (issues 16 and 14); scores.json counts the §7 tables only.
+    score_tables.update(history_tables(archive, fr, counted, uv, tr, level, release=release))
     if diagnostics:
         section, unit_cols = compute_diagnostics_section(inputs)
     else:
@@ -124,7 +130,7 @@ def _interval_tables(fr: steps.Frame, counted: steps.Counted, uv: steps.UnitValu
         "leaderboard.csv": tables.leaderboard_table(uv.entries, lb, fr.splits, iv.estimate, iv.n_fields, iv.bounds, fr.field_split,
                                                     tr.origins, counted.models.valid, uv.baseline_ok, uv.n_models),
         "contrasts.csv": tables.contrasts_table(tr.contrasts, ct, st.n_leaderboard, fr.splits, iv.estimate, iv.n_fields, iv.bounds),
-        "ranks.csv": tables.ranks_table(uv.entries, lb, fr.splits, iv.estimate, iv.bounds, iv.replicates),
+        "ranks.csv": ranking.ranks_table(uv.entries, lb, fr.splits, iv.estimate, iv.bounds, iv.replicates),
         "field_clustered.csv": tables.field_clustered_table(uv.entries, tr.contrasts, lb, ct, fr.splits, iv.estimate, iv.bounds),
     }
 

@@ -47,14 +47,18 @@ class ModelUnits:
     weights: np.ndarray  # (Em, F, O, 8)
     valid: np.ndarray  # (Em, F, O) bool
     reasons: np.ndarray  # (Em, F, O) object: reason string ('' when valid)
+    covered: np.ndarray | None = None  # (Em, O) bool: the entry has units at the origin (None: every origin)
 
 
-def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date, ...]) -> ModelUnits:
-    """Read every model's predictions; the conditions a model has come from its lines."""
+def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date, ...], *, partial: bool = False) -> ModelUnits:
+    """Read every model's predictions; the conditions a model has come from its lines.
+
+    ``partial`` (an archive with a history): a condition may lack whole origins (coverage is
+    per origin, RELEASES.md); ``covered`` then says which origins each entry has."""
     field_index = {f: i for i, f in enumerate(field_ids)}
     origin_index = {o: i for i, o in enumerate(origins)}
     entries: list[Entry] = []
-    blocks_w, blocks_v, blocks_r = [], [], []
+    blocks_w, blocks_v, blocks_r, blocks_c = [], [], [], []
     infos: list[ModelInfo] = archive.models
     for info in infos:
         units = archive.predictions(info.model_id)
@@ -88,8 +92,9 @@ def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date
                 at = np.array(valid_at, dtype=np.int64)
                 w[at[:, 0], at[:, 1]] = np.array(valid_w, dtype=np.float64)
                 v[at[:, 0], at[:, 1]] = True
-            if not seen.all():
-                fi, oi = np.argwhere(~seen)[0]
+            whole = seen.all(axis=0) | (partial & ~seen.any(axis=0))
+            if not whole.all():
+                fi, oi = np.argwhere(~seen & ~whole[None, :])[0]
                 raise ScoringError(
                     f"archive/models/{info.model_id}/predictions.jsonl: condition {condition} does not cover "
                     f"{field_ids[fi]} {origins[oi]} ({int((~seen).sum())} episodes missing)"
@@ -98,12 +103,14 @@ def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date
             blocks_w.append(w)
             blocks_v.append(v)
             blocks_r.append(r)
+            blocks_c.append(seen.all(axis=0))
     shape = (0, len(field_ids), len(origins))
     return ModelUnits(
         entries,
         np.stack(blocks_w) if blocks_w else np.zeros(shape + (len(SLOTS),)),
         np.stack(blocks_v) if blocks_v else np.zeros(shape, dtype=bool),
         np.stack(blocks_r) if blocks_r else np.zeros(shape, dtype=object),
+        np.stack(blocks_c) if blocks_c else np.zeros((0, len(origins)), dtype=bool),
     )
 
 
