@@ -69,6 +69,21 @@ UNITS_TYPES: dict[str, str] = {
     **{c: "float64" for c in UNITS_COLUMNS if c not in UNIT_KEY_COLUMNS},
 }
 
+# INTERVENTIONS.md §8: DIR/interventions/<name>. "R", the interval row: block (ci_*) and
+# field-clustered (fc_*) intervals of the split's draws. Written only for an archive whose
+# models carry intervention records (docs/interventions.md, Output).
+INTERVENTIONS_DIR = "interventions"
+INTERVAL_COLUMNS: tuple[str, ...] = ("estimate", "ci_low", "ci_high", "fc_low", "fc_high", "n_fields")
+INTERVENTION_FILES: dict[str, tuple[str, ...]] = {
+    "cells.csv": ("analysis", "track", "split", "entry", "subset", "cell", "metric", *INTERVAL_COLUMNS, "n_units", "n_valid", "n_invalid"),
+    "contrasts.csv": ("analysis", "track", "split", "entry", "subset", "contrast", "metric", *INTERVAL_COLUMNS),
+    "fidelity.csv": ("split", "entry", "readout", "metric", *INTERVAL_COLUMNS, "n_units"),
+    "signature.csv": ("split", "entry", "regime", "side", "metric", *INTERVAL_COLUMNS, "n_units"),
+    "strict_masks.csv": ("entry", "origin", "forecast_strict", "joint_strict", "forecast_boundary", "joint_boundary"),
+    "exposure.csv": ("split", "entry", "mask", "contrast", "metric", "stratum", *INTERVAL_COLUMNS, "n_origins"),
+    "option_counterfactual.csv": ("split", "entry", "regime", "budget", "side", "arm", "metric", *INTERVAL_COLUMNS, "n_units"),
+}
+
 # File name -> columns, for every tabular file of a score folder.
 SCORE_FILES: dict[str, tuple[str, ...]] = {
     "leaderboard.csv": LEADERBOARD_COLUMNS,
@@ -79,10 +94,11 @@ SCORE_FILES: dict[str, tuple[str, ...]] = {
     "origin_scores.csv": ORIGIN_SCORES_COLUMNS,
     "compositions.csv": COMPOSITIONS_COLUMNS,
     "units.parquet": UNITS_COLUMNS,
+    **{f"{INTERVENTIONS_DIR}/{name}": columns for name, columns in INTERVENTION_FILES.items()},
 }
 JSON_FILES: tuple[str, ...] = ("scores.json", "diagnostics.json")
 # CSV columns written as floats (shortest round-trip repr); the rest are text or integers.
-FLOAT_COLUMNS = frozenset({"estimate", "ci_low", "ci_high", "p_first", "n_total"} | set(SLOT_NAMES))
+FLOAT_COLUMNS = frozenset({"estimate", "ci_low", "ci_high", "fc_low", "fc_high", "p_first", "n_total"} | set(SLOT_NAMES))
 
 
 # ---------------------------------------------------------------- diagnostics.json layout

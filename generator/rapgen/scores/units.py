@@ -6,6 +6,7 @@ Axis order everywhere: entry E, policy P, metric M, field F, origin O, slot 8.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 
@@ -49,13 +50,17 @@ class ModelUnits:
     reasons: np.ndarray  # (Em, F, O) object: reason string ('' when valid)
 
 
-def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date, ...]) -> ModelUnits:
-    """Read every model's predictions; the conditions a model has come from its lines."""
+def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date, ...], skip: frozenset[str] = frozenset(),
+                     cutoffs: Mapping[str, date | None] | None = None) -> ModelUnits:
+    """Read every model's predictions; the conditions a model has come from its lines.
+    ``skip``: models left out (panel models); ``cutoffs``: model -> c_eff where it is not
+    the plain cut-off (INTERVENTIONS.md §4, ``cutoff_precision``)."""
     field_index = {f: i for i, f in enumerate(field_ids)}
     origin_index = {o: i for i, o in enumerate(origins)}
     entries: list[Entry] = []
     blocks_w, blocks_v, blocks_r = [], [], []
-    infos: list[ModelInfo] = archive.models
+    infos: list[ModelInfo] = [info for info in archive.models if info.model_id not in skip]
+    cutoffs = cutoffs or {}
     for info in infos:
         units = archive.predictions(info.model_id)
         by_condition: dict[str, list] = {}
@@ -94,7 +99,7 @@ def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date
                     f"archive/models/{info.model_id}/predictions.jsonl: condition {condition} does not cover "
                     f"{field_ids[fi]} {origins[oi]} ({int((~seen).sum())} episodes missing)"
                 )
-            entries.append(Entry(info.model_id, MODEL, condition, info.effective_cutoff))
+            entries.append(Entry(info.model_id, MODEL, condition, cutoffs.get(info.model_id, info.effective_cutoff)))
             blocks_w.append(w)
             blocks_v.append(v)
             blocks_r.append(r)

@@ -9,7 +9,8 @@ Public surface:
   :class:`SearchResult` (an error result for a malformed call).
 * :func:`validate_call` — the one validator of a Search call's arguments
   (:data:`SORTS`, the strict ``YYYY-MM-DD`` date rule of :func:`parse_strict_date`);
-  raises :class:`CallProblem` with a one-line reason and ``recordable``.
+  raises :class:`CallProblem` with a one-line reason and ``recordable``;
+  :func:`call_is_malformed` applies it to a recorded trace call.
 * :func:`resolve_unit` — check a user-given field id and origin (a usage
   error listing the choices if either is unknown).
 * :func:`replay_archive` / :class:`ReplayReport` / :func:`format_summary` /
@@ -33,6 +34,7 @@ from rapgen.search.engine import (
     CallProblem,
     SearchResult,
     Shard,
+    call_is_malformed,
     parse_strict_date,
     resolve_unit,
     validate_call,
@@ -40,7 +42,7 @@ from rapgen.search.engine import (
 from rapgen.search.replay import ReplayReport, default_jobs, format_summary, replay_archive
 
 __all__ = [
-    "Backend", "CallArgs", "CallProblem", "SearchResult", "Shard", "validate_call", "parse_strict_date", "STRICT_DATE",
+    "Backend", "CallArgs", "CallProblem", "SearchResult", "Shard", "validate_call", "call_is_malformed", "parse_strict_date", "STRICT_DATE",
     "resolve_unit", "REGIME_OF_CONDITION",
     "ReplayReport", "replay_archive", "format_summary", "write_replay", "default_jobs",
     "trace_line", "resolve_cache_dir",

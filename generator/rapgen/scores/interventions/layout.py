@@ -13,7 +13,6 @@ from rapgen.scores.interventions.tables import FOLDER, INTERVENTION_FILES
 from rapgen.scores.schema import ColumnSpec, TableSpec
 
 SCORE_FILES: dict[str, tuple[str, ...]] = {f"{FOLDER}/{name}": columns for name, columns in INTERVENTION_FILES.items()}
-FLOAT_COLUMNS: frozenset[str] = frozenset({"estimate", "ci_low", "ci_high", "fc_low", "fc_high"})
 
 
 def _interval(key: str, label: str) -> ColumnSpec:
