@@ -14,7 +14,8 @@ Public surface:
 * :func:`resolve_unit` — check a user-given field id and origin (a usage
   error listing the choices if either is unknown).
 * :func:`replay_archive` / :class:`ReplayReport` / :func:`format_summary` /
-  :func:`write_replay` — re-execute every recorded call.
+  :func:`write_replay` — re-execute every recorded call; :func:`write_reruns` — the
+  Search-option counterfactual's re-run ids (``option_reruns.json``) for the scorer.
 * :func:`trace_line` — one traces.jsonl object for a call and its result.
 * :func:`tokenize`, :func:`query_terms`, :data:`FIELDS`, :data:`SORTS`,
   :data:`CALL_KEYS` — the frozen analyzer and schema constants.
@@ -39,12 +40,12 @@ from rapgen.search.engine import (
     resolve_unit,
     validate_call,
 )
-from rapgen.search.replay import ReplayReport, default_jobs, format_summary, replay_archive
+from rapgen.search.replay import OPTION_RERUNS_JSON, ReplayReport, default_jobs, format_summary, replay_archive, write_reruns
 
 __all__ = [
     "Backend", "CallArgs", "CallProblem", "SearchResult", "Shard", "validate_call", "call_is_malformed", "parse_strict_date", "STRICT_DATE",
     "resolve_unit", "REGIME_OF_CONDITION",
-    "ReplayReport", "replay_archive", "format_summary", "write_replay", "default_jobs",
+    "ReplayReport", "replay_archive", "format_summary", "write_replay", "write_reruns", "OPTION_RERUNS_JSON", "default_jobs",
     "trace_line", "resolve_cache_dir",
     "CALL_KEYS", "ENGINE_VERSION", "FIELDS", "SORTS", "query_terms", "tokenize",
 ]

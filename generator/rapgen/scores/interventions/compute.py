@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -127,17 +128,34 @@ OPTION_RERUNS_JSON = "option_reruns.json"
 COUNTERFACTUAL_CSV = "option_counterfactual.csv"
 
 
-def parse_reruns(data: Mapping, manifest_sha256: str, source: str = OPTION_RERUNS_JSON) -> Reruns:
-    """The re-run ids of an option_reruns.json body, refusing one made from another archive."""
+def parse_reruns(data: Mapping, manifest_sha256: str, source: str = OPTION_RERUNS_JSON) -> Reruns | None:
+    """The re-run ids of an option_reruns.json body; None for one made from another archive."""
     from rapgen.errors import ScoringError
 
+    if not isinstance(data, Mapping):
+        raise ScoringError(f"{source}: not a re-run file of 'rapgen replay' (not a JSON object)")
     if data.get("manifest_sha256") != manifest_sha256:
-        raise ScoringError(f"{source}: made from another archive (manifest {str(data.get('manifest_sha256'))[:12]}, "
-                           f"this archive {manifest_sha256[:12]}); run 'rapgen replay --out' again")
+        return None
     try:
         return {(m, f, date.fromisoformat(o), c, int(i)): tuple(ids) for m, f, o, c, i, ids in data["calls"]}
     except (KeyError, TypeError, ValueError) as exc:
         raise ScoringError(f"{source}: not a re-run file of 'rapgen replay' ({exc})") from None
+
+
+def read_reruns(folder: str | Path, manifest_sha256: str) -> Reruns | None:
+    """``folder/option_reruns.json`` if it is there and was made from this archive, else None."""
+    import json
+
+    from rapgen.errors import ScoringError
+
+    path = Path(folder) / OPTION_RERUNS_JSON
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise ScoringError(f"{path}: cannot read the re-run file ({exc})") from None
+    return parse_reruns(data, manifest_sha256, str(path))
 
 
 def counterfactual_file(archive: Any, records: list[ModelRecords], malformed: Callable[[TraceCall], bool], reruns: Reruns,
