@@ -101,25 +101,10 @@ def _run_field(job: tuple[str, list[ReplayCall]]) -> tuple[str, list[tuple]]:
 
 # ---------------------------------------------------------------- main entry
 def oracle_traces(archive: VerifiedArchive, model_id: str) -> list:
-    """A model's O3 calls (oracle_traces.jsonl).
-
-    ADAPTER (delete once the verified archive hands out its oracle traces): until
-    then the file is parsed here with the archive's parser; verify checks it."""
+    """A model's O3 calls (oracle_traces.jsonl, as verify parsed them); none for an
+    archive object that does not carry intervention records."""
     accessor = getattr(archive, "oracle_traces", None)
-    if callable(accessor):
-        return list(accessor(model_id))
-    from rapgen.archive.interventions import parse_oracle_traces
-    from rapgen.archive.layout import model_file
-
-    rel = model_file(model_id, ORACLE_TRACES)
-    path = Path(archive.root) / rel
-    if not path.is_file():
-        return []
-    calls, findings = parse_oracle_traces(rel, path.read_bytes(), [f.field_id for f in archive.fields], archive.origins.origins,
-                                          int(archive.ledger["search"]["max_calls"]))
-    if findings:
-        raise SearchError(f"{rel}: {findings[0].detail} (run 'rapgen verify')")
-    return calls
+    return list(accessor(model_id)) if callable(accessor) else []
 
 
 def _as_job(mid: str, c, source: str) -> ReplayCall:
