@@ -11,6 +11,7 @@ release up to N.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from rapgen.archive.history.check import HistoryInput
 from rapgen.archive.history.live import live_entries, opening_records
 from rapgen.archive.history.records import reveal_path
 from rapgen.archive.layout import PREDICTIONS_JSONL, model_file
+from rapgen.errors import UsageProblem
 from rapgen.scores.releases import ReleaseScope
 
 
@@ -69,3 +71,22 @@ def history_scopes(inp: HistoryInput, model_ids: list[str], origins: tuple[date,
         live = tuple(o for o in record.resolved_origins if o in opened)
         out.append(ReleaseScope(n, record.date, tuple(record.resolved_origins), record.strict_origin, listed, on_time, live))
     return out
+
+
+def scored_release(archive, release: int | None) -> tuple[HistoryInput | None, ReleaseScope | None]:
+    """The history and the scope ``rapgen score`` scores: release ``release`` alone (the files
+    it listed), or by default the latest release with every merged line (unreleased ones too).
+    A format-1 archive has neither (and only release 1)."""
+    inp = archive_history(archive)
+    if inp is None:
+        if release not in (None, 1):
+            raise UsageProblem(f"release {release} does not exist: a format-1 archive has one implicit release")
+        return None, None
+    latest = max(inp.records)
+    n = latest if release is None else release
+    if n not in inp.records or n not in inp.manifests:
+        raise UsageProblem(f"release {n} does not exist (releases 1-{latest})")
+    record = inp.records[n]
+    models = sorted({p.split("/")[2] for p in inp.root if p.startswith("archive/models/") and p.count("/") >= 3})
+    scope = history_scopes(inp, models, tuple(record.resolved_origins), upto=n)[-1]
+    return inp, (replace(scope, listed=None) if release is None else scope)

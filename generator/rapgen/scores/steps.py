@@ -164,16 +164,18 @@ def resampling_units(archive: Archive, fr: Frame) -> ResamplingUnits:
     return out
 
 
-def count(archive: Archive, fr: Frame, resamples: int, seed: int) -> Counted:
+def count(archive: Archive, fr: Frame, resamples: int, seed: int, skip: frozenset[str] = frozenset(),
+          cutoffs: dict[str, date | None] | None = None, **unit_options) -> Counted:
     """§1 counts (DuckDB) and the §5 count matrices, in worker threads (both release
     the GIL) while the predictions are parsed. A fresh ``default_rng(seed)`` per
-    (split, unit kind), drawn once."""
+    (split, unit kind), drawn once. ``skip``, ``cutoffs`` and ``unit_options`` (``partial``,
+    ``keep``): as :func:`read_model_units`."""
     units_of = resampling_units(archive, fr)
     windows = build_windows(fr.origins, fr.window_months, fr.history_windows)
     with ThreadPoolExecutor(max_workers=2) as pool:
         counting = pool.submit(compute_counts, archive, fr.field_ids, windows)
         drawing = {key: pool.submit(draw_counts, len(unit_ids), resamples, seed) for key, (unit_ids, _) in units_of.items()}
-        models = read_model_units(archive, fr.field_ids, fr.origins)
+        models = read_model_units(archive, fr.field_ids, fr.origins, skip, cutoffs, **unit_options)
         counts = counting.result()
         draws = {key: (units_of[key][0], future.result()) for key, future in drawing.items()}
     return Counted(windows, counts, units_of, draws, models)

@@ -6,6 +6,7 @@ Axis order everywhere: entry E, policy P, metric M, field F, origin O, slot 8.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
 
@@ -50,18 +51,27 @@ class ModelUnits:
     covered: np.ndarray | None = None  # (Em, O) bool: the entry has units at the origin (None: every origin)
 
 
-def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date, ...], *, partial: bool = False) -> ModelUnits:
+def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date, ...], skip: frozenset[str] = frozenset(),
+                     cutoffs: Mapping[str, date | None] | None = None, *, partial: bool = False,
+                     keep: Callable[[str, date], bool] | None = None) -> ModelUnits:
     """Read every model's predictions; the conditions a model has come from its lines.
+    ``skip``: models left out (panel models); ``cutoffs``: model -> c_eff where it is not
+    the plain cut-off (INTERVENTIONS.md §4, ``cutoff_precision``).
 
     ``partial`` (an archive with a history): a condition may lack whole origins (coverage is
-    per origin, RELEASES.md); ``covered`` then says which origins each entry has."""
+    per origin, RELEASES.md), and units of origins outside ``origins`` (not resolved in the
+    release scored) are left out; ``covered`` then says which origins each entry has.
+    ``keep(model_id, origin)``: False for units the release scored did not list."""
     field_index = {f: i for i, f in enumerate(field_ids)}
     origin_index = {o: i for i, o in enumerate(origins)}
     entries: list[Entry] = []
     blocks_w, blocks_v, blocks_r, blocks_c = [], [], [], []
-    infos: list[ModelInfo] = archive.models
+    infos: list[ModelInfo] = [info for info in archive.models if info.model_id not in skip]
+    cutoffs = cutoffs or {}
     for info in infos:
         units = archive.predictions(info.model_id)
+        if partial:
+            units = [u for u in units if u.origin in origin_index and (keep is None or keep(info.model_id, u.origin))]
         by_condition: dict[str, list] = {}
         for unit in units:
             by_condition.setdefault(unit.condition, []).append(unit)
@@ -99,7 +109,7 @@ def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date
                     f"archive/models/{info.model_id}/predictions.jsonl: condition {condition} does not cover "
                     f"{field_ids[fi]} {origins[oi]} ({int((~seen).sum())} episodes missing)"
                 )
-            entries.append(Entry(info.model_id, MODEL, condition, info.effective_cutoff))
+            entries.append(Entry(info.model_id, MODEL, condition, cutoffs.get(info.model_id, info.effective_cutoff)))
             blocks_w.append(w)
             blocks_v.append(v)
             blocks_r.append(r)
