@@ -48,19 +48,23 @@ def history_tracks(tr: steps.Tracks, scope: ReleaseScope, fr: steps.Frame, count
     return replace(tr, participates={t: masks[t].participates for t in TRACKS})
 
 
-def _scopes(archive, fr: steps.Frame, uv: steps.UnitValues, history: HistoryInput | None, scope: ReleaseScope | None) -> list[ReleaseScope]:
+def _scopes(archive, fr: steps.Frame, uv: steps.UnitValues, history: HistoryInput | None, scope: ReleaseScope | None,
+            every_release: bool = True) -> list[ReleaseScope]:
     if history is None or scope is None:
         return [implicit_scope(archive)]
+    if not every_release:
+        return [history_scopes(history, sorted({e.entry for e in uv.entries[: uv.n_models]}), fr.origins, upto=scope.number)[-1]]
     model_ids = sorted({e.entry for e in uv.entries[: uv.n_models]})
     return history_scopes(history, model_ids, fr.origins, upto=scope.number)
 
 
 def history_tables(archive, fr: steps.Frame, counted: steps.Counted, uv: steps.UnitValues, tr: steps.Tracks, level: float,
-                   history: HistoryInput | None = None, scope: ReleaseScope | None = None) -> dict[str, Table]:
+                   history: HistoryInput | None = None, scope: ReleaseScope | None = None,
+                   every_release: bool = True) -> dict[str, Table]:
     """pairs.csv, releases.csv and live.csv; pairs and live follow the scored release's tracks
     (format 1: the implicit release, so live.csv has no rows)."""
     has_units = entry_units(counted, uv, len(fr.origins))
-    scopes = _scopes(archive, fr, uv, history, scope)
+    scopes = _scopes(archive, fr, uv, history, scope, every_release)
     latest = track_masks(scope or scopes[-1], uv.entries, fr.origins, has_units)
     pair_tracks = [PairTrack(name, tm.participates, tm.origin_mask) for name, tm in latest.items()]
     block = {key: value for key, value in counted.units_of.items() if key[1] == "block"}
