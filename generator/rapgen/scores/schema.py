@@ -22,6 +22,10 @@ SCHEMA_VERSION = 1
 
 # ---------------------------------------------------------------- vocabulary
 TRACKS: tuple[str, ...] = ("all_origin", "forecast_strict")
+# The Live track (RELEASES.md "Tracks"): scored only in an archive with a release history
+# in which an origin was open for sealed or open submissions; releases.csv uses all three.
+LIVE_TRACK = "live"
+HISTORY_TRACKS: tuple[str, ...] = TRACKS + (LIVE_TRACK,)
 POLICIES: tuple[str, ...] = ("canonical", "split", "single", "flip")
 
 # The metric registry's entries, in output order (name, label, higher_is_better
@@ -49,7 +53,17 @@ LEADERBOARD_COLUMNS = (
     "estimate", "ci_low", "ci_high", "n_fields", "n_episodes", "n_valid", "n_invalid",
 )
 CONTRASTS_COLUMNS = ("track", "split", "policy", "entry", "contrast", "metric", "estimate", "ci_low", "ci_high", "n_fields")
-RANKS_COLUMNS = ("track", "split", "policy", "condition", "entry", "estimate", "rank", "p_first")
+RANKS_COLUMNS = ("track", "split", "policy", "condition", "metric", "entry", "estimate", "rank", "p_first")
+# Every pair of entries of a rank group (models with one condition and the baselines; baseline
+# pairs under BASE): estimate = a - b, paired within each field over the origins both define.
+PAIRS_COLUMNS = (
+    "track", "split", "policy", "condition", "metric", "entry_a", "kind_a", "entry_b", "kind_b",
+    "estimate", "ci_low", "ci_high", "n_fields",
+)
+# One block of headline rows per release, each computed from the files that release listed.
+RELEASES_COLUMNS = (
+    "release", "date", "track", "split", "policy", "entry", "condition", "metric", "estimate", "ci_low", "ci_high", "rank",
+)
 FIELD_CLUSTERED_COLUMNS = ("table", "track", "split", "policy", "entry", "condition", "metric", "estimate", "ci_low", "ci_high")
 FIELD_SCORES_COLUMNS = ("track", "split", "policy", "entry", "kind", "condition", "metric", "field_id", "estimate", "n_origins")
 ORIGIN_SCORES_COLUMNS = ("split", "policy", "entry", "kind", "condition", "metric", "origin", "estimate", "n_fields")
@@ -89,6 +103,8 @@ SCORE_FILES: dict[str, tuple[str, ...]] = {
     "leaderboard.csv": LEADERBOARD_COLUMNS,
     "contrasts.csv": CONTRASTS_COLUMNS,
     "ranks.csv": RANKS_COLUMNS,
+    "pairs.csv": PAIRS_COLUMNS,
+    "releases.csv": RELEASES_COLUMNS,
     "field_clustered.csv": FIELD_CLUSTERED_COLUMNS,
     "field_scores.csv": FIELD_SCORES_COLUMNS,
     "origin_scores.csv": ORIGIN_SCORES_COLUMNS,

@@ -19,7 +19,7 @@ CSV_COLUMNS: dict[str, tuple[str, ...]] = {
     "leaderboard.csv": ("track", "split", "policy", "entry", "kind", "condition", "metric", "estimate", "ci_low",
                         "ci_high", "n_fields", "n_episodes", "n_valid", "n_invalid"),
     "contrasts.csv": ("track", "split", "policy", "entry", "contrast", "metric", "estimate", "ci_low", "ci_high", "n_fields"),
-    "ranks.csv": ("track", "split", "policy", "condition", "entry", "estimate", "rank", "p_first"),
+    "ranks.csv": ("track", "split", "policy", "condition", "metric", "entry", "estimate", "rank", "p_first"),
     "field_scores.csv": ("track", "split", "policy", "entry", "kind", "condition", "metric", "field_id", "estimate", "n_origins"),
     "origin_scores.csv": ("split", "policy", "entry", "kind", "condition", "metric", "origin", "estimate", "n_fields"),
     "compositions.csv": ("field_id", "policy", "window_start", "window_end", "n_total",

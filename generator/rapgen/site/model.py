@@ -234,7 +234,7 @@ def _mark_best(cells: list[Cell], higher: bool | None) -> None:
 
 # ------------------------------------------------------------------ leaderboard
 def _rank_lookup(ranks: pd.DataFrame) -> dict[tuple, tuple[float | None, bool, float | None]]:
-    sel = ranks[ranks["policy"] == PRIMARY_POLICY]
+    sel = ranks[(ranks["policy"] == PRIMARY_POLICY) & (ranks["metric"] == PRIMARY_METRIC)]
     out = {}
     groups = defaultdict(list)
     for r in _records(sel):
