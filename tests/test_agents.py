@@ -105,11 +105,11 @@ def test_into_archive_refuses_an_existing_model(tiny_archive):
 def test_cli_agents_run_into_archive_then_seal(tiny_archive):
     runner = CliRunner()
     root = str(tiny_archive.root)
-    result = runner.invoke(cli, ["agents", "run", "--root", root, "--into-archive", "--agent", "ref-closed-book", "--submitted", "2026-11-29"])
+    result = runner.invoke(cli, ["reference-agents", "run", "--root", root, "--into-archive", "--agent", "ref-closed-book", "--submitted", "2026-11-29"])
     assert result.exit_code == 0, result.output
     assert "ref-closed-book" in result.stdout and "rapgen seal" in result.stderr
     assert (tiny_archive.root / "archive" / "models" / "ref-closed-book" / "predictions.jsonl").is_file()
-    again = runner.invoke(cli, ["agents", "run", "--root", root, "--into-archive", "--agent", "ref-closed-book"])
+    again = runner.invoke(cli, ["reference-agents", "run", "--root", root, "--into-archive", "--agent", "ref-closed-book"])
     assert again.exit_code == 1
     assert "Error: archive/models/ref-closed-book/ already exists" in again.stderr
 
@@ -118,17 +118,17 @@ def test_cli_agents_run_into_archive_then_seal(tiny_archive):
 def test_cli_agents_run_unknown_agent_is_a_usage_error(tiny_archive, tmp_path, dest):
     before = sorted(p.name for p in (tiny_archive.root / "archive" / "models").iterdir())
     where = ["--out", str(tmp_path / "o")] if dest == "--out" else ["--into-archive"]
-    result = CliRunner().invoke(cli, ["agents", "run", "--root", str(tiny_archive.root), *where, "--agent", "ref-closed-book", "--agent", "nope"])
+    result = CliRunner().invoke(cli, ["reference-agents", "run", "--root", str(tiny_archive.root), *where, "--agent", "ref-closed-book", "--agent", "nope"])
     assert result.exit_code == 2
     assert result.stderr.startswith("Error: unknown reference agent 'nope'; choose from ref-closed-book, ref-recent-hits, ")
-    assert "(see 'rapgen agents list')" in result.stderr
+    assert "(see 'rapgen reference-agents list')" in result.stderr
     assert not (tmp_path / "o").exists()
     assert sorted(p.name for p in (tiny_archive.root / "archive" / "models").iterdir()) == before
 
 
 @pytest.mark.parametrize("args", [[], ["--out", "x", "--into-archive"]])
 def test_cli_agents_run_needs_exactly_one_destination(tiny_archive, args):
-    result = CliRunner().invoke(cli, ["agents", "run", "--root", str(tiny_archive.root), *args])
+    result = CliRunner().invoke(cli, ["reference-agents", "run", "--root", str(tiny_archive.root), *args])
     assert result.exit_code == 2
     assert "give exactly one of --out DIR or --into-archive" in result.stderr
 

@@ -13,8 +13,10 @@ from click.testing import CliRunner
 
 from rapgen.archive import Archive
 from rapgen.cli import cli
-from rapgen.submit import AgentConfig, SearchSession, check_submission, run_agent
-from test_submit_support import FakeChat, append_sums, fake_executor, read_jsonl, tree_digest
+from rapgen.kit import AgentConfig, SearchSession, build_prompt, run_agent, template_sha256
+from rapgen.submit import check_submission
+from test_kit_support import FakeChat
+from test_submit_support import append_sums, fake_executor, read_jsonl, tree_digest
 
 
 @pytest.fixture
@@ -51,8 +53,12 @@ def test_agent_run_writes_an_honest_submission(tiny_archive, tmp_path) -> None:
         ("A1", 0, "", "relevance", 0, []), ("A1", 1, "parsing", "popularity", 0, []),
         ("A3", 0, "", "relevance", 0, []), ("A3", 1, "parsing", "popularity", 0, [])]
     assert len(traces) == 2 * 2 * 20 - 2 * 2  # two Search conditions × 20 units × 2 calls, minus delta's
+    archive = Archive(repo)
+    for t in traces[:5] + traces[-5:]:
+        assert t["prompt_sha256"] == build_prompt(archive, t["field_id"], t["origin"], t["condition"]).prompt_sha256
     model = json.loads((out / "model.json").read_text())
     assert model["model_id"] == "kit-model" and model["display_name"] == "fake-1" and model["diagnostic"] is False
+    assert model["prompt_sha256"] == template_sha256() and list(model)[-1] == "prompt_sha256"
 
 
 def test_agent_cli_end_to_end(tiny_archive, tmp_path, cache) -> None:
@@ -98,7 +104,7 @@ def test_agent_run_refuses_to_overwrite_and_bad_options(tiny_archive, tmp_path) 
     runner = CliRunner()
     base = ["agent", "run", "--base-url", "http://127.0.0.1:9/v1", "--model", "x", "--root", str(repo)]
     r = runner.invoke(cli, base + ["--out", str(out)])
-    assert r.exit_code == 2 and "already exists" in r.stderr
+    assert r.exit_code == 2 and "already exists; use --resume to continue the run, --force to replace it" in r.stderr
     r = runner.invoke(cli, base + ["--out", str(tmp_path / "Bad Name")])
     assert r.exit_code == 2 and "not a valid model id" in r.stderr
     r = runner.invoke(cli, base + ["--out", str(tmp_path / "ok"), "--fields", "omega"])
@@ -150,3 +156,24 @@ def test_agent_run_rejects_a_bad_base_url(tiny_archive, tmp_path, url, message) 
     assert r.stderr.startswith(f"Error: {message}")
     assert "e.g. http://127.0.0.1:8000/v1" in r.stderr and "internal error" not in r.stderr
     assert not out.exists()
+
+
+def test_one_model_json_writer_for_init_the_driver_and_the_reference_agents(tmp_path) -> None:
+    from datetime import date
+
+    from rapgen.agents import REFERENCE_AGENTS
+    from rapgen.agents.run import _model_json
+    from rapgen.archive import MODEL_KEYS, parse_model_json
+    from rapgen.kit import init_submission, model_record
+
+    init_submission(tmp_path / "m1", today=date(2026, 1, 2))
+    scaffolded = json.loads((tmp_path / "m1" / "model.json").read_text())
+    reference = _model_json(REFERENCE_AGENTS[0], date(2026, 1, 2))
+    driver = model_record("m2", today=date(2026, 1, 2), display_name="x", prompt_sha256="a" * 64)
+    for record in (scaffolded, reference, driver):
+        assert tuple(record)[: len(MODEL_KEYS)] == MODEL_KEYS
+    assert list(reference)[len(MODEL_KEYS):] == ["reference_agent"] and list(driver)[len(MODEL_KEYS):] == ["prompt_sha256"]
+    info, findings = parse_model_json("model.json", json.dumps(driver).encode(), folder="m2")
+    assert not findings and info.extra == {"prompt_sha256": "a" * 64}
+    with pytest.raises(ValueError, match="no key 'colour'"):
+        model_record("m3", colour="red")

@@ -1,7 +1,7 @@
 """The package's import rules, checked on the source.
 
 1. Stages import one way: archive -> {search, scores} -> site; only rapgen.cli
-   imports click; the shared modules (errors, io, text) may be imported by any stage.
+   imports click; the shared modules (errors, io, text, resources) may be imported by any stage.
 2. No import circle anywhere in the package, counting imports inside functions too.
 3. No module imports another stage's private (underscore) names.
 """
@@ -20,15 +20,16 @@ ALLOWED = {
     "search": {"archive"},
     "scores": {"archive"},
     "sample": {"archive", "search"},
-    "agents": {"archive", "search"},
+    "kit": {"archive", "search"},
+    "agents": {"archive", "search", "kit"},
     "site": {"archive", "scores", "search"},
     "pipeline": {"archive", "scores", "search", "site"},
-    "submit": {"archive", "scores", "search", "site", "agents", "pipeline"},
-    "cli": {"archive", "scores", "search", "site", "sample", "agents", "pipeline", "submit"},
+    "submit": {"archive", "scores", "search", "site", "agents", "pipeline", "kit"},
+    "cli": {"archive", "scores", "search", "site", "sample", "agents", "pipeline", "submit", "kit"},
     "__main__": {"cli"},
 }
 # Modules every stage may import; they import nothing of rapgen but each other.
-SHARED = {"errors", "io", "text", "__init__"}
+SHARED = {"errors", "io", "text", "resources", "__init__"}
 SHARED_MAY_IMPORT = {"errors", "io", "text"}
 
 

@@ -90,7 +90,7 @@ def test_partial_and_live_participation_in_the_latest_release(history):
     assert meta["partial"]["model-b"]["A0"] == {"origins": 5, "of": 6, "last_complete_release": 2}
     # model-a revealed A0, A1, A3 for 2025-07-01; its State conditions stay partial.
     assert set(meta["partial"]["model-a"]) == {"A2", "A4"}
-    assert meta["live"] == {"model-a": ["2025-07-01"]}
+    assert meta["live"] == {"model-a": ["2025-07-01"]} and meta["unreleased"] == []
     def entries(n, track):
         return {(r["entry"], r["condition"]) for r in rows if r["release"] == str(n) and track == r["track"]}
     assert ("model-b", "A0") in entries(2, "all_origin") and ("model-b", "A0") not in entries(3, "all_origin")
@@ -109,3 +109,18 @@ def test_cli_score_release(history):
     bad = CliRunner().invoke(cli, ["score", "--root", str(root), "--out", str(tmp / "bad"), "--release", "9"])
     assert bad.exit_code == 2 and "release 9 does not exist" in bad.output and "Traceback" not in bad.output
     assert not (tmp / "bad").exists()
+
+
+def test_live_csv_lists_each_model_over_its_on_time_origins(history):
+    _, _, latest, _, _ = history
+    rows = read_csv(latest / "live.csv")
+    assert list(rows[0]) == ["split", "policy", "entry", "kind", "condition", "metric", "origins", "n_origins", "estimate", "ci_low",
+                             "ci_high", "n_fields", "rank"]
+    models = {(r["entry"], r["condition"], r["origins"], r["n_origins"]) for r in rows if r["kind"] == "model"}
+    assert models == {("model-a", c, "2025-07-01", "1") for c in ("A0", "A1", "A3")}
+    assert {r["origins"] for r in rows if r["kind"] == "baseline"} == {"2025-07-01"}
+    releases = {(r["split"], r["policy"], r["entry"], r["condition"], r["metric"]): (r["estimate"], r["ci_low"], r["ci_high"], r["rank"])
+                for r in read_csv(latest / "releases.csv") if r["release"] == "4" and r["track"] == "live"}
+    mine = {(r["split"], r["policy"], r["entry"], r["condition"], r["metric"]): (r["estimate"], r["ci_low"], r["ci_high"], r["rank"])
+            for r in rows}
+    assert mine == releases  # one origin set: live.csv and the release's live rows agree, ranks included

@@ -208,3 +208,13 @@ def test_model_page_and_search_offline(served_site, browser):
       i.dispatchEvent(new KeyboardEvent('keyup',{key:'a'})); i.dispatchEvent(new Event('input'));})()""")
     assert browser.wait_for("document.querySelectorAll('.md-search-result__item').length > 0", timeout=30)
     assert browser.errors == []
+
+
+def test_404_page_loads_its_styles_and_scripts(served_site, browser):
+    base, _ = served_site
+    browser.errors.clear()
+    browser.goto(f"{base}/404.html")
+    assert browser.evaluate("getComputedStyle(document.querySelector('.md-header')).position") == "sticky"
+    assert browser.evaluate("typeof document$ !== 'undefined'")  # Material's bundle ran
+    assert "404" in browser.evaluate("document.querySelector('article').textContent")
+    assert browser.errors == []

@@ -148,3 +148,90 @@ def test_rebuild_into_its_own_site_folder(built):
     assert (site / ".rapgen-site").is_file()
     result = CliRunner().invoke(cli, ["build", "--root", str(root), "--site-dir", str(site), "--resamples", "20", "--no-replay"])
     assert result.exit_code == 0, result.output
+
+
+# ------------------------------------------------------------------ addresses
+def test_without_addresses_the_site_names_no_outside_address(built):
+    _, site, _ = built
+    for page in sorted(site.rglob("*.html")) + [site / "sitemap.xml"]:
+        text = page.read_text(encoding="utf-8")
+        assert "rap-benchmark" not in text and "github.io" not in text, page
+        assert 'rel="canonical"' not in text, page
+    submit = (site / "submit" / "index.html").read_text(encoding="utf-8")
+    assert "<code>CONTRIBUTING.md</code>" in submit and "github.com" not in submit
+
+
+def test_site_and_repo_urls_come_from_the_options(tmp_path):
+    from factory import make_archive
+
+    root = make_archive(tmp_path / "repo").root
+    site = tmp_path / "site"
+    args = ["build", "--root", str(root), "--site-dir", str(site), "--resamples", "20",
+            "--site-url", "https://owner.example/rap/", "--repo-url", "https://git.example/owner/rapgen/"]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    submit = (site / "submit" / "index.html").read_text(encoding="utf-8")
+    assert 'href="https://git.example/owner/rapgen/blob/main/CONTRIBUTING.md"' in submit
+    assert '<link rel="canonical" href="https://owner.example/rap/submit/">' in submit
+    assert 'href="/rap/assets/' in (site / "404.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--site-url", "javascript:alert(1)"), ("--site-url", "/relative/"), ("--repo-url", "ftp://example.org/x"),
+    ("--repo-url", "https://"),
+])
+def test_an_address_that_is_not_http_is_a_usage_error(tmp_path, option, value):
+    result = CliRunner().invoke(cli, ["build", "--root", str(tmp_path), "--site-dir", str(tmp_path / "site"), option, value])
+    assert result.exit_code == 2, result.output
+    assert f"{option} must be an absolute http:// or https:// address" in result.output
+    assert not (tmp_path / "site").exists()
+
+
+def test_404_page_works_served_from_the_site_folder(built):
+    """`python -m http.server -d site`: /404.html and every asset it names load from the server root."""
+    import functools
+    import http.server
+    import threading
+    import urllib.request
+
+    _, site, _ = built
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(
+        type("Quiet", (http.server.SimpleHTTPRequestHandler,), {"log_message": lambda *a: None}), directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        page = urllib.request.urlopen(f"{base}/404.html").read().decode("utf-8")
+        refs = set(re.findall(r'<(?:script|link|a|img)\b[^>]*?(?:src|href)="([^"#]+)"', page))
+        local = sorted(r for r in refs if not r.startswith(("http://", "https://", "mailto:")))
+        assert any(r.endswith(".css") for r in local) and any(r.endswith(".js") for r in local), local
+        for ref in local:
+            assert ref.startswith("/"), ref  # absolute from the root: the page works at any missing path
+            with urllib.request.urlopen(base + ref) as resp:
+                assert resp.status == 200, ref
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_build_parses_each_archive_document_once(tmp_path, monkeypatch):
+    """verify parses; score, replay and render use the same VerifiedArchive (parse once per build)."""
+    from collections import Counter
+
+    from factory import make_archive
+    from rapgen.archive import parse
+    from rapgen.pipeline import run_build
+
+    root = make_archive(tmp_path / "repo").root
+    calls: Counter = Counter()
+    for name in [n for n in dir(parse) if n.startswith("parse_")]:
+        original = getattr(parse, name)
+
+        def counted(path, *args, _original=original, _name=name, **kwargs):
+            calls[(_name, str(path))] += 1
+            return _original(path, *args, **kwargs)
+
+        monkeypatch.setattr(parse, name, counted)
+    run_build(root, tmp_path / "site", resamples=20, work_dir=tmp_path / "work")
+    assert ("parse_predictions", "archive/models/model-a/predictions.jsonl") in calls
+    assert ("parse_traces", "archive/models/model-a/traces.jsonl") in calls
+    assert {k: n for k, n in calls.items() if n != 1} == {}

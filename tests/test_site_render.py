@@ -21,7 +21,7 @@ from rapgen.archive import Archive
 from rapgen.cli import cli
 from rapgen.errors import SiteError
 from rapgen.site import filters, load_score_outputs, render_docs
-from rapgen.site.model import build_site_model, json_tables, page_url
+from rapgen.site.model import build_site_model, page_url
 from rapgen.site.render import render_pages
 from test_site_support import make_score_outputs, make_site_archive
 
@@ -116,9 +116,10 @@ def test_leaderboard_model_marks_best_ties_and_strict_exclusion(small):
         best = sel.loc[sel.estimate.idxmax(), "entry"]
         bold = [r.entry for r in all_origin.rows if r.cells[cond].bold]
         assert bold == [best]
-    # The fixture ranks tie the first two entries: both show "=1.5".
-    ranks = [c.rank for r in all_origin.rows for c in r.cells.values() if c.rank.startswith("=")]
-    assert ranks and all(r == "=1.5" for r in ranks)
+    # The fixture ranks tie the first two entries: both carry rank 1.5, tied (shown "=1.5" by the filter).
+    tied = [c for r in all_origin.rows for c in r.cells.values() if c.tied]
+    assert tied and all(c.rank == 1.5 and filters.fmt_rank(c.rank, c.tied) == "=1.5" for c in tied)
+    assert all(filters.rank_title(c) == "tied rank; P(first) 0.50" for c in tied)
     m_prop = next(r for r in all_origin.rows if r.entry == "m-prop")
     assert (m_prop.n_valid, m_prop.n_expected) == (26, 27)  # one invalid A1 unit in the fixture
     assert m_prop.proprietary is True
@@ -126,62 +127,72 @@ def test_leaderboard_model_marks_best_ties_and_strict_exclusion(small):
         [b.entry for b in all_origin.baselines], key=lambda e: -next(x.cells["BASE"].value for x in all_origin.baselines if x.entry == e))
 
 
-def test_model_page_counts_invalid_reasons_and_search_calls(small):
+def test_model_page_takes_counts_and_strictness_from_the_score_folder(small):
     root, scores = small
     site = build_site_model(Archive(root), load_score_outputs(scores))
     pages = {p.model_id: p for p in site.model_pages}
     assert pages["m-prop"].invalid_reasons == [{"condition": "A1", "reason": "no answer", "count": 1}]
     assert pages["m-prop"].search is None
     rows = {r["condition"]: r for r in pages["m-open"].search["rows"]}
+    # calls and units are diagnostics.json's search_evidence; the site counts nothing in traces.jsonl
     assert (rows["A1"]["calls"], rows["A1"]["units"], rows["A1"]["max"]) == (24, 12, 2)
-    assert rows["A3"]["mean"] == 3
+    assert rows["A3"]["mean"] == 3 and rows["A1"]["replay"]["recent_share"] == 0.833333
     assert pages["m-open"].search["replayed"] and rows["A3"]["replay"]["failed"] == 1
-    assert rows["A1"]["replay"]["recent_share"] == 0.833333
+    # Forecast-Strict participation is scores.json's list, not a rule applied here
     assert pages["m-open"].info["strict"] is True and pages["m-prop"].info["strict"] is False
 
 
-def test_diagnostics_render_present_sections_and_say_not_computed(small, tmp_path):
+def test_strict_participation_follows_scores_json(small, tmp_path):
+    root, scores = small
+    other = tmp_path / "scores"
+    shutil.copytree(scores, other)
+    meta = json.loads((other / "scores.json").read_text())
+    meta["tracks"]["forecast_strict"]["models"] = ["m-prop"]
+    (other / "scores.json").write_text(json.dumps(meta))
+    pages = {p.model_id: p for p in build_site_model(Archive(root), load_score_outputs(other)).model_pages}
+    assert pages["m-prop"].info["strict"] is True and pages["m-open"].info["strict"] is False
+
+
+def test_diagnostics_follow_the_declared_layout(small, tmp_path):
     root, scores = small
     site = build_site_model(Archive(root), load_score_outputs(scores))
     by_key = {s.key: s for s in site.diagnostics}
+    assert list(by_key) == ["reliability", "change-rich", "state-vs-forecast", "residual-alignment", "revision-alignment",
+                            "baseline-family", "policy-sensitivity", "sampling-frame", "search-evidence", "parameters"]
     reliability = by_key["reliability"].tables[0]
-    assert reliability.columns == ["key", "estimate", "n_fields", "ceiling"]
-    assert [r[0] for r in reliability.rows] == ["test", "dev"]  # test first
-    assert reliability.rows[0][1].value == 0.81234 and reliability.rows[0][3].ci_high == 0.92
+    assert reliability.title == "Reliability by split"
+    assert reliability.columns == ["split", "reliability", "ceiling", "n_fields", "n_episodes", "n_defined"]
+    assert [r[0] for r in reliability.rows] == ["dev", "test"]  # file order
+    assert reliability.rows[1][1].value == 0.81234 and reliability.rows[1][2].ci_high == 0.92
     assert reliability.chart  # forest of reliability and ceiling
-    assert by_key["change-rich"].computed
-    subset = next(t for t in by_key["change-rich"].tables if "scores" in t.title)
-    assert subset.title.endswith("(Spearman)") and len(subset.rows) == 2  # the headline metric only
+    subset = next(t for t in by_key["change-rich"].tables if t.title == "Spearman on the change-rich subset")
+    assert len(subset.rows) == 2  # the headline metric only
     residual = [t.title for t in by_key["residual-alignment"].tables]
-    assert residual == ["Residual alignment › direct_cosine", "Residual alignment › partial_residual"]
-    assert by_key["policy-sensitivity"].computed  # answered by leaderboard.csv itself
-    assert not by_key["revision-alignment"].computed
+    assert residual == ["Residual alignment: direct_cosine", "Residual alignment: partial_residual"]
+    policy = by_key["policy-sensitivity"].tables[0]
+    assert policy.columns == ["split", "entry", "kind", "condition", "canonical", "split", "single", "flip", "range"]
+    assert policy.rows == [["test", "ewma", "baseline", "BASE", 0.5, 0.49, 0.52, 0.47, 0.05]]
+    assert not by_key["revision-alignment"].computed and not by_key["sampling-frame"].computed
     bare = tmp_path / "scores"
     shutil.copytree(scores, bare)
     (bare / "diagnostics.json").unlink()
     (bare / "units.parquet").unlink()
     site = build_site_model(Archive(root), load_score_outputs(bare))
     by_key = {s.key: s for s in site.diagnostics}
-    assert not by_key["reliability"].computed
-    # without diagnostics.json, policy sensitivity is re-selected from leaderboard.csv
-    policy = by_key["policy-sensitivity"].tables[0]
-    assert policy.columns == ["split", "entry", "condition", "canonical", "split", "single", "flip"]
-    assert policy.rows[0][0] == "test"
+    assert not by_key["reliability"].computed and not by_key["policy-sensitivity"].computed  # nothing is guessed
+    assert by_key["state-vs-forecast"].computed  # a re-selection of contrasts.csv
     page = next(p for p in site.field_pages if p.field_id == "f-alpha")
     assert page.ewma_chart == "" and page.ewma_note.startswith("not computed")
-    # without units.parquet the invalid-unit reasons are counted from the archive's predictions
     m_prop = next(p for p in site.model_pages if p.model_id == "m-prop")
-    assert m_prop.invalid_reasons == [{"condition": "A1", "reason": "no answer", "count": 1}]
+    assert m_prop.invalid_reasons is None  # units.parquet is the only source of reasons
+    assert "the score folder has no `units.parquet`" in render_pages(site)["models/m-prop.md"]
 
 
-def test_json_tables_shapes():
-    t = json_tables([{"a": 1, "b": "x"}, {"a": 2, "c": 0.5}], "T")
-    assert len(t) == 1 and t[0].columns == ["a", "b", "c"] and t[0].rows == [[1, "x", None], [2, None, 0.5]]
-    t = json_tables({"n": 3, "by": {"x": {"v": 1}, "y": {"v": 2}}}, "T")
-    assert [x.title for x in t] == ["T", "T › by"]
-    assert t[0].rows == [["n", 3]] and t[1].columns == ["key", "v"] and t[1].rows == [["x", 1], ["y", 2]]
-    t = json_tables({"deep": {"list": [1, 2]}}, "T")
-    assert t[0].title == "T › deep"
+def test_diagnostics_page_has_no_guessed_tables(small):
+    root, scores = small
+    text = render_pages(build_site_model(Archive(root), load_score_outputs(scores)))["diagnostics.md"]
+    assert "estimates.split" not in text
+    assert "<th>value</th></tr>" not in text.replace("<th>parameter</th><th>value</th></tr>", "")
 
 
 # ------------------------------------------------------------------ inputs
@@ -335,25 +346,21 @@ def test_stale_replay_is_not_shown(small, tmp_path):
     assert all(r["replay"] is None for r in search["rows"])
 
 
-def test_long_diagnostic_lists_become_a_histogram_and_a_count(small, tmp_path):
+def test_long_diagnostic_lists_are_cut_with_a_histogram_and_a_count(small, tmp_path):
     root, scores = small
     other = tmp_path / "scores"
     shutil.copytree(scores, other)
     diag = json.loads((other / "diagnostics.json").read_text())
     diag["reliability"]["episodes"] = [{"field_id": f"f{i:03d}", "origin": "2025-07-01", "reliability": i / 250} for i in range(250)]
-    diag["change_rich"]["episodes"] = [{"field_id": f"f{i:03d}", "origin": "2025-07-01", "p_value": 0.01} for i in range(250)]
     diag["mystery_section"] = {"value": 1.5}
     (other / "diagnostics.json").write_text(json.dumps(diag))
     site = build_site_model(Archive(root), load_score_outputs(other))
     by_key = {s.key: s for s in site.diagnostics}
-    episodes = next(t for t in by_key["reliability"].tables if "episodes" in t.title)
-    assert episodes.title == "Reliability and ceiling › episodes (250 rows, listed in diagnostics.json)"
-    assert episodes.rows == [] and '"type":"histogram"' in episodes.chart
-    cr = next(t for t in by_key["change-rich"].tables if "episodes" in t.title)
-    assert cr.rows == [] and cr.chart == ""  # no column named after the section: a count only
-    assert by_key["other"].tables[0].rows == [["value", 1.5]]  # unknown sections still appear
+    episodes = next(t for t in by_key["reliability"].tables if t.title == "Reliability by episode")
+    assert len(episodes.rows) == 200 and episodes.truncated == 50 and '"type":"histogram"' in episodes.chart
+    assert "mystery" not in " ".join(by_key)  # an undeclared section is not shown
     text = render_pages(site)["diagnostics.md"]
-    assert "## Other diagnostics" in text and "(250 rows, listed in diagnostics.json)" in text
+    assert "*50 more rows are in `diagnostics.json`.*" in text and "mystery" not in text
 
 
 def test_every_figure_is_valid_plotly(small):

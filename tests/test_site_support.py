@@ -165,7 +165,7 @@ def make_score_outputs(out: Path, manifest_sha256: str, *, with_diagnostics: boo
                     rows.sort(key=lambda r: (-r[1], r[0]))
                     for i, (entry, est) in enumerate(rows):
                         rank = 1.5 if i < 2 else float(i + 1)  # the first two are tied
-                        rk.append([track, split, policy, cond, entry, est, rank, r6(0.5 if i < 2 else 0.0)])
+                        rk.append([track, split, policy, cond, "spearman", entry, est, rank, r6(0.5 if i < 2 else 0.0)])
                 for entry, kind, conds in _entries(MODELS):
                     if kind != "model" or (track == "forecast_strict" and not MODELS[entry]["knowledge_cutoff"]):
                         continue
@@ -176,7 +176,7 @@ def make_score_outputs(out: Path, manifest_sha256: str, *, with_diagnostics: boo
                             ct.append([track, split, policy, entry, contrast, metric, r6(est), r6(est - 0.1), r6(est + 0.1), nf])
     pd.DataFrame(lb, columns="track,split,policy,entry,kind,condition,metric,estimate,ci_low,ci_high,n_fields,n_episodes,n_valid,n_invalid".split(",")).to_csv(out / "leaderboard.csv", index=False)
     pd.DataFrame(ct, columns="track,split,policy,entry,contrast,metric,estimate,ci_low,ci_high,n_fields".split(",")).to_csv(out / "contrasts.csv", index=False)
-    pd.DataFrame(rk, columns="track,split,policy,condition,entry,estimate,rank,p_first".split(",")).to_csv(out / "ranks.csv", index=False)
+    pd.DataFrame(rk, columns="track,split,policy,condition,metric,entry,estimate,rank,p_first".split(",")).to_csv(out / "ranks.csv", index=False)
     pd.DataFrame(fs, columns="track,split,policy,entry,kind,condition,metric,field_id,estimate,n_origins".split(",")).to_csv(out / "field_scores.csv", index=False)
     pd.DataFrame(osc, columns="split,policy,entry,kind,condition,metric,origin,estimate,n_fields".split(",")).to_csv(out / "origin_scores.csv", index=False)
     comp = []
@@ -200,8 +200,10 @@ def make_score_outputs(out: Path, manifest_sha256: str, *, with_diagnostics: boo
                                   "state_recent": None, "tv_gain": r6(rng.uniform(-0.2, 0.2)),
                                   **{f"p_{s}": r6(v) for s, v in zip(SLOTS, p)}})
     pd.DataFrame(units).to_parquet(out / "units.parquet", index=False)
+    strict = [mid for mid, m in MODELS.items() if m["knowledge_cutoff"]]
+    tracks = {"all_origin": {"origins": ORIGINS, "models": list(MODELS)}, "forecast_strict": {"origins": ORIGINS[-1:], "models": strict}}
     (out / "scores.json").write_text(json.dumps({"schema_version": 1, "manifest_sha256": manifest_sha256, "resamples": 200,
-                                                 "seed": 0, "level": 0.95}, indent=2) + "\n")
+                                                 "seed": 0, "level": 0.95, "tracks": tracks}, indent=2) + "\n")
     if with_diagnostics:
         # The layout `rapgen score` writes (diagnostics_version 1), trimmed to a few rows.
         def est(v: float, h: float = 0.05) -> dict:
@@ -228,6 +230,13 @@ def make_score_outputs(out: Path, manifest_sha256: str, *, with_diagnostics: boo
             "residual_alignment": {"rows": [
                 {"split": "test", "entry": next(iter(MODELS)), "kind": "model", "condition": c, "statistic": st, **est(0.2), "n_fields": 3}
                 for st in ("direct_cosine", "partial_residual") for c in ("A0", "A3")]},
+            "search_evidence": {"window_months": 6, "rows": [
+                {"entry": "m-open", "condition": "A1", "calls": 24, "units": 12, "returned_slots": 24, "recent_slots": 20,
+                 "recent_share": 0.833333, "spearman_recent": 0.4, "spearman_units": 12, "spearman_future": 0.25,
+                 "spearman_future_units": 12, "called_units": 12, "calls_per_unit_mean": 2.0, "calls_per_unit_max": 2},
+                {"entry": "m-open", "condition": "A3", "calls": 36, "units": 12, "returned_slots": 36, "recent_slots": 18,
+                 "recent_share": 0.5, "spearman_recent": None, "spearman_units": 0, "spearman_future": -0.1,
+                 "spearman_future_units": 12, "called_units": 12, "calls_per_unit_mean": 3.0, "calls_per_unit_max": 3}]},
             "policy_sensitivity": {"track": "all_origin", "rows": [
                 {"split": "test", "entry": "ewma", "kind": "baseline", "condition": "BASE", "metric": "spearman",
                  "estimates": {"canonical": 0.5, "split": 0.49, "single": 0.52, "flip": 0.47}, "range": 0.05}]},
@@ -236,12 +245,8 @@ def make_score_outputs(out: Path, manifest_sha256: str, *, with_diagnostics: boo
     if with_replay:
         replay = {"schema_version": 1, "manifest_sha256": manifest_sha256, "ok": False, "calls": 60, "reproduced": 59, "failed": 1,
                   "models": [{"model_id": "m-open", "calls": 60, "reproduced": 59, "failed": 1, "conditions": [
-                      {"condition": "A1", "calls": 24, "reproduced": 24, "failed": 0, "errors_recorded": 0, "first_differences": [],
-                       "returned_slots": 24, "recent_slots": 20, "units": 12, "recent_share": 0.833333, "spearman_recent": 0.4,
-                       "spearman_future": 0.25, "spearman_units": 12, "spearman_future_units": 12},
+                      {"condition": "A1", "calls": 24, "reproduced": 24, "failed": 0, "errors_recorded": 0, "first_differences": []},
                       {"condition": "A3", "calls": 36, "reproduced": 35, "failed": 1, "errors_recorded": 0,
-                       "first_differences": [{"line": 7, "field_id": "f-alpha", "origin": "2025-01-01", "call_index": 0}],
-                       "returned_slots": 36, "recent_slots": 18, "units": 12, "recent_share": 0.5, "spearman_recent": None,
-                       "spearman_future": -0.1, "spearman_units": 0, "spearman_future_units": 12}]}]}
+                       "first_differences": [{"line": 7, "field_id": "f-alpha", "origin": "2025-01-01", "call_index": 0}]}]}]}
         (out / "replay.json").write_text(json.dumps(replay, indent=2) + "\n")
     return out

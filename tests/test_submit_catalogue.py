@@ -345,3 +345,316 @@ def test_every_malformed_line_is_reported(tiny_archive) -> None:
     assert result.exit_code == 1
     for n in (3, 30, 55):
         assert f"`{PRED}:{n}`: not JSON" in result.stdout
+
+
+# ====================================================================== attacks
+# A pull request is written by whoever opens it. Each attack below changes one
+# thing in a good submission; whatever it does, the check must answer with a clear
+# problem (or render the text inert), exit 0/1 (2 for usage), never print a
+# traceback or exit 3, never block, and write nothing into the repository.
+import html.parser
+import os
+import re
+import resource
+import subprocess
+import sys
+
+import markdown
+
+from rapgen.text import escape_markdown as md_text
+
+MARKUP = ("</sub></details>\n\n## ✅ Submission `x` passes `rapgen submit check`\n<script>alert(1)</script>"
+          "<img src=x onerror=alert(1)> [click](javascript:alert(1)) ![i](https://e.example/i.png) "
+          "@admin #1 $x^2$ | cell | ~~gone~~ **bold** _em_ `code` ``` <!-- c --> &amp; https://e.example www.e.example \x1b[31mred\x1b[0m \x9b31m\x7f")
+
+
+def state(root: Path) -> str:
+    """tree_digest that never opens a FIFO or follows a link."""
+    import hashlib
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            h.update(os.fsencode(p.relative_to(root)) + b"\0")
+            if p.is_symlink():
+                h.update(os.fsencode(os.readlink(p)))
+            elif p.is_file():
+                h.update(p.read_bytes())
+            else:
+                h.update(b"special")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Attack:
+    id: str
+    pre: Callable | None = None  # (folder, root) before SHA256SUMS lines are added
+    post: Callable | None = None  # (folder, root) after
+    exit: int = 1
+    expect: tuple[str, ...] = ()  # each a substring of one report line
+    folder: Callable | None = None  # (root) -> the MODEL_DIR argument, if not archive/models/newbie
+
+
+def mkfifo(name: str):
+    def mutate(folder: Path, root: Path) -> None:
+        if (folder / name).exists():
+            (folder / name).unlink()
+        os.mkfifo(folder / name)
+    return mutate
+
+
+def sparse(name: str, size: int):
+    def mutate(folder: Path, root: Path) -> None:
+        with open(folder / name, "wb") as handle:
+            handle.truncate(size)
+    return mutate
+
+
+def odd_name(raw: bytes):
+    def mutate(folder: Path, root: Path) -> None:
+        with open(os.path.join(os.fsencode(folder), raw), "wb") as handle:
+            handle.write(b"x\n")
+    return mutate
+
+
+def symlinked_folder(folder: Path, root: Path) -> None:
+    elsewhere = root.parent / "elsewhere-newbie"
+    folder.rename(elsewhere)
+    folder.symlink_to(elsewhere, target_is_directory=True)
+
+
+def link_to_frozen(folder: Path, root: Path) -> None:
+    (folder / "predictions.jsonl").unlink()
+    (folder / "predictions.jsonl").symlink_to("../model-a/predictions.jsonl")
+
+
+def nested_folders(folder: Path, root: Path) -> None:
+    deep = folder.joinpath(*["d"] * 300)
+    deep.mkdir(parents=True)
+    (deep / "x.json").write_text("{}\n")
+
+
+def sums_line(text: str):
+    return sums_transform(lambda ls: sorted(ls + [text], key=lambda l: l[66:].encode()))
+
+
+def with_reason(reason: str, n: int = 3):
+    return edit(n, lambda o: o.update(weights=None, status="invalid", reason=reason))
+
+
+def deep_json(depth: int):
+    return set_raw(5, "[" * depth + "]" * depth)
+
+
+def whole_file(name: str, fn: Callable[[bytes], bytes]):
+    def mutate(folder: Path, root: Path) -> None:
+        (folder / name).write_bytes(fn((folder / name).read_bytes()))
+    return mutate
+
+
+def no_traces_for_a3(folder: Path, root: Path) -> None:
+    write_lines(folder, [l for l in lines_of(folder, "traces.jsonl") if '"A3"' not in l], "traces.jsonl")
+
+
+def trace_for_missing_unit(folder: Path, root: Path) -> None:
+    drop_lines(lambda o: o["condition"] == "A1" and o["field_id"] == "alpha" and o["origin"] == "2023-01-01")(folder, root)
+
+
+BIDI = "\u202e"
+ATTACKS = [
+    # ---- path and file-type tricks
+    Attack("symlinked-model-folder", pre=symlinked_folder, expect=("**FOLDER**", "the model folder is a symbolic link")),
+    Attack("symlink-to-a-frozen-file", pre=link_to_frozen, expect=(f"`{PRED}`: unexpected symbolic link", f"`{PRED}`: predictions.jsonl is missing")),
+    Attack("dotdot-in-the-folder-argument", exit=0, folder=lambda r: r / "archive" / "models" / ".." / "models" / NEW_ID,
+           expect=("| SHA256SUMS lines | ✅ passed |",)),
+    Attack("dotdot-sums-line", post=sums_line("0" * 64 + f"  archive/models/{NEW_ID}/../model-a/model.json"), expect=("**CHECKSUM**", "which is not a file of the submission")),
+    Attack("file-outside-the-folder", post=lambda f, r: (r / "archive" / "models" / "model-a" / "extra.json").write_text("{}\n"),
+           expect=("**INTEGRITY**", "`archive/models/model-a/extra.json`")),
+    Attack("case-collision-file", pre=lambda f, r: (f / "Model.json").write_text((f / "model.json").read_text()),
+           expect=(f"`archive/models/{NEW_ID}/Model.json`: unexpected file",)),
+    Attack("case-folder-name", folder=lambda r: r / "archive" / "models" / "Newbie", expect=("**FOLDER**", "folder name 'Newbie' is not a valid model id")),
+    Attack("fifo-as-predictions", post=mkfifo("predictions.jsonl"), expect=(f"`{PRED}`: unexpected named pipe (FIFO)", "predictions.jsonl is missing")),
+    Attack("fifo-extra-file", post=mkfifo("notes"), expect=(f"`archive/models/{NEW_ID}/notes`: unexpected named pipe (FIFO)",)),
+    Attack("deep-folder-nesting", post=nested_folders, expect=(f"`archive/models/{NEW_ID}/d`: unexpected folder",)),
+    Attack("huge-predictions", post=sparse("predictions.jsonl", 200 * 2**20), expect=("**TOO-LARGE**", f"`{PRED}`: predictions.jsonl is 209,715,200 bytes")),
+    Attack("huge-model-json", pre=sparse("model.json", 2 * 2**20), expect=("**TOO-LARGE**", "a submission's model.json holds at most 1 MiB")),
+    Attack("100mb-line", pre=whole_file("traces.jsonl", lambda b: b'{"query": "' + b"a" * (100 * 2**20) + b'"}\n' + b),
+           expect=("**TOO-LARGE**", f"`{TRACES}:1`: the line is 104,857,613 bytes")),
+    Attack("a-million-lines", pre=whole_file("predictions.jsonl", lambda b: b + b"{}\n" * 1_000_000),
+           expect=(f"`{PRED}`: predictions.jsonl has 1,000,060 lines; it can hold at most 100",)),
+    Attack("too-many-trace-lines", pre=whole_file("traces.jsonl", lambda b: b * 201), expect=(f"`{TRACES}`: traces.jsonl has 1,608 lines; it can hold at most 1,600",)),
+    Attack("deep-json-nesting", pre=deep_json(100_000), expect=(f"`{PRED}:5`: not JSON: nested too deeply",)),
+    Attack("deep-json-model", pre=model_raw("[" * 100_000 + "]" * 100_000), expect=("**MODEL-JSON**",)),
+    Attack("non-utf8-model-json", pre=lambda f, r: (f / "model.json").write_bytes(b"\xff" + (f / "model.json").read_bytes()), expect=("**MODEL-JSON**", "not valid UTF-8")),
+    Attack("bom-model-json", pre=whole_file("model.json", lambda b: b"\xef\xbb\xbf" + b), expect=("**MODEL-JSON**", "not JSON")),
+    Attack("bom-predictions", pre=whole_file("predictions.jsonl", lambda b: b"\xef\xbb\xbf" + b), expect=(f"`{PRED}:1`: not JSON",)),
+    Attack("crlf-line-ends-are-json-whitespace", exit=0, pre=whole_file("predictions.jsonl", lambda b: b.replace(b"\n", b"\r\n")),
+           expect=("| A0 | 20 | 20 | 20 | 0 | — |",)),
+    Attack("non-utf8-file-name", post=odd_name(b"\xff\xfe.json"), expect=(f"`archive/models/{NEW_ID}/\\xff\\xfe.json`: unexpected file",)),
+    Attack("escape-sequence-file-name", post=odd_name(b"x\x1b[2J\x1b]0;owned\x07"), expect=(f"`archive/models/{NEW_ID}/x\\x1b[2J\\x1b]0;owned\\x07`: unexpected file",)),
+    Attack("newline-heading-file-name", post=odd_name(b"a\n## \xe2\x9c\x85 passes"), expect=(f"`archive/models/{NEW_ID}/a\\x0a## ✅ passes`: unexpected file",)),
+    Attack("backtick-file-name", post=odd_name(b"``` `x"), expect=(f"- ````archive/models/{NEW_ID}/``` `x````: unexpected file",)),
+    # ---- markup and control characters in every text field
+    Attack("markup-display-name", exit=0, pre=model(display_name=MARKUP)),
+    Attack("markup-provider", exit=0, pre=model(provider=MARKUP)),
+    Attack("markup-other-model-fields", exit=0, pre=model(cutoff_source=MARKUP, contact=MARKUP, notes=MARKUP)),
+    Attack("markup-reason", exit=0, pre=with_reason(MARKUP), expect=("| A0 | 20 | 20 | 19 | 1 |",)),
+    Attack("markup-rationale", exit=0, pre=edit(4, lambda o: o.update(rationale=MARKUP))),
+    Attack("markup-trace-query", exit=0, pre=trace_edit(1, lambda o: o.update(query=MARKUP))),
+    Attack("markup-unknown-key", pre=edit(2, lambda o: o.update({MARKUP: 1})), expect=(f"`{PRED}:2`: unknown key",)),
+    Attack("markup-placeholder", pre=model(display_name="TODO " + MARKUP), expect=("**PLACEHOLDER**",)),
+    Attack("markup-field-id", pre=edit(6, lambda o: o.update(field_id=MARKUP)), expect=(f"`{PRED}:6`: field_id '&lt;/sub&gt;",)),
+    Attack("markup-weight-key", exit=0, pre=edit(7, lambda o: o["weights"].update({MARKUP: 1})), expect=("unexpected",)),
+    Attack("markup-model-id", pre=model(model_id=MARKUP), expect=("**MODEL-JSON**",)),
+    Attack("markup-folder-name", folder=lambda r: r / "archive" / "models" / "x` ## <b>y<b> [a](b)", expect=("**FOLDER**",)),
+    # ---- bidirectional controls: a problem naming file, line and key
+    Attack("bidi-display-name", pre=model(display_name=f"abc{BIDI}def"), expect=("**BIDI**", f"`{MODEL}:3`: key 'display_name' holds a bidirectional control character (U+202E)")),
+    Attack("bidi-rationale", pre=edit(8, lambda o: o.update(rationale=f"x\u2066y")), expect=(f"`{PRED}:8`: key 'rationale' holds a bidirectional control character (U+2066)",)),
+    Attack("bidi-reason", pre=with_reason(f"r{BIDI}", 9), expect=(f"`{PRED}:9`: key 'reason'",)),
+    Attack("bidi-key-name", pre=edit(10, lambda o: o.update({f"k{BIDI}": 1})), expect=(f"`{PRED}:10`: key 'k\\\\u202e'",)),
+    Attack("bidi-trace-query", pre=trace_edit(2, lambda o: o.update(query=f"q\u2069")), expect=(f"`{TRACES}:2`: key 'query'",)),
+    Attack("bidi-in-a-broken-line", pre=set_raw(11, f'{{"rationale": "{BIDI}'), expect=(f"`{PRED}:11`: key '(text that is not a JSON value)'",)),
+    # ---- Search conditions
+    Attack("search-claimed-without-traces", exit=0, pre=remove("traces.jsonl"),
+           expect=("**NO-SEARCH-CALLS**", f"`{TRACES}`: no Search calls recorded: predictions.jsonl claims A1, A3, but the folder has no traces.jsonl")),
+    Attack("search-condition-without-calls", exit=0, pre=no_traces_for_a3, expect=("no Search calls recorded for A3",)),
+    Attack("trace-for-an-unpredicted-unit", pre=trace_for_missing_unit,
+           expect=(f"`{TRACES}:1`: a Search call for unit alpha 2023-01-01 A1, which predictions.jsonl does not contain",)),
+    Attack("trace-for-a0", pre=trace_edit(1, lambda o: o.update(condition="A0")), expect=(f"`{TRACES}:1`: 'condition' must be one of A1",)),
+]
+
+
+class _Tags(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, tuple]] = []
+        self.headings: list[str] = []
+        self._in_heading = False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, tuple(attrs)))
+        if tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            self._in_heading = True
+            self.headings.append("")
+
+    def handle_endtag(self, tag):
+        if tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            self._in_heading = False
+
+    def handle_data(self, data):
+        if self._in_heading:
+            self.headings[-1] += data
+
+
+OUR_TAGS = {"h2", "h3", "p", "table", "thead", "tbody", "tr", "th", "td", "code", "strong", "ul", "li", "pre", "details", "summary", "sub"}
+OUR_HEADINGS = re.compile(r"^(✅ Submission newbie passes rapgen submit check|❌ Submission .*: \d+ problems? found|Checks|Validity|Leaderboard.*"
+                          r"|⚠️ Warnings \(\d+\)|Problems \(\d+\)|SHA256SUMS lines.*)$")
+
+
+def assert_inert(report: str) -> None:
+    """The report, rendered as Markdown, holds only rapgen's own elements, headings and no raw control characters."""
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", report), "a raw control character reached the report"
+    page = markdown.markdown(report, extensions=["tables", "fenced_code"])
+    parser = _Tags()
+    parser.feed(page)
+    for tag, attrs in parser.tags:
+        assert tag in OUR_TAGS, f"injected <{tag}> in {page}"
+        assert all(k == "style" and v.startswith("text-align") for k, v in attrs), f"injected attributes {attrs} on <{tag}>"
+    for heading in parser.headings:
+        assert OUR_HEADINGS.match(heading.strip()), f"injected heading {heading!r}"
+    assert sum(1 for h in parser.headings if "Submission" in h) == 1
+    for line in report.splitlines():
+        assert not line.startswith("#") or line.startswith(("## ✅ Submission `newbie`", "## ❌ Submission ", "### ")), line
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=[a.id for a in ATTACKS])
+def test_attack(attack: Attack, tiny_archive, tmp_path) -> None:
+    repo = tiny_archive.root
+    folder = repo / "archive" / "models" / NEW_ID
+    write_submission(folder, repo)
+    if attack.pre:
+        attack.pre(folder, repo)
+    if folder.is_dir() and not folder.is_symlink():
+        append_sums(repo, NEW_ID)
+    if attack.post:
+        attack.post(folder, repo)
+    target = attack.folder(repo) if attack.folder else folder
+    if attack.folder and not target.exists():
+        folder.rename(target)
+    before = state(repo)
+    report_file = tmp_path / "report.md"
+    result = CliRunner().invoke(cli, ["submit", "check", "--no-scores", "--report", str(report_file), "--root", str(repo), str(target)])
+    out, err = result.stdout, result.stderr
+    assert result.exit_code == attack.exit, out + err
+    assert "Traceback" not in out + err and "internal error" not in err
+    assert state(repo) == before, "submit check wrote into the repository"
+    assert report_file.read_text() == out  # written whole, the same bytes as printed
+    assert_inert(out)
+    assert "\x1b" not in err and "\u202e" not in err
+    for expected in attack.expect:
+        assert any(expected in line for line in out.splitlines()), f"no report line with {expected!r}:\n{out[-3000:]}"
+    if attack.exit == 1:
+        assert err.startswith("Error: submission ") and err.count("\n") == 1
+
+
+def test_markup_in_every_field_is_inert_in_the_full_check(tiny_archive) -> None:
+    """Scores, replay and the site render run with markup in every model.json text and every reason; the report stays inert."""
+    repo = tiny_archive.root
+    folder = write_submission(repo / "archive" / "models" / NEW_ID, repo, traces=False)
+    model(display_name=MARKUP, provider=MARKUP, cutoff_source=MARKUP, contact=MARKUP, notes=MARKUP)(folder, repo)
+    with_reason(MARKUP)(folder, repo)
+    append_sums(repo, NEW_ID)
+    result = CliRunner().invoke(cli, ["submit", "check", "--resamples", "50", "--root", str(repo), str(folder)])
+    assert result.exit_code == 0, result.output
+    assert "| Scores with intervals | ✅ passed |" in result.stdout and "| Site dry-run render | ✅ passed |" in result.stdout
+    assert_inert(result.stdout)
+    assert md_text(MARKUP) in result.stdout  # shown, as text
+
+
+def test_json_output_is_ascii(tiny_archive) -> None:
+    repo = tiny_archive.root
+    folder = write_submission(repo / "archive" / "models" / NEW_ID, repo)
+    with_reason("\x1b[2J\u202e\x9b")(folder, repo)
+    append_sums(repo, NEW_ID)
+    odd_name(b"\xff")(folder, repo)
+    result = CliRunner().invoke(cli, ["submit", "check", "--no-scores", "--json", "--root", str(repo), str(folder)])
+    assert result.exit_code == 1
+    assert result.stdout.isascii()
+    data = json.loads(result.stdout)
+    assert any(p["keyword"] == "BIDI" and p["line"] == 3 for p in data["problems"])
+
+
+def test_memory_stays_under_2_gib(tiny_archive) -> None:
+    """A 100 MB line in traces.jsonl and 30 million one-byte lines in predictions.jsonl, checked in a child
+    process: one problem each, peak RSS < 2 GiB (the archive's own verification never parses them either)."""
+    repo = tiny_archive.root
+    folder = write_submission(repo / "archive" / "models" / NEW_ID, repo)
+    whole_file("traces.jsonl", lambda b: b'{"query": "' + b"\xe2\x80\x94" * (35 * 2**20) + b'"}\n' + b)(folder, repo)
+    whole_file("predictions.jsonl", lambda b: b + b"1\n" * 30_000_000)(folder, repo)
+    append_sums(repo, NEW_ID)
+    script = ("import resource, sys; from rapgen.cli import cli\n"
+              "try:\n    cli(['submit', 'check', '--no-scores', '--json', '--root', sys.argv[1], sys.argv[2]])\n"
+              "finally:\n    print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent / "generator")}
+    done = subprocess.run([sys.executable, "-c", script, str(repo), str(folder)], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    peak_kib = int(re.search(r"maxrss (\d+)", done.stderr).group(1))
+    assert peak_kib < 2 * 2**20, f"peak RSS {peak_kib / 2**20:.2f} GiB"
+    problems = json.loads(done.stdout)["problems"]
+    assert [(p["keyword"], p["path"], p["line"]) for p in problems] == [("TOO-LARGE", PRED, None), ("TOO-LARGE", TRACES, 1)]
+    assert problems[0]["detail"] == "predictions.jsonl has 30,000,060 lines; it can hold at most 100 in this archive (one line per field × origin × condition)"
+
+
+@pytest.mark.parametrize("make_args", [
+    lambda repo, tmp: ["--root", str(tmp / "nope\x1b[2J"), str(repo / "archive" / "models" / "model-a")],  # no such root
+    lambda repo, tmp: ["--root", str(repo), str(tmp / "gone\x1b]0;x\x07\u202e")],  # no such folder, controls in its name
+    lambda repo, tmp: ["--root", str(repo), str(repo / "SHA256SUMS")],  # a file, not a folder
+    lambda repo, tmp: ["--root", str(repo), "--base", "no-such-ref\x1b[31m", str(repo / "archive" / "models" / "model-a")],
+], ids=["root-missing", "folder-missing-with-controls", "folder-is-a-file", "base-unknown"])
+def test_usage_attacks_exit_2_on_one_inert_line(make_args, tiny_archive, tmp_path) -> None:
+    result = CliRunner().invoke(cli, ["submit", "check", "--no-scores", *make_args(tiny_archive.root, tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1
+    assert "\x1b" not in result.stderr and "\u202e" not in result.stderr and "\x07" not in result.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import date
 
 from click.testing import CliRunner
@@ -10,7 +11,7 @@ from click.testing import CliRunner
 from rapgen.archive.parse import MODEL_KEYS, parse_model_json
 from rapgen.cli import cli
 from rapgen.submit import check_submission, render_report
-from rapgen.submit.check import CheckResult, ConditionCount, StageStatus
+from rapgen.submit.review import CheckResult, ConditionCount, StageStatus
 from test_submit_support import NEW_ID, append_sums, git, git_init, tree_digest, write_submission
 
 
@@ -183,3 +184,119 @@ def test_a_folder_name_that_is_no_model_id(tiny_archive, tmp_path) -> None:
     result = invoke("submit", "check", "--no-scores", "--root", str(tiny_archive.root), str(folder))
     assert result.exit_code == 1
     assert "**FOLDER**" in result.stdout and f"`{folder}`: folder name 'My_Model' is not a valid model id" in result.stdout
+
+
+# ---------------------------------------------------------------- escaping submission text
+import pytest
+
+from rapgen.submit.review.report import md_fence
+from rapgen.text import escape_markdown as md_text
+from rapgen.text import escape_terminal as visible
+from rapgen.text import markdown_code as md_code
+
+
+@pytest.mark.parametrize("text,shown", [
+    ("plain words 2023-01-01", "plain words 2023-01-01"),
+    ("a\nb\tc\r", "a\\x0ab\\x09c\\x0d"),
+    ("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"),
+    ("\x7f\x85\x9b", "\\x7f\\x85\\x9b"),
+    ("ab\u202ecd\u2066", "ab\\u202ecd\\u2066"),
+    ("bad \udcff byte", "bad \\xff byte"),
+    ("Modèle 模型 ✅", "Modèle 模型 ✅"),
+])
+def test_visible(text, shown) -> None:
+    assert visible(text) == shown
+
+
+@pytest.mark.parametrize("text,shown", [
+    ("field_id call_index", "field_id call_index"),  # intraword underscores cannot be emphasis
+    ("_em_ *b* **s**", "\\_em\\_ \\*b\\* \\*\\*s\\*\\*"),
+    ("## h", "\\#\\# h"),
+    ("<script>&amp;", "&lt;script&gt;&amp;amp;"),
+    ("[a](b) ![i](u)", "\\[a\\](b) \\!\\[i\\](u)"),
+    ("a | b", "a \\| b"),
+    ("`c` ~~s~~ $m$ @u", "\\`c\\` \\~\\~s\\~\\~ \\$m\\$ \\@u"),
+    ("https://x.example www.y.example", "https\\://x.example www\\.y.example"),
+    ("back\\slash", "back\\\\slash"),
+    ("line\n## two", "line\\\\x0a\\#\\# two"),
+])
+def test_md_text(text, shown) -> None:
+    assert md_text(text) == shown
+
+
+@pytest.mark.parametrize("text,kwargs,shown", [
+    ("archive/models/x/a.json", {}, "`archive/models/x/a.json`"),
+    ("a`b", {}, "``a`b``"),
+    ("``` x", {}, "```` ``` x ````"),
+    ("x`", {}, "`` x` ``"),
+    (" a ", {}, "`  a  `"),
+    ("", {}, "` `"),
+    ("a|b", {"in_table": True}, "`a\\|b`"),
+    ("a\nb", {}, "`a\\x0ab`"),
+])
+def test_md_code(text, kwargs, shown) -> None:
+    assert md_code(text, **kwargs) == shown
+
+
+def test_md_fence_cannot_be_closed_from_inside() -> None:
+    assert md_fence(["abc", "````", "x\x1b"]) == ["`````", "abc", "````", "x\\x1b", "`````"]
+
+
+# ---------------------------------------------------------------- structure
+def test_keywords_come_from_the_finding_kind_not_its_wording(tiny_archive, monkeypatch) -> None:
+    """Reworded parser messages keep their keywords: the check reads Finding.kind."""
+    from rapgen.archive import Category, Finding, ProblemKind
+    from rapgen.submit.review import files
+
+    real = files.parse_predictions
+
+    def reworded(path, data, fields, origins):
+        units, findings = real(path, data, fields, origins)
+        return units, findings + [Finding(path, None, Category.MALFORMED, "gap in the episodes", kind=ProblemKind.COVERAGE),
+                                  Finding(path, 7, Category.MALFORMED, "seen before", kind=ProblemKind.DUPLICATE_UNIT),
+                                  Finding(path, 8, Category.MALFORMED, "does not cover every episode (wording only)", kind=ProblemKind.SCHEMA)]
+
+    monkeypatch.setattr(files, "parse_predictions", reworded)
+    repo = tiny_archive.root
+    folder = write_submission(repo / "archive" / "models" / NEW_ID, repo)
+    append_sums(repo, NEW_ID)
+    res = check_submission(repo, folder, run_scores=False, run_replay=False, run_site=False)
+    got = {(p.keyword, p.detail) for p in res.problems}
+    assert got == {("COVERAGE", "gap in the episodes"), ("DUPLICATE", "seen before"), ("MALFORMED", "does not cover every episode (wording only)")}
+
+
+def test_review_package_shape() -> None:
+    """No importlib, no private names from another module, modules <= 600 lines, functions <= 80."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent.parent / "generator" / "rapgen" / "submit" / "review"
+    for path in sorted(package.glob("*.py")):
+        text = path.read_text()
+        assert len(text.splitlines()) <= 600, path
+        tree = ast.parse(text)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names]
+                assert "importlib" not in names and getattr(node, "module", None) != "importlib", path
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rapgen."):
+                    assert not any(n.startswith("_") for n in names), (path, names)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                assert node.end_lineno - node.lineno + 1 <= 80, (path, node.name)
+
+
+def test_an_unwritable_report_path_is_a_usage_error(tiny_archive, tmp_path) -> None:
+    repo = tiny_archive.root
+    folder = write_submission(repo / "archive" / "models" / NEW_ID, repo)
+    append_sums(repo, NEW_ID)
+    (tmp_path / "file").write_text("x")
+    for target in (tmp_path / "file" / "r.md", tmp_path / "ro" / "r.md"):
+        if target.parent.name == "ro":
+            target.parent.mkdir()
+            target.parent.chmod(0o500)
+        result = invoke("submit", "check", "--no-scores", "--report", str(target), "--root", str(repo), str(folder))
+        target.parent.chmod(0o700) if target.parent.name == "ro" else None
+        if os.geteuid() == 0 and target.parent.name == "ro":
+            continue  # root writes anywhere
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith(f"Error: --report {target}: ") and "Traceback" not in result.output

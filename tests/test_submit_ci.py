@@ -86,11 +86,74 @@ def test_usage() -> None:
 def test_workflows_call_the_script() -> None:
     pr = yaml.safe_load((REPO / ".github" / "workflows" / "pr-check.yml").read_text())
     site = yaml.safe_load((REPO / ".github" / "workflows" / "site.yml").read_text())
-    assert pr[True]["pull_request"]["paths"] == ["archive/models/**"]  # YAML 1.1 reads the key `on` as True
-    pr_steps = " ".join(s.get("run", "") for s in pr["jobs"]["check"]["steps"])
-    assert ".ci/submit-check pr --base" in pr_steps and "pip install -e ." in pr_steps
+    assert pr[True]["pull_request_target"]["paths"] == ["archive/models/**"]  # YAML 1.1 reads the key `on` as True
     assert any("github-script" in s.get("uses", "") for s in pr["jobs"]["check"]["steps"])
     assert site[True]["push"]["branches"] == ["main"]
     site_steps = " ".join(s.get("run", "") for s in site["jobs"]["build"]["steps"])
     assert ".ci/submit-check site" in site_steps
     assert any("deploy-pages" in s.get("uses", "") for s in site["jobs"]["deploy"]["steps"])
+
+
+# ---------------------------------------------------------------- a pull request cannot vouch for itself
+def _pr_workflow_steps() -> list[dict]:
+    pr = yaml.safe_load((REPO / ".github" / "workflows" / "pr-check.yml").read_text())
+    return pr["jobs"]["check"]["steps"]
+
+
+def test_pr_workflow_installs_the_checker_from_the_base_checkout() -> None:
+    pr = yaml.safe_load((REPO / ".github" / "workflows" / "pr-check.yml").read_text())
+    # pull_request_target: GitHub takes this workflow file from the base branch too.
+    assert set(pr[True]) == {"pull_request_target"}
+    steps = _pr_workflow_steps()
+    checkouts = {s["with"]["path"]: s["with"] for s in steps if s.get("uses", "").startswith("actions/checkout@")}
+    assert set(checkouts) == {"base", "pr"}
+    assert checkouts["base"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+    assert checkouts["pr"]["ref"] == "refs/pull/${{ github.event.pull_request.number }}/merge"
+    assert all(c["persist-credentials"] is False for c in checkouts.values())
+    runs = [s.get("run", "") for s in steps]
+    installs = [line.strip() for run in runs for line in run.splitlines() if "pip install" in line]
+    assert installs == ["python -m pip install -e ./base"], installs  # nothing from pr/ is installed
+    assert any("is_relative_to(pathlib.Path('base')" in run for run in runs)  # and the import is proved to come from base/
+    check = next(s for s in steps if s.get("id") == "check")
+    assert check["env"]["RAPGEN"] == "rapgen"  # the console script of the base install, not `python -m` from a working dir
+    assert "bash base/.ci/submit-check pr --root pr --base HEAD^1" in check["run"]  # the base's script, over the pr's data
+    for run in runs:
+        assert "pr/.ci" not in run and "pr/generator" not in run and "./pr" not in run
+        assert "${{" not in run, f"expressions belong in env:, not in a shell script: {run}"
+
+
+def test_a_pull_request_that_rigs_the_checker_is_still_judged_by_the_base(pr_repo, tmp_path) -> None:
+    """The workflow's layout run locally: the base's script and package over a pull request that replaces both."""
+    rigged = "import sys\nprint('## ✅ rigged: passes')\nsys.exit(0)\n"
+    for package in (pr_repo / "rapgen", pr_repo / "generator" / "rapgen"):
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "__main__.py").write_text(rigged)
+    (pr_repo / ".ci").mkdir()
+    (pr_repo / ".ci" / "submit-check").write_text("#!/usr/bin/env bash\necho rigged; exit 0\n")
+    (pr_repo / "archive" / "models" / NEW_ID / "predictions.jsonl").write_text("not json\n")
+    git(pr_repo, "add", "-A")
+    git(pr_repo, "commit", "-q", "-m", "rig the checker")
+    report = tmp_path / "report.md"
+    env = {**os.environ, "RAPGEN": f"{sys.executable} -m rapgen", "PYTHONPATH": str(REPO / "generator")}
+    done = subprocess.run(["bash", str(SCRIPT), "pr", "--root", str(pr_repo), "--base", "main", "--report", str(report)],
+                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    text = report.read_text()
+    assert "rigged" not in text and "rigged" not in done.stdout
+    assert "**MALFORMED**" in text and "**TOUCHED**" in text  # the bad line, and the edits outside the folder
+
+
+def test_pr_mode_shows_a_stray_model_name_only_as_safe_text(pr_repo, tmp_path) -> None:
+    """A file (not a folder) under archive/models/ with markup in its name: its name reaches the report sanitised."""
+    (pr_repo / "archive" / "models" / "x<b>`## y").write_text("{}\n")
+    git(pr_repo, "add", "-A")
+    git(pr_repo, "commit", "-q", "-m", "stray file")
+    report = tmp_path / "report.md"
+    done = run_script("pr", "--root", str(pr_repo), "--base", "main", "--report", str(report), "--resamples", "50")
+    assert done.returncode == 1, done.stdout + done.stderr
+    text = report.read_text()
+    assert "`archive/models/x?b?????y/` was removed or changed into a file" in text
+    import markdown
+
+    assert "<b>" not in markdown.markdown(text, extensions=["tables"])  # elsewhere only inside code spans

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from rapgen.archive import open_verified
 from rapgen.errors import UsageProblem
-from rapgen.site import build_site, check_site_dir, render_docs
+from rapgen.search import validate_call
+from rapgen.site import build_site, check_site_dir, check_url, render_docs
 
 
 @dataclass(frozen=True)
@@ -62,18 +63,22 @@ def write_counterfactual(archive, records, report, out_dir: str | Path) -> list[
 
 def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int | None = None,
               work_dir: str | Path | None = None, scores_dir: str | Path | None = None,
-              site_url: str | None = None, replay: bool = True) -> PipelineResult:
+              site_url: str | None = None, repo_url: str | None = None, replay: bool = True) -> PipelineResult:
     """Verify the archive at ``root``, score it (unless ``scores_dir`` already holds
     scores to reuse), replay the recorded Search calls when any model has traces
     (``replay``; the model pages show the result), render the pages and build the
-    site into ``site_dir``."""
+    site into ``site_dir``. ``site_url`` and ``repo_url`` are the addresses the site
+    is served from and the project's repository; without them the site links only
+    within itself, relatively."""
     if resamples is not None and resamples < 1:
         raise UsageProblem(f"--resamples must be a positive integer, got {resamples}")
+    check_url("--site-url", site_url)
+    check_url("--repo-url", repo_url)
     root = Path(root)
     check_site_dir(Path(site_dir))  # before any work: building empties the site folder
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    archive = open_verified(root)
+    archive = open_verified(root, validate_call=validate_call)
     timings["verify"] = time.perf_counter() - t0
     work = Path(work_dir) if work_dir is not None else root / "build"
     if scores_dir is None:
@@ -97,7 +102,7 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
             timings["replay"] = time.perf_counter() - t0
     scores_dir = Path(scores_dir)
     t0 = time.perf_counter()
-    rendered = render_docs(archive, scores_dir, work / "docs")
+    rendered = render_docs(archive, scores_dir, work / "docs", repo_url=repo_url)
     timings["render"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     built = build_site(rendered.docs_dir, site_dir, synthetic=rendered.synthetic,

@@ -20,10 +20,11 @@ from rapgen.agents.policies import (
     sample_recent,
     sample_trend,
 )
-from rapgen.archive import CONDITIONS, SLOTS, Archive, open_verified
-from rapgen.archive.writer import write_json, write_jsonl
+from rapgen.archive import CONDITIONS, SEARCH_CONDITIONS, SLOTS, Archive, open_verified
+from rapgen.io import write_jsonl
 from rapgen.errors import SubmissionError, UsageProblem
-from rapgen.search import REGIME_OF_CONDITION, Backend, trace_line
+from rapgen.kit import SearchSession, backend_executor, model_record, write_model_json
+from rapgen.search import Backend
 
 Policy = Callable[[Unit, tuple], tuple[list[float], str]]
 
@@ -78,24 +79,19 @@ REFERENCE_AGENTS: tuple[AgentSpec, ...] = (
 )
 
 
-class _Session:
-    """The Search tool of one unit: enforces the call cap and records every call."""
+class _UnitSearch:
+    """The kit's Search session seen by one unit's policy: ``args -> outcome``
+    (``total_hits``, ``ids``); the call after the cap raises CapReached."""
 
-    def __init__(self, backend: Backend, field_id: str, origin: date, condition: str, lines: list[dict]):
-        self.shard = backend.shard(field_id, origin, REGIME_OF_CONDITION[condition])
-        self.backend = backend
-        self.key = (field_id, origin, condition)
-        self.lines = lines
-        self.calls = 0
+    def __init__(self, session: SearchSession, field_id: str, origin: date, condition: str):
+        self.session = session
+        self.key = (field_id, origin.isoformat(), condition)
 
     def __call__(self, args: dict):
-        if self.calls >= self.backend.max_calls:
-            raise CapReached(f"call cap of {self.backend.max_calls} reached")
-        b = self.backend
-        result = self.shard.search(args, top_k=b.top_k, k1=b.k1, b=b.b)
-        self.lines.append(trace_line(*self.key, self.calls, args, result))
-        self.calls += 1
-        return result
+        outcome = self.session.call(*self.key, args)
+        if outcome.call_index is None:
+            raise CapReached(f"call cap of {self.session.max_calls} reached")
+        return outcome
 
 
 def _weights(shares: list[float]) -> dict[str, float]:
@@ -103,20 +99,14 @@ def _weights(shares: list[float]) -> dict[str, float]:
 
 
 def _model_json(spec: AgentSpec, submitted: date) -> dict:
-    return {
-        "model_id": spec.model_id,
-        "display_name": spec.display_name,
-        "provider": "rapgen",
-        "proprietary": False,
-        "knowledge_cutoff": None,
-        "release_date": None,
-        "cutoff_source": "not applicable: a deterministic program with no training data",
-        "diagnostic": spec.diagnostic,
-        "submitted": submitted.isoformat(),
-        "contact": "rapgen maintainers",
-        "notes": f"{spec.notes} Produced by rapgen {__version__} ('rapgen agents run').",
-        "reference_agent": True,
-    }
+    return model_record(
+        spec.model_id, today=submitted,
+        display_name=spec.display_name, provider="rapgen", proprietary=False,
+        cutoff_source="not applicable: a deterministic program with no training data",
+        diagnostic=spec.diagnostic, contact="rapgen maintainers",
+        notes=f"{spec.notes} Produced by rapgen {__version__} ('rapgen reference-agents run').",
+        reference_agent=True,
+    )
 
 
 def _select(agent_ids: list[str] | None) -> list[AgentSpec]:
@@ -125,7 +115,7 @@ def _select(agent_ids: list[str] | None) -> list[AgentSpec]:
         return list(REFERENCE_AGENTS)
     bad = [a for a in agent_ids if a not in known]
     if bad:
-        raise UsageProblem(f"unknown reference agent {bad[0]!r}; choose from {', '.join(known)} (see 'rapgen agents list')")
+        raise UsageProblem(f"unknown reference agent {bad[0]!r}; choose from {', '.join(known)} (see 'rapgen reference-agents list')")
     return [known[a] for a in agent_ids]
 
 
@@ -152,6 +142,7 @@ def run_agents(
     for spec in specs:
         predictions: list[dict] = []
         traces: list[dict] = []
+        session = SearchSession(archive, backend_executor(backend, with_text=False), on_record=traces.append, keep_records=False)
         most = 0
         for fld in archive.fields:
             directions = archive.codebooks[fld.field_id]
@@ -160,10 +151,8 @@ def run_agents(
                     policy = spec.policies.get(condition)
                     if policy is None:
                         continue
-                    session = None
-                    if condition in REGIME_OF_CONDITION:
-                        session = _Session(backend, fld.field_id, origin, condition, traces)
-                    unit = Unit(fld.field_id, origin, condition, window, session, backend.paper_texts if session else None)
+                    search = _UnitSearch(session, fld.field_id, origin, condition) if condition in SEARCH_CONDITIONS else None
+                    unit = Unit(fld.field_id, origin, condition, window, search, backend.paper_texts if search else None)
                     try:
                         shares, rationale = policy(unit, directions)
                         line = {"field_id": fld.field_id, "origin": origin.isoformat(), "condition": condition,
@@ -172,13 +161,13 @@ def run_agents(
                         line = {"field_id": fld.field_id, "origin": origin.isoformat(), "condition": condition,
                                 "weights": None, "status": "invalid", "reason": str(exc)}
                     predictions.append(line)
-                    if session is not None:
-                        most = max(most, session.calls)
+                    if search is not None:
+                        most = max(most, session.calls_made(fld.field_id, origin, condition))
                     if tick:
                         tick(1)
             backend.release(fld.field_id)
         folder = out_dir / spec.model_id
-        write_json(folder / "model.json", _model_json(spec, submitted))
+        write_model_json(folder / "model.json", _model_json(spec, submitted))
         write_jsonl(folder / "predictions.jsonl", predictions)
         if traces:
             write_jsonl(folder / "traces.jsonl", traces)

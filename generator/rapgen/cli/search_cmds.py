@@ -1,8 +1,7 @@
-"""Commands of the search stage: ``rapgen search``, ``rapgen replay``, ``rapgen agents``."""
+"""Commands of the search stage: ``rapgen search`` and ``rapgen replay``."""
 
 from __future__ import annotations
 
-from datetime import date
 from pathlib import Path
 
 import click
@@ -159,65 +158,4 @@ def replay(jobs, out_dir, models, cache_dir, root, as_json, debug):
         fail(f"{d['failed']:,} of {d['calls']:,} recorded Search calls did not reproduce")
 
 
-@click.group("agents")
-def agents():
-    """Deterministic reference agents (no language model) that run A0–A4 through the Search backend."""
-
-
-@agents.command("list")
-@handle_errors
-def agents_list():
-    """List the reference agents and the conditions they answer."""
-    from rapgen.agents import REFERENCE_AGENTS
-
-    for spec in REFERENCE_AGENTS:
-        click.echo(f"{spec.model_id:<20} {' '.join(sorted(spec.policies)):<16} {spec.display_name}")
-
-
-def _submitted(value: str | None) -> date | None:
-    if value is None:
-        return None
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a YYYY-MM-DD date", param_hint="--submitted") from None
-
-
-@agents.command("run")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write OUT/<model_id>/ folders (a scratch directory).")
-@click.option("--into-archive", is_flag=True,
-              help="Write into ROOT/archive/models/<model_id>/ instead; refuses if a folder exists. Run 'rapgen seal' after.")
-@click.option("--agent", "agent_ids", multiple=True, help="Run only this agent (repeatable; see 'rapgen agents list').")
-@click.option("--submitted", default=None, metavar="YYYY-MM-DD", help="The model.json 'submitted' date (default: today).")
-@cache_option
-@root_option
-@json_option
-@debug_option
-@handle_errors
-def agents_run(out_dir, into_archive, agent_ids, submitted, cache_dir, root, as_json, debug):
-    """Run the reference agents on every field × origin of the verified archive.
-
-    \b
-      rapgen agents run --root . --out /tmp/ref-agents     # inspect first
-      rapgen agents run --root . --into-archive && rapgen seal --root .
-    """
-    from rapgen.agents import add_agents_to_archive, run_agents
-
-    if into_archive == (out_dir is not None):
-        fail("give exactly one of --out DIR or --into-archive", 2)
-    when = _submitted(submitted)
-    if into_archive:
-        summaries = add_agents_to_archive(root, agent_ids=list(agent_ids) or None, cache_dir=cache_dir, submitted=when)
-    else:
-        summaries = run_agents(root, out_dir, agent_ids=list(agent_ids) or None, cache_dir=cache_dir, submitted=when)
-    if as_json:
-        echo_json(summaries)
-        return
-    for s in summaries:
-        click.echo(f"{s['model_id']:<20} {s['units']:>6} units {s['calls']:>7} calls (≤ {s['max_calls_per_unit']} per unit) → {s['path']}")
-    if into_archive:
-        click.echo("Now run 'rapgen seal --root " + str(root) + "' to list the new files in SHA256SUMS.", err=True)
-
-
-COMMANDS = [search, replay, agents]
+COMMANDS = [search, replay]

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option, root_option
+from rapgen.text import escape_terminal
 
 
 @click.command(epilog=EPILOG)
@@ -20,13 +21,17 @@ from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, js
 @click.option("--scores", "scores_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Reuse the output folder of an earlier 'rapgen score' instead of scoring again.")
 @click.option("--site-url", default=None,
-              help="URL the site will be served from (overrides mkdocs.yml); instant navigation needs it to match.")
+              help="Absolute http(s) URL the site will be served from (instant navigation needs it to match). "
+                   "Default: none, every link is relative.")
+@click.option("--repo-url", default=None,
+              help="Absolute http(s) URL of the project's repository; the Submit page links its guides there. "
+                   "Default: none, the guides are named without links.")
 @click.option("--no-replay", is_flag=True, help="Skip replaying the recorded Search calls (model pages then show no replay status).")
 @json_option
 @debug_option
 @handle_errors
 def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | None, scores_dir: Path | None,
-          site_url: str | None, no_replay: bool, as_json: bool, debug: bool) -> None:
+          site_url: str | None, repo_url: str | None, no_replay: bool, as_json: bool, debug: bool) -> None:
     """Verify, score, render and build the leaderboard site.
 
     Runs verify -> score -> replay (when models have Search traces) -> render ->
@@ -37,18 +42,19 @@ def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | No
       rapgen build                       # ./SHA256SUMS + ./archive -> ./site
       rapgen build --resamples 200       # a quick preview
       python -m http.server -d site      # then open http://localhost:8000/
+      rapgen build --site-url https://OWNER.github.io/rapgen/ --repo-url https://github.com/OWNER/rapgen
     """
     from rapgen.pipeline import run_build
 
     result = run_build(root, site_dir, resamples=resamples, work_dir=work_dir, scores_dir=scores_dir, site_url=site_url,
-                       replay=not no_replay)
+                       repo_url=repo_url, replay=not no_replay)
     if as_json:
         echo_json({"site_dir": str(result.site_dir), "docs_dir": str(result.docs_dir), "scores_dir": str(result.scores_dir),
                    "pages": result.n_pages, "manifest_sha256": result.manifest_sha256, "synthetic": result.synthetic,
                    "seconds": {k: round(v, 2) for k, v in result.timings.items()}})
         return
     steps = ", ".join(f"{k} {v:.1f} s" for k, v in result.timings.items())
-    click.echo(f"Built {result.n_pages} pages into {result.site_dir} ({steps}).")
+    click.echo(f"Built {result.n_pages} pages into {escape_terminal(str(result.site_dir))} ({steps}).")
     if result.synthetic:
         click.echo("The archive is synthetic; every page says so.")
 
@@ -59,10 +65,12 @@ def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | No
               help="Output folder of 'rapgen score' (leaderboard.csv, ranks.csv, ...).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Docs folder to write the Markdown pages and assets into (replaced).")
+@click.option("--repo-url", default=None,
+              help="Absolute http(s) URL of the project's repository; the Submit page links its guides there.")
 @json_option
 @debug_option
 @handle_errors
-def render(root: Path, scores_dir: Path, out_dir: Path, as_json: bool, debug: bool) -> None:
+def render(root: Path, scores_dir: Path, out_dir: Path, repo_url: str | None, as_json: bool, debug: bool) -> None:
     """Render the site's Markdown pages from existing scores (no verification, no mkdocs).
 
     Reads the score folder and the archive's descriptive records only; it never
@@ -71,12 +79,12 @@ def render(root: Path, scores_dir: Path, out_dir: Path, as_json: bool, debug: bo
     from rapgen.archive import Archive
     from rapgen.site import render_docs
 
-    result = render_docs(Archive(root), scores_dir, out_dir)
+    result = render_docs(Archive(root), scores_dir, out_dir, repo_url=repo_url)
     if as_json:
         echo_json({"docs_dir": str(result.docs_dir), "pages": list(result.pages), "synthetic": result.synthetic,
                    "manifest_sha256": result.manifest_sha256})
         return
-    click.echo(f"Rendered {len(result.pages)} pages into {result.docs_dir}.")
+    click.echo(f"Rendered {len(result.pages)} pages into {escape_terminal(str(result.docs_dir))}.")
 
 
 COMMANDS = [build, render]

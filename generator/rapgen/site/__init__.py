@@ -1,12 +1,14 @@
 """Stage 4 — the static site: score outputs + archive descriptions -> Markdown -> mkdocs-material.
 
 Public surface: :func:`render_docs` (Markdown only), :func:`build_site` (mkdocs
-build --strict), :func:`check_site_dir` (refuses to empty a folder rapgen did not build), :func:`load_score_outputs`, :class:`RenderResult`, :class:`BuildResult`.
+build --strict), :func:`check_site_dir` (refuses to empty a folder rapgen did not build), :func:`check_url`
+(``--site-url``/``--repo-url``), :func:`load_score_outputs`, :class:`RenderResult`, :class:`BuildResult`.
 The site never recomputes a score; it reads ``rapgen score``'s output folder.
 """
 
-from rapgen.site.build import BuildResult, build_site, check_site_dir
+from rapgen.site.build import BuildResult, build_site, check_site_dir, check_url
 from rapgen.site.inputs import ScoreOutputs, load_score_outputs
 from rapgen.site.render import RenderResult, render_docs
 
-__all__ = ["BuildResult", "RenderResult", "ScoreOutputs", "build_site", "check_site_dir", "load_score_outputs", "render_docs"]
+__all__ = ["BuildResult", "RenderResult", "ScoreOutputs", "build_site", "check_site_dir", "check_url", "load_score_outputs",
+           "render_docs"]

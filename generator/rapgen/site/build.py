@@ -1,10 +1,12 @@
 """Run ``mkdocs build --strict`` on a rendered docs folder.
 
-The repository's ``mkdocs.yml`` holds the theme and extensions; for each build a
-copy is written next to the docs folder with absolute ``docs_dir``/``site_dir``,
-the theme override folder, the archive's identity (synthetic banner, manifest
-digest in the footer) and, optionally, the ``site_url`` the site will be served
-from (Material's instant navigation only follows links under ``site_url``).
+The packaged ``mkdocs.base.yml`` (:func:`rapgen.resources.mkdocs_base_config`) holds
+the theme and extensions; for each build a copy is written next to the docs folder
+with absolute ``docs_dir``/``site_dir``, the theme override folder, the archive's
+identity (synthetic banner, manifest digest in the footer) and, only when given,
+the ``site_url`` the site will be served from (Material's instant navigation only
+follows links under ``site_url``). Without it every link is relative, so the
+folder can be served from anywhere, ``python -m http.server -d site`` included.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from pathlib import Path
 
 import yaml
 
-from rapgen.errors import UsageProblem, SiteError
-from rapgen.site.env import MKDOCS_YML, REPO_DIR
+from rapgen.errors import SiteError, UsageProblem
+from rapgen.resources import mkdocs_base_config
+from rapgen.site.escape import element_text, safe_url
 
 STDERR_TAIL_LINES = 20
 
@@ -31,9 +34,19 @@ class BuildResult:
     log: str
 
 
+def check_url(option: str, url: str | None) -> str | None:
+    """``--site-url``/``--repo-url``: an absolute http(s) address, or nothing."""
+    if url is None or url == "":
+        return None
+    if safe_url(url) is None:
+        raise UsageProblem(f"{option} must be an absolute http:// or https:// address, got {url!r}")
+    return url
+
+
 def write_config(docs_dir: Path, site_dir: Path, *, synthetic: bool, manifest_sha256: str, archive_name: str,
-                 site_url: str | None = None, base_config: Path = MKDOCS_YML) -> Path:
+                 site_url: str | None = None, base_config: Path | None = None) -> Path:
     """Write the effective mkdocs config beside ``docs_dir`` and return its path."""
+    base_config = base_config or mkdocs_base_config()
     try:
         config = yaml.safe_load(base_config.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
@@ -46,12 +59,12 @@ def write_config(docs_dir: Path, site_dir: Path, *, synthetic: bool, manifest_sh
     custom = theme.get("custom_dir")
     if custom:
         theme["custom_dir"] = str((base_config.parent / custom).resolve())
-    if site_url:
+    if check_url("--site-url", site_url):
         config["site_url"] = site_url
     extra = config.setdefault("extra", {}) or {}
     config["extra"] = extra
     extra["rap"] = {"synthetic": bool(synthetic), "manifest_sha256": manifest_sha256}
-    label = f"{archive_name} · " if archive_name else ""
+    label = f"{element_text(archive_name)} · " if archive_name else ""
     config["copyright"] = (f"{label}{'synthetic archive · ' if synthetic else ''}"
                            f"manifest SHA-256 {manifest_sha256}")
     path = docs_dir.parent / "mkdocs.generated.yml"
@@ -63,7 +76,7 @@ def run_mkdocs(config_path: Path) -> str:
     """``python -m mkdocs build --strict --clean``; a failure is a SiteError with the stderr tail."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONHASHSEED="0")
     cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "--clean", "--config-file", str(config_path.resolve())]
-    proc = subprocess.run(cmd, cwd=str(REPO_DIR), env=env, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=str(config_path.resolve().parent), env=env, capture_output=True, text=True)
     log = proc.stdout + proc.stderr
     if proc.returncode != 0:
         tail = [line for line in log.splitlines() if line.strip()][-STDERR_TAIL_LINES:]

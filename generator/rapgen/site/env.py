@@ -11,18 +11,16 @@ from pathlib import Path
 
 import jinja2
 
+from rapgen.resources import templates_dir as packaged_templates
+from rapgen.site.cells import Cell
 from rapgen.site.filters import FILTERS
 
-# The repository that holds templates/ and mkdocs.yml (generator/rapgen/site/env.py -> repo).
-REPO_DIR = Path(__file__).resolve().parents[3]
-TEMPLATES_DIR = REPO_DIR / "templates"
-MKDOCS_YML = REPO_DIR / "mkdocs.yml"
 
-
-def make_environment(templates_dir: str | Path = TEMPLATES_DIR) -> jinja2.Environment:
-    """A deterministic environment over ``templates_dir`` with rapgen's filters."""
+def make_environment(templates_dir: str | Path | None = None) -> jinja2.Environment:
+    """A deterministic environment over ``templates_dir`` (default: the packaged
+    templates, :func:`rapgen.resources.templates_dir`) with rapgen's filters."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        loader=jinja2.FileSystemLoader(str(templates_dir or packaged_templates())),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
@@ -30,7 +28,5 @@ def make_environment(templates_dir: str | Path = TEMPLATES_DIR) -> jinja2.Enviro
         lstrip_blocks=True,
     )
     env.filters.update(FILTERS)
-    from rapgen.site.model import Cell
-
     env.tests["cell"] = lambda value: isinstance(value, Cell)
     return env

@@ -7,13 +7,17 @@ an em dash; sort keys put them last whichever way a column is sorted.
 
 from __future__ import annotations
 
-import html
 import math
 import re
 from datetime import date
 from typing import Any
 
+from rapgen.site.escape import code_text, html_text, md_text, title_text
+
+yaml_str = title_text  # the front-matter title filter's former name
+
 MISSING = "—"
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 SCORE_DIGITS = 3
 CHART_DIGITS = 4
 
@@ -80,7 +84,8 @@ def fmt_date(value: Any) -> str:
         return MISSING
     if isinstance(value, date):
         return value.isoformat()
-    return str(value)
+    text = str(value)
+    return text if _ISO_DATE.match(text) else md_text(text)
 
 
 def fmt_number(value: Any) -> str:
@@ -107,6 +112,15 @@ def fmt_rank(rank: Any, tied: bool) -> str:
     return ("=" if tied else "") + text
 
 
+def rank_title(cell: Any) -> str:
+    """The tooltip of a ranked cell: 'rank' or 'tied rank', with P(first) for a model
+    or the column a baseline's rank comes from."""
+    kind = "tied rank" if cell.tied else "rank"
+    if cell.rank_among:
+        return f"{kind} among {cell.rank_among}"
+    return kind + (f"; P(first) {fmt_score(cell.p_first, 2)}" if not is_missing(cell.p_first) else "")
+
+
 def sort_key(value: Any, digits: int = 6) -> str:
     """A ``data-sort`` attribute for tablesort.number; missing sorts below everything."""
     if is_missing(value):
@@ -122,29 +136,6 @@ def chart_value(value: Any, digits: int = CHART_DIGITS) -> float | None:
     return 0.0 if v == 0 else v
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
-
-
-def md_text(value: Any) -> str:
-    """Archive text placed in Markdown prose: HTML-escaped, Markdown specials escaped,
-    newlines folded so a definition cannot start a new block."""
-    text = html.escape(str(value), quote=False)
-    text = _MD_SPECIAL.sub(r"\\\1", text)
-    return " ".join(text.split())
-
-
-def html_text(value: Any) -> str:
-    """Archive text placed inside a raw HTML element or attribute."""
-    return html.escape(" ".join(str(value).split()), quote=True)
-
-
-def yaml_str(value: Any) -> str:
-    """A YAML scalar for front matter (JSON strings are valid YAML)."""
-    import json
-
-    return json.dumps(" ".join(str(value).split()), ensure_ascii=False)
-
-
 FILTERS = {
     "score": fmt_score,
     "delta": fmt_delta,
@@ -155,8 +146,10 @@ FILTERS = {
     "date": fmt_date,
     "number": fmt_number,
     "rank": fmt_rank,
+    "rank_title": rank_title,
     "sortkey": sort_key,
     "md": md_text,
     "h": html_text,
-    "yq": yaml_str,
+    "yq": title_text,
+    "code": code_text,
 }

@@ -1,7 +1,8 @@
 """Read the scoring stage's output folder (SCORING.md §7) — the site's only source of numbers.
 
-Each CSV is checked for its exact columns; a missing required file or column is a
-:class:`SiteError` naming the file. ``units.parquet``, ``diagnostics.json`` and
+Each CSV is checked for exactly the columns :data:`rapgen.scores.SCORE_FILES`
+declares, and ``scores.json`` for the declared ``schema_version``; a missing
+required file or column is a :class:`SiteError` naming the file. ``units.parquet``, ``diagnostics.json`` and
 ``replay.json`` are optional: pages say "not computed" where they are absent.
 """
 
@@ -14,21 +15,14 @@ from pathlib import Path
 import pandas as pd
 
 from rapgen.errors import SiteError
+from rapgen.scores import SCHEMA_VERSION, SCORE_FILES
 
-CSV_COLUMNS: dict[str, tuple[str, ...]] = {
-    "leaderboard.csv": ("track", "split", "policy", "entry", "kind", "condition", "metric", "estimate", "ci_low",
-                        "ci_high", "n_fields", "n_episodes", "n_valid", "n_invalid"),
-    "contrasts.csv": ("track", "split", "policy", "entry", "contrast", "metric", "estimate", "ci_low", "ci_high", "n_fields"),
-    "ranks.csv": ("track", "split", "policy", "condition", "metric", "entry", "estimate", "rank", "p_first"),
-    "field_scores.csv": ("track", "split", "policy", "entry", "kind", "condition", "metric", "field_id", "estimate", "n_origins"),
-    "origin_scores.csv": ("split", "policy", "entry", "kind", "condition", "metric", "origin", "estimate", "n_fields"),
-    "compositions.csv": ("field_id", "policy", "window_start", "window_end", "n_total",
-                         "D0", "D1", "D2", "D3", "D4", "D5", "D6", "D7"),
-}
+# The score files the site reads; their columns are the scorer's declaration.
+SITE_CSVS = ("leaderboard.csv", "contrasts.csv", "ranks.csv", "field_scores.csv", "origin_scores.csv", "compositions.csv")
 # Columns read as text whatever they look like (ids such as "2401" must stay strings).
 _TEXT = {"track", "split", "policy", "entry", "kind", "condition", "metric", "contrast", "field_id", "origin",
          "window_start", "window_end"}
-UNIT_COLUMNS = ("policy", "entry", "kind", "condition", "field_id", "origin")
+UNIT_COLUMNS = ("policy", "entry", "kind", "condition", "field_id", "origin")  # read as text
 
 
 @dataclass
@@ -91,7 +85,7 @@ def load_score_outputs(folder: str | Path, *, manifest_sha256: str | None = None
     folder = Path(folder)
     if not folder.is_dir():
         raise SiteError(f"{folder}: score folder not found; run 'rapgen score --out {folder}' first")
-    frames = {name: _read_csv(folder / name, cols) for name, cols in CSV_COLUMNS.items()}
+    frames = {name: _read_csv(folder / name, SCORE_FILES[name]) for name in SITE_CSVS}
     units = None
     units_path = folder / "units.parquet"
     if units_path.is_file():
@@ -105,6 +99,9 @@ def load_score_outputs(folder: str | Path, *, manifest_sha256: str | None = None
         for c in UNIT_COLUMNS:
             units[c] = units[c].astype(str)
     scores_json = _read_json(folder / "scores.json", True) or {}
+    if scores_json.get("schema_version") != SCHEMA_VERSION:
+        raise SiteError(f"{folder / 'scores.json'}: schema_version {scores_json.get('schema_version')!r} is not "
+                        f"{SCHEMA_VERSION}, the version this rapgen reads; run 'rapgen score' again")
     recorded = scores_json.get("manifest_sha256")
     if manifest_sha256 is not None and recorded != manifest_sha256:
         raise SiteError(f"{folder / 'scores.json'}: scores were computed from another archive (manifest_sha256 "
@@ -121,5 +118,5 @@ def load_score_outputs(folder: str | Path, *, manifest_sha256: str | None = None
         units=units,
         diagnostics=_read_json(folder / "diagnostics.json", False),
         replay=_read_json(folder / "replay.json", False),
-        files={name: folder / name for name in CSV_COLUMNS},
+        files={name: folder / name for name in SITE_CSVS},
     )

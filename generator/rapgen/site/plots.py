@@ -12,6 +12,7 @@ import html
 import json
 from typing import Any, Sequence
 
+from rapgen.site.escape import chart_text, html_text
 from rapgen.site.filters import chart_value
 
 # Colour-blind-safe palette (Okabe–Ito), one colour per direction / condition.
@@ -37,7 +38,7 @@ def _layout(**extra: Any) -> dict:
 def embed(figure: dict, height: int = 360, title: str = "") -> str:
     """The HTML of one chart: a div carrying the figure JSON in an attribute."""
     spec = json.dumps(figure, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
-    label = f' role="img" aria-label="{html.escape(title, quote=True)}"' if title else ""
+    label = f' role="img" aria-label="{html_text(title)}"' if title else ""
     # Single-quoted attribute: JSON's many double quotes stay unescaped (about a third
     # smaller than quote-escaping them); only &, <, > and ' need entities.
     attr = html.escape(spec, quote=False).replace("'", "&#x27;")
@@ -74,17 +75,17 @@ def forest(rows: Sequence[dict], *, x_title: str = "Spearman", height_per_row: i
             low, high = chart_value(r.get("ci_low")), chart_value(r.get("ci_high"))
             lo.append(None if low is None else chart_value(est - low))
             hi.append(None if high is None else chart_value(high - est))
-            text.append(r["label"])
+            text.append(chart_text(r["label"]))
         traces.append({
-            "type": "scatter", "mode": "markers", "name": s, "x": xs, "y": ys, "text": text,
+            "type": "scatter", "mode": "markers", "name": chart_text(s), "x": xs, "y": ys, "text": text,
             "marker": {"color": CONDITION_COLOURS.get(s.split(" ")[0], PALETTE[si % len(PALETTE)]), "size": 7},
             "error_x": {"type": "data", "symmetric": False, "array": hi, "arrayminus": lo, "thickness": 1.5, "width": 3},
-            "hovertemplate": "%{text}<br>" + s + ": %{x:.3f}<extra></extra>",
+            "hovertemplate": "%{text}<br>" + chart_text(s).replace("%", "&#37;") + ": %{x:.3f}<extra></extra>",
         })
     height = max(160, 70 + height_per_row * n)
     layout = _layout(
         xaxis={"title": {"text": x_title}, "zeroline": True, "zerolinecolor": "#bbb", "gridcolor": "#eee"},
-        yaxis={"tickvals": list(range(n)), "ticktext": list(reversed(labels)), "automargin": True,
+        yaxis={"tickvals": list(range(n)), "ticktext": [chart_text(label) for label in reversed(labels)], "automargin": True,
                "range": [-0.6, n - 0.4], "gridcolor": "#f4f4f4"},
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
         margin={"l": 10, "r": 20, "t": 30, "b": 40},
@@ -97,7 +98,7 @@ def stacked_shares(windows: Sequence[str], shares: dict[str, list[float | None]]
     traces = []
     for i, slot in enumerate(sorted(shares)):
         traces.append({
-            "type": "scatter", "mode": "lines", "stackgroup": "one", "name": f"{slot} {names.get(slot, '')}".strip(),
+            "type": "scatter", "mode": "lines", "stackgroup": "one", "name": chart_text(f"{slot} {names.get(slot, '')}".strip()),
             "x": list(windows), "y": [chart_value(v) for v in shares[slot]],
             "line": {"width": 0.5, "color": PALETTE[i % len(PALETTE)]},
             "hovertemplate": slot + ": %{y:.1%}<extra></extra>",
@@ -155,7 +156,7 @@ def lines(x: Sequence[str], series: dict[str, list[float | None]], *, y_title: s
 
 
 def bars(labels: Sequence[str], values: Sequence[float | None], *, y_title: str) -> dict:
-    return {"data": [{"type": "bar", "x": list(labels), "y": [chart_value(v) for v in values],
+    return {"data": [{"type": "bar", "x": [chart_text(label) for label in labels], "y": [chart_value(v) for v in values],
                       "marker": {"color": PALETTE[0]}, "hovertemplate": "%{x}: %{y:.3f}<extra></extra>"}],
             "layout": _layout(xaxis={"type": "category", "automargin": True},
                               yaxis={"title": {"text": y_title}, "gridcolor": "#eee"}, showlegend=False)}

@@ -20,12 +20,11 @@ import jinja2
 
 from rapgen.archive import Archive
 from rapgen.errors import SiteError
-from rapgen.site.env import TEMPLATES_DIR, make_environment
+from rapgen.resources import templates_dir as packaged_templates
+from rapgen.site.env import make_environment
 from rapgen.site.inputs import ScoreOutputs, load_score_outputs
-from rapgen.site.model import (
-    CONDITION_LABEL, LEADER_CONDITIONS, METRIC_LABEL, SPLIT_LABEL, SPLITS, TRACK_LABEL, SiteModel, build_site_model,
-    page_url,
-)
+from rapgen.site.cells import CONDITION_LABEL, LEADER_CONDITIONS, METRIC_LABEL, SPLIT_LABEL, SPLITS, TRACK_LABEL, SiteModel, page_url
+from rapgen.site.model import build_site_model
 
 STATIC_ASSETS = (
     "assets/javascripts/tablesort.min.js",
@@ -95,7 +94,7 @@ def _downloads(outputs: ScoreOutputs, site: SiteModel) -> dict[str, str]:
     doc = {"schema_version": 1, "manifest_sha256": site.manifest_sha256, "columns": list(frame.columns), "rows": records}
     out = {"downloads/leaderboard.csv": csv_text,
            "downloads/leaderboard.json": json.dumps(doc, indent=1, sort_keys=False, allow_nan=False) + "\n"}
-    if site.diagnostics_meta:
+    if site.diagnostics_meta.get("present"):
         out["downloads/diagnostics.json"] = (outputs.folder / "diagnostics.json").read_text(encoding="utf-8")
     return out
 
@@ -114,13 +113,15 @@ def _template_location(exc: jinja2.TemplateError, template: str, templates_dir: 
     return template, None
 
 
-def render_pages(site: SiteModel, templates_dir: str | Path = TEMPLATES_DIR) -> dict[str, str]:
+def render_pages(site: SiteModel, templates_dir: str | Path | None = None, *, repo_url: str | None = None) -> dict[str, str]:
     """Every Markdown page as text, keyed by its path in the docs folder."""
+    templates_dir = Path(templates_dir or packaged_templates())
     env = make_environment(templates_dir)
     common = {
         "site": site, "SPLITS": SPLITS, "SPLIT_LABEL": SPLIT_LABEL, "TRACK_LABEL": TRACK_LABEL,
         "CONDITION_LABEL": CONDITION_LABEL, "LEADER_CONDITIONS": LEADER_CONDITIONS, "METRIC_LABEL": METRIC_LABEL,
         "SPLIT_TITLES": [SPLIT_LABEL[s] for s in SPLITS],
+        "repo_url": repo_url.rstrip("/") if repo_url else None,
     }
     out: dict[str, str] = {}
     for rel, template, extra in _pages(site):
@@ -135,11 +136,17 @@ def render_pages(site: SiteModel, templates_dir: str | Path = TEMPLATES_DIR) -> 
 
 
 def render_docs(archive: Archive, scores_dir: str | Path, docs_dir: str | Path,
-                templates_dir: str | Path = TEMPLATES_DIR) -> RenderResult:
-    """Render the whole docs folder from ``scores_dir`` and the archive; replace ``docs_dir`` atomically."""
+                templates_dir: str | Path | None = None, *, repo_url: str | None = None) -> RenderResult:
+    """Render the whole docs folder from ``scores_dir`` and the archive; replace ``docs_dir`` atomically.
+    ``repo_url`` (the project's repository, e.g. ``https://github.com/OWNER/rapgen``) adds
+    links to its documents; without it the site names them but links nowhere outside itself."""
+    from rapgen.site.build import check_url
+
+    check_url("--repo-url", repo_url)
+    templates_dir = Path(templates_dir or packaged_templates())
     outputs = load_score_outputs(scores_dir, manifest_sha256=archive.manifest_sha256)
     site = build_site_model(archive, outputs)
-    pages = render_pages(site, templates_dir)
+    pages = render_pages(site, templates_dir, repo_url=repo_url)
     docs_dir = Path(docs_dir)
     docs_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{docs_dir.name}.", dir=docs_dir.parent))

@@ -17,13 +17,12 @@ This package orchestrates the other stages and imports them only through their
 public ``__init__`` surfaces.
 """
 
-from rapgen.submit.check import CheckResult, ConditionCount, Problem, check_submission
-from rapgen.submit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Prompt, build_prompt, tool_schemas
-from rapgen.submit.report import render_report
-from rapgen.submit.scaffold import init_submission
-from rapgen.submit.session import SearchSession, ToolError
-from rapgen.submit.runner import AgentConfig, RunSummary, run_agent
-from rapgen.submit.serve import serve_search
+from rapgen.submit.review import CheckResult, ConditionCount, Problem, check_submission, render_report
+# The submitter's kit lives in rapgen.kit; re-exported here for existing callers.
+from rapgen.kit import (
+    FINISH_TOOL_NAME, SEARCH_TOOL_NAME, AgentConfig, Prompt, RunSummary, SearchSession, ToolError,
+    build_prompt, init_submission, run_agent, serve_search, tool_schemas,
+)
 
 __all__ = [
     "CheckResult", "ConditionCount", "Problem", "check_submission", "render_report",

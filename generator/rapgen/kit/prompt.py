@@ -11,10 +11,20 @@ schemas in the OpenAI function-calling format:
   optional ``rationale``; no other keys.
 
 A0 offers only ``Finish``.
+
+Every rendered prompt carries ``prompt_sha256``: the SHA-256 of the canonical
+JSON of its messages and tools (:func:`canonical_sha256`), so the exact bytes a
+model saw are identified. ``template_sha256`` identifies the prompt version
+(template text, user-message formats and tool schemas) independently of the
+unit; ``model.json`` records it, and ``rapgen agent run --resume`` refuses a
+folder made under another version.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import os
 from dataclasses import dataclass
 from datetime import date
@@ -27,14 +37,25 @@ SEARCH_TOOL_NAME = "Search"
 FINISH_TOOL_NAME = "Finish"
 TEMPLATE_NAME = "system.md.j2"
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+USER_FORECAST = "Forecast the direction shares of {name} for [{start}, {end}). Answer with {finish}."
+USER_STATE = "Describe the direction shares of {name} for [{start}, {end}). Answer with {finish}."
+
+
+def canonical_sha256(obj: object) -> str:
+    """SHA-256 of ``obj`` as canonical JSON (sorted keys, no spaces, UTF-8)."""
+    text = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def templates_dir() -> Path:
-    """``templates/prompts`` of the repository (override with ``RAPGEN_PROMPT_TEMPLATES``)."""
+    """The shipped ``prompts/`` templates (package data in a wheel, ``templates/prompts``
+    in a checkout); override with ``RAPGEN_PROMPT_TEMPLATES``."""
     override = os.environ.get("RAPGEN_PROMPT_TEMPLATES")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[3] / "templates" / "prompts"
+    from rapgen.resources import templates_dir as shipped
+
+    return shipped() / "prompts"
 
 
 @dataclass(frozen=True)
@@ -49,12 +70,23 @@ class Prompt:
     tools: list[dict]
     max_calls: int
     top_k: int
+    template_sha256: str = ""
+
+    @property
+    def messages(self) -> list[dict]:
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
+
+    @property
+    def prompt_sha256(self) -> str:
+        """The identity of exactly what the model is sent: messages and tools."""
+        return canonical_sha256({"messages": self.messages, "tools": self.tools})
 
     def to_dict(self) -> dict:
         return {
             "field_id": self.field_id, "origin": self.origin.isoformat(), "condition": self.condition,
             "max_calls": self.max_calls, "top_k": self.top_k,
-            "messages": [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}],
+            "prompt_sha256": self.prompt_sha256, "template_sha256": self.template_sha256,
+            "messages": self.messages,
             "tools": self.tools,
         }
 
@@ -101,18 +133,32 @@ def tool_schemas(condition: str) -> list[dict]:
     return [finish_schema()] if condition == "A0" else [search_schema(), finish_schema()]
 
 
-def _environment():
+def _template_text() -> str:
+    path = templates_dir() / TEMPLATE_NAME
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        raise RapgenError(f"{path}: the prompt template is missing or unreadable (set RAPGEN_PROMPT_TEMPLATES to the templates/prompts folder)") from None
+
+
+def template_sha256() -> str:
+    """The prompt version: template text, user-message formats and every condition's tools."""
+    return canonical_sha256({
+        "template": _template_text(), "user": [USER_FORECAST, USER_STATE],
+        "tools": {c: tool_schemas(c) for c in CONDITIONS},
+    })
+
+
+@functools.lru_cache(maxsize=4)
+def _compiled(text: str):
     import jinja2
 
-    folder = templates_dir()
-    if not (folder / TEMPLATE_NAME).is_file():
-        raise RapgenError(f"{folder / TEMPLATE_NAME}: the prompt template is missing (set RAPGEN_PROMPT_TEMPLATES to the templates/prompts folder)")
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(folder)),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    return env.from_string(text)
+
+
+def _render(text: str, **context) -> str:
+    return _compiled(text).render(**context)
 
 
 def _parse_origin(archive: Archive, origin: str | date) -> date:
@@ -149,7 +195,9 @@ def build_prompt(archive: Archive, field_id: str, origin: str | date, condition:
     output = "state" if condition in STATE_CONDITIONS else "forecast"
     max_calls = int(archive.ledger["search"]["max_calls"])
     top_k = int(archive.ledger["search"]["top_k"])
-    system = _environment().get_template(TEMPLATE_NAME).render(
+    text = _template_text()
+    system = _render(
+        text,
         field=field,
         directions=archive.codebooks[field_id],
         origin=origin_date.isoformat(),
@@ -166,7 +214,7 @@ def build_prompt(archive: Archive, field_id: str, origin: str | date, condition:
         finish_name=FINISH_TOOL_NAME,
     )
     if output == "forecast":
-        user = f"Forecast the direction shares of {field.name} for [{target_start}, {target_end}). Answer with {FINISH_TOOL_NAME}."
+        user = USER_FORECAST.format(name=field.name, start=target_start, end=target_end, finish=FINISH_TOOL_NAME)
     else:
-        user = f"Describe the direction shares of {field.name} for [{recent_start}, {origin_date}). Answer with {FINISH_TOOL_NAME}."
-    return Prompt(field_id, origin_date, condition, system, user, tools, max_calls, top_k)
+        user = USER_STATE.format(name=field.name, start=recent_start, end=origin_date, finish=FINISH_TOOL_NAME)
+    return Prompt(field_id, origin_date, condition, system, user, tools, max_calls, top_k, template_sha256())

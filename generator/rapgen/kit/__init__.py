@@ -1,0 +1,39 @@
+"""The submitter's kit: everything a model's harness needs to run the benchmark.
+
+Public surface:
+
+- :func:`build_prompt` / :class:`Prompt` / :func:`tool_schemas` /
+  :func:`template_sha256` — the benchmark's prompts and tool schemas for one
+  unit, each with its ``prompt_sha256`` (``rapgen prompt``).
+- :class:`SearchSession` / :class:`SearchOutcome` / :class:`ToolError` — the one
+  Search tool: schema, temporal bounds, the call cap and trace recording.
+- :func:`serve_search` (loopback HTTP) and :func:`serve_mcp` (Model Context
+  Protocol over stdio or streamable HTTP) — the same session for any harness.
+- :func:`run_agent` / :class:`AgentConfig` / :class:`RunSummary` — drive an
+  OpenAI-compatible chat endpoint through A0–A4 (``rapgen agent run``).
+- :func:`init_submission`, :func:`model_record`, :func:`write_model_json` — the
+  one model.json writer (``rapgen submit init``, the driver, the reference agents).
+
+The kit imports the archive and Search stages only through their public faces.
+"""
+
+from rapgen.kit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Prompt, build_prompt, template_sha256, tool_schemas
+from rapgen.kit.scaffold import init_submission, model_record, write_model_json
+from rapgen.kit.session import SearchOutcome, SearchSession, ToolError, backend_executor
+from rapgen.kit.runner import AgentConfig, RunSummary, run_agent
+from rapgen.kit.serve import serve_search
+
+
+def serve_mcp(*args, **kwargs):
+    """See :func:`rapgen.kit.mcp_server.serve_mcp` (imported lazily: the ``mcp`` package is heavy)."""
+    from rapgen.kit.mcp_server import serve_mcp as serve
+
+    return serve(*args, **kwargs)
+
+
+__all__ = [
+    "FINISH_TOOL_NAME", "SEARCH_TOOL_NAME", "Prompt", "build_prompt", "template_sha256", "tool_schemas",
+    "init_submission", "model_record", "write_model_json",
+    "SearchOutcome", "SearchSession", "ToolError", "backend_executor",
+    "AgentConfig", "RunSummary", "run_agent", "serve_search", "serve_mcp",
+]

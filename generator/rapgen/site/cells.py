@@ -1,0 +1,232 @@
+"""The presentation contract: the records page builders hand to templates.
+
+Nothing here is formatted: a :class:`Cell` carries an estimate, its interval and
+its rank as numbers, and the Jinja filters (:mod:`rapgen.site.filters`) turn them
+into text. The vocabulary of the score files (tracks, policies, metrics and their
+labels and directions, the headline choice) is :mod:`rapgen.scores.schema`'s; the
+labels below are the site's own words for splits, tracks and conditions.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from rapgen.scores import METRICS
+
+SPLITS = ("test", "dev")  # Test is the default tab
+SPLIT_LABEL = {"test": "Test", "dev": "Dev"}
+TRACK_LABEL = {"all_origin": "All-Origin", "forecast_strict": "Forecast-Strict"}
+LEADER_CONDITIONS = ("A0", "A1", "A3")
+CONDITION_LABEL = {"A0": "Closed (A0)", "A1": "Fixed (A1)", "A2": "Fixed, State (A2)", "A3": "Expanding (A3)",
+                   "A4": "Expanding, State (A4)", "BASE": "Baseline"}
+METRIC_LABEL = {m.name: m.label for m in METRICS}
+HIGHER = {m.name: m.higher_is_better for m in METRICS}  # True / False / None (descriptive)
+CONTRAST_ORDER = ("A1-A0", "A3-A1", "A2-A1", "A4-A3", "A0-ewma", "A1-ewma", "A3-ewma")
+
+
+# ------------------------------------------------------------------ records
+@dataclass
+class Cell:
+    """One table cell: an estimate with its interval, or None plus a note saying why.
+    ``rank``/``tied``/``p_first`` come from ranks.csv; ``rank_among`` names the
+    column a baseline's rank was taken from (empty for models)."""
+
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    note: str = ""
+    bold: bool = False
+    rank: float | None = None
+    tied: bool = False
+    p_first: float | None = None
+    rank_among: str = ""
+
+
+@dataclass
+class LeaderRow:
+    entry: str
+    name: str
+    url: str | None
+    kind: str
+    proprietary: bool | None
+    cutoff: str
+    cells: dict[str, Cell]
+    n_valid: int
+    n_expected: int
+    validity_title: str
+    reference_agent: bool = False  # one of rapgen's own reference agents (model.json "reference_agent": true)
+
+
+@dataclass
+class LeaderPanel:
+    split: str
+    track: str
+    table_id: str
+    rows: list[LeaderRow]
+    baselines: list[LeaderRow]
+    chart: str
+    empty_note: str = ""
+
+
+@dataclass
+class Link:
+    label: str
+    url: str
+
+
+@dataclass
+class SimpleTable:
+    """A generic table: header strings and rows of values (formatted by filters in templates)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    chart: str = ""
+    truncated: int = 0  # rows left out of the page (still in the source file)
+
+
+@dataclass
+class FieldPage:
+    field_id: str
+    path: str
+    name: str
+    definition: str
+    split: str
+    block_id: str
+    eligible_pre2024: bool
+    directions: list[dict]
+    neighbours: list[Link]
+    area_chart: str
+    ewma_chart: str
+    ewma_note: str
+    score_rows: list[dict]
+    n_windows: int
+
+
+@dataclass
+class ModelPage:
+    model_id: str
+    path: str
+    info: dict
+    matrices: dict[str, list[dict]]  # split -> [{track, label, rows:[{condition, cells{metric: Cell}}], metrics}]
+    origin_charts: dict[str, str]
+    contrasts: dict[str, list[dict]]
+    validity: dict[str, list[dict]]
+    invalid_reasons: list[dict]
+    search: dict | None
+
+
+@dataclass
+class DiagnosticSection:
+    key: str
+    title: str
+    intro: str
+    tables: list[SimpleTable]
+    computed: bool
+
+
+@dataclass
+class SiteModel:
+    info: dict
+    synthetic: bool
+    manifest_sha256: str
+    scores_meta: dict
+    counts: dict
+    panels: dict[str, list[LeaderPanel]]
+    field_pages: list[FieldPage]
+    field_index: list[dict]
+    model_pages: list[ModelPage]
+    model_index: list[dict]
+    diagnostics: list[DiagnosticSection]
+    artifacts: list[dict]
+    ledger_rows: list[tuple[str, str]]
+    ledger_json: str
+    strict_origin: str
+    origins: list[str]
+    ledger_level: float
+    diagnostics_meta: dict = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------ helpers shared by the page builders
+def page_url(from_page: str, to_page: str) -> str:
+    """Relative URL between two Markdown pages as built with directory URLs."""
+
+    def directory(page: str) -> str:
+        stem = page[:-3] if page.endswith(".md") else page
+        if stem == "index":
+            return ""
+        if stem.endswith("/index"):
+            return stem[: -len("/index")]
+        return stem
+
+    src, dst = directory(from_page), directory(to_page)
+    rel = posixpath.relpath(dst or ".", src or ".")
+    return "./" if rel == "." else rel + "/"
+
+
+def num(value: Any) -> float | None:
+    """A float from a score file's value; None for missing, NaN or non-numeric."""
+    if value is None:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(v) else v
+
+
+def count(value: Any) -> int:
+    v = num(value)
+    return 0 if v is None else int(v)
+
+
+def cell(row: Any, note_if_missing: str = "no defined field score") -> Cell:
+    """The Cell of one leaderboard/contrasts row (estimate, ci_low, ci_high)."""
+    if row is None:
+        return Cell(None, note="not evaluated")
+    est = num(row["estimate"])
+    return Cell(est, num(row["ci_low"]), num(row["ci_high"]), "" if est is not None else note_if_missing)
+
+
+def records(frame: pd.DataFrame) -> list[dict]:
+    """Rows as plain dicts of Python values (much faster than DataFrame.to_dict for wide frames)."""
+    cols = list(frame.columns)
+    data = [frame[c].tolist() for c in cols]
+    return [dict(zip(cols, vals)) for vals in zip(*data)]
+
+
+def group(rows: list[dict], key: str) -> dict[Any, list[dict]]:
+    out: dict[Any, list[dict]] = defaultdict(list)
+    for r in rows:
+        out[r[key]].append(r)
+    return out
+
+
+def index(frame: pd.DataFrame | list[dict], keys: list[str]) -> dict[tuple, Any]:
+    out: dict[tuple, Any] = {}
+    for row in (frame if isinstance(frame, list) else records(frame)):
+        out[tuple(row[k] for k in keys)] = row
+    return out
+
+
+def mark_best(cells: list[Cell], higher: bool | None) -> None:
+    """Bold the best defined value (ties all bold); nothing for a descriptive metric."""
+    if higher is None:
+        return
+    values = [c.value for c in cells if c.value is not None]
+    if not values:
+        return
+    best = max(values) if higher else min(values)
+    for c in cells:
+        if c.value is not None and c.value == best:
+            c.bold = True
+
+
+def split_order(split: Any) -> int:
+    return SPLITS.index(split) if split in SPLITS else 9

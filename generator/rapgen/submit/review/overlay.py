@@ -1,0 +1,157 @@
+"""Scores, replay and a dry-run site render of the archive plus the submission, on a temporary overlay.
+
+:func:`build_overlay` makes a repository root in a temporary folder: hard links
+to the frozen files, copies of the submission, and SHA256SUMS holding the base
+lines plus the folder's canonical lines. The later sections call the stages'
+public faces on it (``rapgen.scores``, ``rapgen.search``, ``rapgen.site``);
+nothing is written under the real repository root.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from rapgen.archive import MODELS_PREFIX, SUMS_NAME, Archive, format_sums, model_file, open_verified, read_sums, sums_lines
+from rapgen.errors import RapgenError
+from rapgen.scores import SCORE_FILES, ScoreResult, compute_scores, write_scores
+from rapgen.search import replay_archive
+from rapgen.site import render_docs
+from rapgen.submit.review.result import CheckResult, StageStatus
+
+def cache_dir_for(real_root: Path) -> Path:
+    """The Search cache of the real repository, reused for the overlay (same parquet bytes, same index key)."""
+    return Path(os.environ.get("RAPGEN_CACHE") or Path(real_root) / ".rapgen-cache")
+
+
+def build_overlay(root: Path, files: dict[str, bytes], digests: dict[str, str], model_id: str, target: Path) -> Path:
+    """A repository root under ``target`` holding the archive plus the submission's ``files`` (name -> bytes)."""
+    prefix = f"{MODELS_PREFIX}{model_id}/"
+    for dirpath, dirnames, filenames in os.walk(root / "archive"):
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        if (rel_dir + "/").startswith(prefix):
+            dirnames[:] = []
+            continue
+        dirnames.sort()
+        (target / rel_dir).mkdir(parents=True, exist_ok=True)
+        for name in sorted(filenames):
+            src = Path(dirpath) / name
+            if src.is_symlink() or not src.is_file():
+                continue
+            try:
+                os.link(src, target / rel_dir / name)
+            except OSError:
+                shutil.copy2(src, target / rel_dir / name)
+    out_dir = target / prefix
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lines = {s.path: s.digest for s in sums_lines(read_sums(root / SUMS_NAME)) if s.path and s.digest and not s.path.startswith(prefix)}
+    for name, data in files.items():
+        (out_dir / name).write_bytes(data)  # the bytes the check read, never the folder again
+        lines[prefix + name] = digests[name]
+    (target / SUMS_NAME).write_bytes(format_sums(lines))
+    return target
+
+
+def run_overlay_sections(result: CheckResult, files: dict[str, bytes], digests: dict[str, str], wanted: set[str], *,
+                         has_traces: bool, resamples: int | None) -> None:
+    """The sections that need the submission in the archive: scores, replay, site (each when wanted)."""
+    with tempfile.TemporaryDirectory(prefix="rapgen-submit-") as tmp:
+        overlay = build_overlay(result.root, files, digests, result.model_id, Path(tmp) / "repo")
+        holder: dict[str, Archive] = {}
+
+        def opened() -> Archive:
+            if "archive" not in holder:
+                holder["archive"] = open_verified(overlay)
+            return holder["archive"]
+
+        scores_dir = Path(tmp) / "scores"
+        scored = False
+        if "scores" in wanted:
+            scored = _section(result, "scores", lambda: _score(result, opened(), scores_dir, resamples))
+        if "replay" in wanted:
+            if not has_traces:
+                result.stages["replay"] = StageStatus("skipped", "the submission has no traces")
+            else:
+                _section(result, "replay", lambda: _replay(result, opened()))
+        if "site" in wanted:
+            if "scores" in wanted and not scored:
+                result.stages["site"] = StageStatus("skipped", "no scores to render")
+            else:
+                _section(result, "site", lambda: _render(result, opened(), scores_dir, Path(tmp) / "docs"))
+
+
+def _section(result: CheckResult, name: str, run: Callable[[], str]) -> bool:
+    keyword = name.upper()
+    try:
+        note = run()
+    except RapgenError as exc:
+        result.add(name, keyword, result.model_id, None, str(exc))
+        result.stages[name] = StageStatus("failed", str(exc))
+        return False
+    except Exception as exc:  # noqa: BLE001 - one stage's crash is a problem of that section, never a crash of the check
+        result.add(name, keyword, result.model_id, None, f"internal error in the {name} stage: {type(exc).__name__}: {exc}")
+        result.stages[name] = StageStatus("failed", type(exc).__name__)
+        return False
+    failed = bool(result.stage_problems(name))
+    result.stages[name] = StageStatus("failed" if failed else "passed", note or "")
+    return not failed
+
+
+def leaderboard_rows(scores: ScoreResult) -> list[dict]:
+    """The rows of leaderboard.csv as the scorer holds them, by the columns the scores schema declares (NaN as None)."""
+    table = scores.tables["leaderboard.csv"]
+    columns = SCORE_FILES["leaderboard.csv"]
+    return [{c: (None if isinstance(v, float) and math.isnan(v) else v) for c, v in zip(columns, row)}
+            for row in zip(*(table.column(c) for c in columns))]
+
+
+def _score(result: CheckResult, archive: Archive, out: Path, resamples: int | None) -> str:
+    scores = compute_scores(archive, resamples=resamples)
+    write_scores(scores, out)  # for the site render
+    rows = leaderboard_rows(scores)
+    result.leaderboard = rows
+    mine = [r for r in rows if r.get("entry") == result.model_id]
+    if not mine:
+        result.add("scores", "SCORES", result.model_id, None, "the scoring stage produced no leaderboard rows for this model")
+    return f"{len(mine)} leaderboard rows for {result.model_id}"
+
+
+def _replay(result: CheckResult, archive: Archive) -> str:
+    report = replay_archive(archive, cache_dir=cache_dir_for(result.root), jobs=1, models=[result.model_id])
+    summary = replay_summary(report.data, result.model_id)
+    result.replay = summary
+    for diff in summary["differences"]:
+        result.add("replay", "REPLAY", diff["path"], diff["line"], diff["detail"])
+    return f"{summary['reproduced']} of {summary['calls']} calls reproduce exactly"
+
+
+def replay_summary(data: dict, model_id: str) -> dict:
+    """``{"calls", "reproduced", "differences": [{path, line, detail}]}`` for one model of a replay report."""
+    model = next((m for m in data.get("models", []) if m.get("model_id") == model_id), {"calls": 0, "reproduced": 0, "conditions": []})
+    path = model_file(model_id, "traces.jsonl")
+    differences = []
+    for cond in model.get("conditions", []):
+        for diff in cond.get("first_differences", []):
+            rec, rep = diff.get("recorded", {}), diff.get("replayed", {})
+            detail = (f"{cond['condition']} {diff.get('field_id')} {diff.get('origin')} call {diff.get('call_index')} does not reproduce: "
+                      f"recorded total_hits {rec.get('total_hits')} and {len(rec.get('returned_ids') or [])} ids, "
+                      f"replayed total_hits {rep.get('total_hits')} and {len(rep.get('returned_ids') or [])} ids")
+            if rep.get("error"):
+                detail += f" ({rep['error']})"
+            differences.append({"path": path, "line": diff.get("line"), "detail": detail})
+        missing = cond.get("failed", 0) - len(cond.get("first_differences", []))
+        if missing > 0:
+            differences.append({"path": path, "line": None, "detail": f"{cond['condition']}: {missing} more calls do not reproduce"})
+    return {"calls": model.get("calls", 0), "reproduced": model.get("reproduced", 0), "differences": differences}
+
+
+def _render(result: CheckResult, archive: Archive, scores_dir: Path, out: Path) -> str:
+    pages = sorted(str(p) for p in render_docs(archive, scores_dir, out).pages)
+    result.site_pages = pages
+    if not any(result.model_id in p for p in pages):
+        result.add("site", "SITE", result.model_id, None, "the rendered site has no page for this model")
+    return f"{len(pages)} pages rendered"

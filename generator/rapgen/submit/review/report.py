@@ -1,0 +1,188 @@
+"""The Markdown report of ``rapgen submit check``, fit for a pull-request comment.
+
+Deterministic: the same result renders the same bytes (no clock, sorted rows).
+Every text that comes from the submission goes through :mod:`rapgen.text`
+(:func:`~rapgen.text.escape_markdown`, :func:`~rapgen.text.markdown_code`), so a
+submission cannot add a heading, a link, HTML or a terminal escape sequence to
+the report. GitHub limits a comment to 65,536 characters, so the problem list is
+capped and says how many were left out (``--json`` is never capped).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+
+from rapgen import __version__
+from rapgen.scores import PRIMARY
+from rapgen.submit.review.result import SECTIONS, CheckResult, Problem, problem_order
+from rapgen.text import escape_markdown as md_text
+from rapgen.text import escape_terminal, markdown_code as md_code
+
+MARKER = "<!-- rapgen-submit-check -->"
+SECTION_TITLES = {
+    "integrity": "Archive integrity",
+    "submission": "Submission files",
+    "checksums": "SHA256SUMS lines",
+    "scores": "Scores with intervals",
+    "replay": "Trace replay",
+    "site": "Site dry-run render",
+}
+STATUS_ICON = {"passed": "✅ passed", "failed": "❌ failed", "skipped": "⏭️ skipped"}
+CONTEXT_NEIGHBOURS = 2
+MAX_NOTES = 50
+
+
+def md_fence(lines: list[str]) -> list[str]:
+    """Lines (controls escaped) as a fenced code block whose fence no line can close."""
+    shown = [escape_terminal(line) for line in lines]
+    longest = max((len(run) for line in shown for run in re.findall(r"`{3,}", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, *shown, fence]
+
+
+def _fmt(value: str | float | None, digits: int = 3) -> str:
+    if value in (None, ""):
+        return "—"
+    try:
+        return f"{float(value):.{digits}f}"
+    except (TypeError, ValueError):
+        return md_text(str(value))
+
+
+def render_report(result: CheckResult, *, max_problems: int | None = 200) -> str:
+    """The Markdown summary: verdict, sections, leaderboard row in context, validity, warnings, problems with fixes."""
+    n = len(result.problems)
+    mid = md_code(result.model_id)
+    verdict = f"## ✅ Submission {mid} passes `rapgen submit check`" if result.ok else f"## ❌ Submission {mid}: {n} problem{'s' * (n != 1)} found"
+    out: list[str] = [MARKER, verdict, "", " · ".join(_facts(result)), ""]
+    out += _sections_table(result)
+    out += _leaderboard_section(result)
+    out += _validity_section(result)
+    out += _warnings_section(result)
+    out += _problems_section(result, max_problems)
+    if result.sums_lines:
+        title = "SHA256SUMS lines for this folder" if result.in_archive else "SHA256SUMS lines `rapgen seal` will add once the folder is in archive/models/"
+        out += [f"### {title}", "", *md_fence(result.sums_lines), ""]
+    if result.notes:
+        out += ["<details><summary>Notes</summary>", ""]
+        out += [f"- {md_text(n)}" for n in result.notes[:MAX_NOTES]]
+        if len(result.notes) > MAX_NOTES:
+            out.append(f"- … and {len(result.notes) - MAX_NOTES} more")
+        out += ["", "</details>", ""]
+    out.append(f"<sub>rapgen {__version__} · `rapgen submit check` · exit {0 if result.ok else 1}</sub>")
+    return "\n".join(out) + "\n"
+
+
+def _facts(result: CheckResult) -> list[str]:
+    facts = []
+    model = result.model
+    if model is not None:
+        provider = md_text(model.provider) if model.provider else "provider not given"
+        facts.append(f"**{md_text(model.display_name)}** ({provider}, {'proprietary' if model.proprietary else 'open'})")
+        cutoff = model.effective_cutoff
+        from_release = model.knowledge_cutoff is None and model.release_date is not None
+        facts.append(f"cut-off {cutoff.isoformat() if cutoff else 'unknown'}" + (" (release date)" if from_release else ""))
+        if model.diagnostic:
+            facts.append("diagnostic (A2/A4)")
+    where = f"archive/models/{result.model_id}/" if result.in_archive else str(result.model_dir)
+    facts.append(f"folder {md_code(where)}")
+    if result.base:
+        base = result.base[:12] if re.fullmatch(r"[0-9a-f]{40}", result.base) else result.base
+        facts.append(f"compared with {md_code(base)}")
+    if result.manifest_sha256:
+        facts.append(f"archive `SHA256SUMS` {md_code(result.manifest_sha256[:12])}…")
+    return facts
+
+
+def _sections_table(result: CheckResult) -> list[str]:
+    out = ["### Checks", "", "| stage | result | note |", "| --- | --- | --- |"]
+    for section in SECTIONS:
+        status = result.stages.get(section)
+        if status is None:
+            continue
+        k = len(result.stage_problems(section))
+        note = md_text(status.note) if status.note else (f"{k} problem{'s' * (k != 1)}" if k else "")
+        out.append(f"| {SECTION_TITLES[section]} | {STATUS_ICON.get(status.status, md_text(status.status))} | {note} |")
+    out.append("")
+    return out
+
+
+def _leaderboard_section(result: CheckResult) -> list[str]:
+    headline = f"{PRIMARY.track}, {PRIMARY.policy} counting, {PRIMARY.metric}"
+    rows = [r for r in result.leaderboard if (r.get("track"), r.get("policy"), r.get("metric")) == (PRIMARY.track, PRIMARY.policy, PRIMARY.metric)]
+    if not rows:
+        if result.leaderboard:
+            return ["### Leaderboard", "", f"No headline rows ({headline}) were produced.", ""]
+        return []
+    out = [f"### Leaderboard in context ({headline})", ""]
+    for split in sorted({r["split"] for r in rows}, key=lambda s: (s != "test", s)):
+        out += _split_table(result, [r for r in rows if r["split"] == split], split)
+    return out
+
+
+def _split_table(result: CheckResult, rows: list[dict], split: str) -> list[str]:
+    ranked = [r for r in rows if r.get("estimate") not in (None, "")]
+    ranked.sort(key=lambda r: (-float(r["estimate"]), r["entry"], r["condition"]))
+    mine = [i for i, r in enumerate(ranked) if r["entry"] == result.model_id]
+    out: list[str] = []
+    if mine:
+        keep = sorted({j for i in mine for j in range(max(0, i - CONTEXT_NEIGHBOURS), min(len(ranked), i + CONTEXT_NEIGHBOURS + 1))})
+        out += [f"**{md_text(split)}** split", "", "| rank | entry | condition | estimate | 95% interval | fields | valid / expected |",
+                "| ---: | --- | --- | ---: | --- | ---: | ---: |"]
+        previous = -1
+        for j in keep:
+            if j != previous + 1:
+                out.append("| … | | | | | | |")
+            r = ranked[j]
+            bold = "**" if r["entry"] == result.model_id else ""
+            interval = f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]" if r.get("ci_low") not in (None, "") else "—"
+            valid = f"{_fmt(r.get('n_valid', ''), 0)} / {_fmt(r.get('n_episodes', ''), 0)}"
+            out.append(f"| {j + 1} | {bold}{md_text(r['entry'])}{bold} | {md_text(r['condition'])} | {bold}{_fmt(r['estimate'])}{bold} "
+                       f"| {interval} | {_fmt(r.get('n_fields', ''), 0)} | {valid} |")
+            previous = j
+        out.append("")
+    undefined = [r for r in rows if r["entry"] == result.model_id and r.get("estimate") in (None, "")]
+    if undefined and mine:
+        out += [f"Undefined for {', '.join(sorted(md_text(r['condition']) for r in undefined))} (no defined field score).", ""]
+    return out
+
+
+def _validity_section(result: CheckResult) -> list[str]:
+    if not result.accounting:
+        return []
+    out = ["### Validity", "", "| condition | expected | present | valid | invalid | why invalid |", "| --- | ---: | ---: | ---: | ---: | --- |"]
+    for c in result.accounting:
+        reasons = "; ".join(f"{md_text(r)} ×{k}" for r, k in c.reasons) or "—"
+        out.append(f"| {c.condition} | {c.expected} | {c.present} | {c.valid} | {c.invalid} | {reasons} |")
+    out += ["", "Invalid units are kept, counted and excluded from every mean, never scored as zero.", ""]
+    return out
+
+
+def _warnings_section(result: CheckResult) -> list[str]:
+    if not result.warnings:
+        return []
+    out = [f"### ⚠️ Warnings ({len(result.warnings)})", "", "Not a failure; the reviewer decides.", ""]
+    for p in sorted(result.warnings, key=problem_order):
+        out.append(f"- **{p.keyword}** {md_code(p.location())}: {md_text(p.detail)}" + (f" — {p.fix}" if p.fix else ""))
+    out.append("")
+    return out
+
+
+def _problems_section(result: CheckResult, max_problems: int | None) -> list[str]:
+    if result.ok:
+        return []
+    problems = sorted(result.problems, key=problem_order)
+    shown = problems if max_problems is None else problems[:max_problems]
+    groups: "OrderedDict[tuple[str, str, str], list[Problem]]" = OrderedDict()
+    for p in shown:
+        groups.setdefault((p.stage, p.keyword, p.fix), []).append(p)
+    out = [f"### Problems ({len(problems)})", ""]
+    for (stage, keyword, fix), items in groups.items():
+        out.append(f"**{keyword}** ({SECTION_TITLES.get(stage, stage)}) — fix: {fix or 'see the message.'}")
+        out.append("")
+        out += [f"- {md_code(p.location())}: {md_text(p.detail)}" for p in items]
+        out.append("")
+    if len(shown) < len(problems):
+        out += [f"… and {len(problems) - len(shown)} more; run `rapgen submit check` locally for the full list.", ""]
+    return out
