@@ -87,7 +87,7 @@ def main() -> int:
         if source is None:
             source = work / "source"
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "rapgen", "synth", "--scale", args.scale, "--out", str(source)],
+            subprocess.run([sys.executable, "-m", "rapgen", "synth", "--scale", args.scale, "--no-history", "--out", str(source)],
                            check=True, env={"PYTHONPATH": str(REPO / "generator"), "PATH": "/usr/bin:/bin"})
             print(f"synth --scale {args.scale}: {time.perf_counter() - start:.1f} s")
         out = work / "history"

@@ -271,10 +271,12 @@ def _facts(arch: Archive, data: ArchiveData, extra_ids) -> ArchiveFacts:
 def test_intervention_records_pass_every_check(with_records):
     root, files = with_records
     diagnostic = [a.model_id for a in REFERENCE_AGENTS if a.diagnostic]
+    arch = Archive(root)
+    later = f"origins/{arch.origins.origins[-1].isoformat()}"
     assert sorted(files) == sorted(
         [f"archive/models/{m}/{n}" for m in diagnostic for n in ("oracle.jsonl", "oracle_traces.jsonl", "replays.jsonl")]
-        + [f"archive/models/{PANEL[1]}/{n}" for n in ("model.json", "predictions.jsonl", "traces.jsonl", "training.json")])
-    arch = Archive(root)
+        + [f"archive/models/{PANEL[1]}/{n}" for n in ("model.json", f"{later}/predictions.jsonl", f"{later}/traces.jsonl",
+                                                       "training.json")])
     data = ArchiveData.load(arch)
     facts = _facts(arch, data, [PANEL[1]])
     for mid in diagnostic:
@@ -324,13 +326,16 @@ def test_the_panel_model_is_dependency_disjoint_and_checks(with_records):
     assert cells and {f for f, _ in cells} <= {f.field_id for f in arch.fields if f.split == "test"}
     assert any(f.split == "test" for f in arch.fields if f.field_id in design["fields"])  # a test block was excluded
     folder = f"archive/models/{PANEL[1]}"
-    mine = {n: files[f"{folder}/{n}"] for n in ("model.json", "predictions.jsonl", "traces.jsonl", "training.json")}
+    later = f"origins/{arch.origins.origins[-1].isoformat()}"
+    mine = {n: files[f"{folder}/{n}"] for n in ("model.json", "training.json")}
     info = json.loads(mine["model.json"])
     assert info["base_model"] == PANEL[0] and info["panel"]["conditions"] == ["A1", "A3"] and info["diagnostic"] is False
     training, found = parse_training("t", mine["training.json"], [f.field_id for f in arch.fields], arch.origins.origins, PANEL[0])
     assert not found and training.base_model == PANEL[0]
-    units, _ = parse_predictions("p", mine["predictions.jsonl"], arch.field_map, arch.origins.origins)
-    traces, _ = parse_traces("t", mine["traces.jsonl"], arch.field_map, arch.origins.origins, 20)
+    units, found = parse_predictions("p", files[f"{folder}/{later}/predictions.jsonl"], arch.field_map, arch.origins.origins,
+                                     coverage=False)
+    assert not found and {u.condition for u in units} == {"A1", "A3"}
+    traces, _ = parse_traces("t", files[f"{folder}/{later}/traces.jsonl"], arch.field_map, arch.origins.origins, 20)
     assert len(units) == 2 * len(cells)
     data = ArchiveData.load(arch)
     _, findings = check_model_interventions(folder, mine, units, traces, _facts(arch, data, [PANEL[1]]))

@@ -188,3 +188,35 @@ def test_force_replaces_an_earlier_synth_output_but_never_submissions(tmp_path):
         info_path.write_text(json.dumps(changed))
         refused = runner.invoke(cli, [*args, "--force"])
         assert refused.exit_code == 2 and "--force would delete submissions" in refused.output
+
+
+# ---------------------------------------------------------------- history and intervention records
+def test_synth_small_writes_a_history_with_every_record_kind(tmp_path):
+    from rapgen.sample.synth_history import BASE_ID, DAMPINGS, ERRATUM_MODEL, PANEL_ID
+
+    out = tmp_path / "h"
+    summary = write_synthetic_archive(out, "small", 4, interventions=True, history=True)
+    assert verify_archive(out).ok
+    records = [json.loads(p.read_text()) for p in sorted((out / "archive" / "releases").glob("0*.json"))]
+    kinds = [r["kind"] for r in records]
+    assert summary["releases"] == len(records) == 10
+    assert kinds[0] == "initial" and kinds.count("roll") == 3 and kinds.count("models") == 5 and kinds[-1] == "errata"
+    assert all(r["simulated"] is True for r in records)
+    assert records[-1]["resolved_origins"] == ["2024-01-01", "2024-07-01", "2025-01-01", "2025-07-01", "2026-01-01"]
+    assert records[-1]["open_origin"]["origin"] == "2026-07-01"
+    changed = f"archive/models/{ERRATUM_MODEL}/model.json"
+    assert [r["path"] for r in records[-1]["replaced"]] == [changed]
+    old = json.loads((out / "archive" / "releases" / "0010" / "superseded" / changed.removeprefix("archive/")).read_text())
+    assert old["knowledge_cutoff"] is None and json.loads((out / changed).read_text())["knowledge_cutoff"] == "2025-06-01"
+    for mid in DAMPINGS:
+        for name in ("replays.jsonl", "oracle.jsonl", "oracle_traces.jsonl"):
+            lines = (out / "archive" / "models" / mid / name).read_text().splitlines()
+            assert lines, (mid, name)
+    panel = json.loads((out / "archive" / "models" / PANEL_ID / "model.json").read_text())
+    training = json.loads((out / "archive" / "models" / PANEL_ID / "training.json").read_text())
+    assert panel["base_model"] == training["base_model"] == BASE_ID and panel["panel"]["origins"] == ["2026-01-01"]
+    assert (out / "archive" / "models" / PANEL_ID / "origins" / "2026-01-01" / "predictions.jsonl").stat().st_size > 0
+    assert list((out / "archive" / "commitments").glob("*/*.json"))
+    again = tmp_path / "again"
+    write_synthetic_archive(again, "small", 4, interventions=True, history=True)
+    assert (again / "SHA256SUMS").read_bytes() == (out / "SHA256SUMS").read_bytes()

@@ -19,9 +19,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rapgen.archive import ARCHIVE_DIR, SUMS_NAME
 from rapgen.io import dumps_document
+
+if TYPE_CHECKING:
+    from rapgen.sample.history import Erratum
 
 BASE_ID = "synth-alpha"
 PANEL_ID = "synth-alpha-tuned"
@@ -39,7 +43,7 @@ def intervention_records(src: Path) -> dict[str, bytes]:
     return intervention_files(src, sorted(DAMPINGS), panel=(BASE_ID, PANEL_ID), dampings=DAMPINGS)
 
 
-def erratum(src: Path):
+def erratum(src: Path) -> "Erratum":
     """The errata entry: :data:`ERRATUM_MODEL`'s model.json gains the knowledge cut-off it lacked."""
     from rapgen.sample.history import Erratum
 

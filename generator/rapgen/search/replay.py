@@ -190,8 +190,10 @@ def replay_archive(
     data = _summarise(archive, backend, model_ids, traces, results)
     reruns = None
     if counterfactual:
-        reruns = [(mid, c.field_id, c.origin.isoformat(), c.condition, c.call_index, results[(mid, RERUN, c.line)][1] or [])
-                  for mid in model_ids for c in recorded[(mid, TRACES)] if (mid, RERUN, c.line) in results]
+        # A re-run that failed (no shard, an error) is left out, so its pair is left out of the counterfactual.
+        reruns = [(mid, c.field_id, c.origin.isoformat(), c.condition, c.call_index, results[(mid, RERUN, c.line)][1])
+                  for mid in model_ids for c in recorded[(mid, TRACES)]
+                  if (mid, RERUN, c.line) in results and results[(mid, RERUN, c.line)][2] is None]
     return ReplayReport(data, reruns)
 
 
