@@ -34,7 +34,13 @@ from rapgen.archive.jsonparse import (
     _str,
     as_float,
 )
-from rapgen.archive.parse import _prediction, _trace_call
+from rapgen.archive.parse import (  # noqa: F401 - the key lists and provenance rule are re-exported
+    MODEL_EXTENSION_KEYS,
+    UNIT_PROVENANCE_KEYS,
+    _prediction,
+    _trace_call,
+    check_unit_provenance,
+)
 from rapgen.archive.records import CONDITIONS, MODEL_ID_PATTERN, SPLITS, Category, Finding, ProblemKind, TraceCall
 
 _MODEL_ID_RE = re.compile(MODEL_ID_PATTERN)
@@ -45,10 +51,6 @@ BUDGETS: tuple[str, ...] = ("all", "matched")
 ORACLE_CONDITIONS: tuple[str, ...] = ("O1", "O2", "O3")
 CUTOFF_PRECISIONS: tuple[str, ...] = ("day", "month")
 ENDPOINTS: tuple[str, ...] = ("hosted_api", "self_hosted", "local")
-# model.json keys added by INTERVENTIONS.md (all optional); parse_model_json must allow them.
-MODEL_EXTENSION_KEYS: tuple[str, ...] = ("panel", "base_model", "cutoff_precision", "inference")
-# §7: optional per-unit provenance keys of predictions.jsonl, replays.jsonl and oracle.jsonl.
-UNIT_PROVENANCE_KEYS: tuple[str, ...] = ("response_model", "attempts", "unit_attempt", "usage", "max_output_tokens", "prompt_sha256")
 REPLAY_REQUIRED: tuple[str, ...] = (
     "field_id", "origin", "source_condition", "readout", "budget", "calls_used", "evidence_sha256", "prompt_sha256", "weights",
 )
@@ -161,25 +163,6 @@ def _optional_text(obj: dict, key: str) -> str | None:
 def _positive_or_null(value: Any, key: str, minimum: int) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < minimum):
         raise _Bad(f"{key!r} must be an integer ≥ {minimum} or null, found {_show(value)}")
-
-
-def check_unit_provenance(obj: dict) -> None:
-    """§7 per-unit keys, where present; raises ``_Bad`` naming the key."""
-    if "response_model" in obj and obj["response_model"] is not None:
-        _str(obj, "response_model")
-    for key in ("attempts", "unit_attempt", "max_output_tokens"):
-        if key in obj:
-            _int(obj, key, 1)
-    if "prompt_sha256" in obj:
-        _sha256_hex(obj, "prompt_sha256")
-    if "usage" in obj:
-        usage = obj["usage"]
-        if not isinstance(usage, dict):
-            raise _Bad(f"'usage' must be an object, found {_show(usage)}")
-        _keys(usage, ("input_tokens", "output_tokens"), ("reasoning_tokens",))
-        for key in usage:
-            if isinstance(usage[key], bool) or not isinstance(usage[key], int) or usage[key] < 0:
-                raise _Bad(f"'usage.{key}' must be an integer ≥ 0, found {_show(usage[key])}")
 
 
 _UNIT_CORE = ("field_id", "origin", "weights", "rationale", "status", "reason")

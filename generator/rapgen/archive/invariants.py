@@ -30,8 +30,10 @@ from rapgen.archive.layout import (
     FIELDS_JSONL,
     LEDGER_JSON,
     MANIFEST_JSONL,
+    COMMITMENT_PATTERN,
     MODEL_FILES,
     MODEL_ID_PATTERN,
+    ORIGIN_FILE_PATTERN,
     MODEL_JSON,
     MODELS_DIR,
     ORIGINS_JSON,
@@ -52,6 +54,9 @@ ASSIGNMENTS_COLUMNS = {
     "primary": "VARCHAR", "secondary": "VARCHAR", "assignment_type": "VARCHAR",
 }
 _MODEL_RE = re.compile(MODEL_ID_PATTERN)
+_ORIGIN_FILE = re.compile(ORIGIN_FILE_PATTERN)
+_COMMITMENT = re.compile(COMMITMENT_PATTERN)
+ALLOWED_MODEL_FILES = ", ".join(MODEL_FILES) + ", origins/<origin>/predictions.jsonl, origins/<origin>/traces.jsonl"
 _EXAMPLES = 3  # offending rows quoted per finding
 
 # Ledger rules (ARCHIVE.md, assignments.parquet), as SQL predicates naming a broken row.
@@ -427,14 +432,18 @@ class _Checker:
         return by_model
 
     def check_models(self, fields: list[Field] | None, origins: Origins | None, ledger: dict | None, ledger_ok: bool) -> None:
+        # Format 2: a model may enter with model.json and only later-origin files or a commitment.
+        committed = {m.group(2) for p in self.listed if (m := _COMMITMENT.match(p))}
         for model_id, names in sorted(self._model_folders().items()):
             folder = f"{MODELS_DIR}/{model_id}"
             if not _MODEL_RE.match(model_id):
                 self.add(folder, f"model id {model_id!r} does not match {MODEL_ID_PATTERN}")
-            for name in sorted(names - set(MODEL_FILES)):
-                self.add(f"{folder}/{name}", "unexpected file in a model folder (allowed: model.json, predictions.jsonl, traces.jsonl)")
+            later = {n for n in names if _ORIGIN_FILE.match(f"{folder}/{n}")}  # checked per origin by format2
+            for name in sorted(names - set(MODEL_FILES) - later):
+                self.add(f"{folder}/{name}", f"unexpected file in a model folder (allowed: {ALLOWED_MODEL_FILES})")
             for name in REQUIRED_MODEL_FILES:
-                if name not in names:
+                entered_later = name == PREDICTIONS_JSONL and (later or model_id in committed)
+                if name not in names and not entered_later:
                     self.add(f"{folder}/{name}", "required model file is missing")
             self.check_model(model_id, names, fields, origins, ledger, ledger_ok)
 
@@ -451,7 +460,8 @@ class _Checker:
         upstream = {FIELDS_JSONL: fields is not None, ORIGINS_JSON: origins is not None}
         rel = model_file(model_id, PREDICTIONS_JSONL)
         if PREDICTIONS_JSONL in names and self.gate("predictions", (FIELDS_JSONL, ORIGINS_JSON, rel), upstream):
-            units, ok = self.parse(rel, lambda p, d: parse.parse_predictions(p, d, field_ids, origins.origins))
+            panel = parse.names_panel(self.documents.get(model_file(model_id, MODEL_JSON)))
+            units, ok = self.parse(rel, lambda p, d: parse.parse_predictions(p, d, field_ids, origins.origins, coverage=not panel))
             if ok:
                 out.predictions[model_id] = units
         rel = model_file(model_id, TRACES_JSONL)

@@ -36,9 +36,44 @@ REQUIRED_FILES: tuple[str, ...] = (
 MODEL_JSON = "model.json"
 PREDICTIONS_JSONL = "predictions.jsonl"
 TRACES_JSONL = "traces.jsonl"
-MODEL_FILES: tuple[str, ...] = (MODEL_JSON, PREDICTIONS_JSONL, TRACES_JSONL)
+REPLAYS_JSONL = "replays.jsonl"
+ORACLE_JSONL = "oracle.jsonl"
+ORACLE_TRACES_JSONL = "oracle_traces.jsonl"
+TRAINING_JSON = "training.json"
+# INTERVENTIONS.md: optional files of a model folder, beside the three of ARCHIVE.md.
+INTERVENTION_MODEL_FILES: tuple[str, ...] = (REPLAYS_JSONL, ORACLE_JSONL, ORACLE_TRACES_JSONL, TRAINING_JSON)
+MODEL_FILES: tuple[str, ...] = (MODEL_JSON, PREDICTIONS_JSONL, TRACES_JSONL, *INTERVENTION_MODEL_FILES)
 REQUIRED_MODEL_FILES: tuple[str, ...] = (MODEL_JSON, PREDICTIONS_JSONL)
 MODEL_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+
+# Format 2 (RELEASES.md): release files, windows, later origins and Live commitments.
+RELEASES_DIR = "archive/releases"
+WINDOWS_DIR = "archive/benchmark/windows"
+COMMITMENTS_DIR = "archive/commitments"
+ORIGINS_SUBDIR = "origins"
+ORIGIN_FILES: tuple[str, ...] = (PREDICTIONS_JSONL, TRACES_JSONL)  # what models/<id>/origins/<origin>/ may hold
+WINDOW_FILES: tuple[str, ...] = ("papers.parquet", "assignments.parquet")
+_ORIGIN_TEXT = r"\d{4}-\d{2}-01"
+ORIGIN_FILE_PATTERN = rf"^archive/models/([^/]+)/origins/({_ORIGIN_TEXT})/(predictions|traces)\.jsonl$"
+WINDOW_FILE_PATTERN = rf"^archive/benchmark/windows/({_ORIGIN_TEXT})/(papers|assignments)\.parquet$"
+SEARCH_ORIGIN_PATTERN = rf"^archive/search/({_ORIGIN_TEXT})/manifest_(fixed|expanding)\.jsonl$"
+COMMITMENT_PATTERN = rf"^archive/commitments/({_ORIGIN_TEXT})/([^/]+)\.json$"
+
+
+def origin_file(model_id: str, origin: str, name: str) -> str:
+    """``archive/models/<id>/origins/<origin>/<name>`` (``name`` one of ORIGIN_FILES; origin ISO)."""
+    return f"{MODELS_PREFIX}{model_id}/{ORIGINS_SUBDIR}/{origin}/{name}"
+
+
+def window_file(start: str, name: str) -> str:
+    """``archive/benchmark/windows/<start>/<name>`` (``name`` one of WINDOW_FILES; start ISO)."""
+    return f"{WINDOWS_DIR}/{start}/{name}"
+
+
+def commitment_file(origin: str, model_id: str) -> str:
+    """``archive/commitments/<origin>/<model_id>.json`` (origin ISO)."""
+    return f"{COMMITMENTS_DIR}/{origin}/{model_id}.json"
+
 
 # Files parsed as documents (JSON / JSON Lines); the rest (parquet) are read by DuckDB.
 DOCUMENT_SUFFIXES: tuple[str, ...] = (".json", ".jsonl")

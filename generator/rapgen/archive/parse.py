@@ -262,11 +262,13 @@ MODEL_KEYS = (
 # Keys a model.json may carry beyond the spec's (documented in docs/archive.md).
 # ``prompt_sha256`` is the SHA-256 of the prompt template the kit ran (64 lower-case hex).
 MODEL_OPTIONAL_KEYS = ("reference_agent", "url", "prompt_sha256")
+# model.json keys added by INTERVENTIONS.md, checked by interventions.parse_model_extensions.
+MODEL_EXTENSION_KEYS: tuple[str, ...] = ("panel", "base_model", "cutoff_precision", "inference")
 
 
 def _model_json(folder: str | None) -> Callable[[dict], ModelInfo]:
     def build(obj: dict) -> ModelInfo:
-        _keys(obj, MODEL_KEYS, MODEL_OPTIONAL_KEYS)
+        _keys(obj, MODEL_KEYS, MODEL_OPTIONAL_KEYS + MODEL_EXTENSION_KEYS)
         mid = _str(obj, "model_id")
         if not _MODEL_ID_RE.match(mid):
             raise _Bad(f"'model_id' {mid!r} does not match {MODEL_ID_PATTERN}")
@@ -299,9 +301,39 @@ def parse_model_json(path: str, data: bytes, folder: str | None = None) -> tuple
     return _parse_document(path, data, _model_json(folder))
 
 
+def names_panel(data: bytes | None) -> bool:
+    """True if a model.json (valid or not) sets ``panel``: its coverage is the panel's (INTERVENTIONS.md §3)."""
+    try:
+        obj = loads_strict(data.decode("utf-8")) if data is not None else None
+    except Exception:  # noqa: BLE001 - model.json's own problems are reported by its parser
+        return False
+    return isinstance(obj, dict) and obj.get("panel") is not None
+
+
 # ---------------------------------------------------------------- predictions
 PREDICTION_REQUIRED = ("field_id", "origin", "condition", "weights")
-PREDICTION_OPTIONAL = ("rationale", "status", "reason")
+# INTERVENTIONS.md §7: optional per-unit provenance keys of predictions.jsonl, replays.jsonl and oracle.jsonl.
+UNIT_PROVENANCE_KEYS: tuple[str, ...] = ("response_model", "attempts", "unit_attempt", "usage", "max_output_tokens", "prompt_sha256")
+PREDICTION_OPTIONAL = ("rationale", "status", "reason", *UNIT_PROVENANCE_KEYS)
+
+
+def check_unit_provenance(obj: dict) -> None:
+    """§7 per-unit keys, where present; raises ``_Bad`` naming the key."""
+    if "response_model" in obj and obj["response_model"] is not None:
+        _str(obj, "response_model")
+    for key in ("attempts", "unit_attempt", "max_output_tokens"):
+        if key in obj:
+            _int(obj, key, 1)
+    if "prompt_sha256" in obj:
+        _sha256_hex(obj, "prompt_sha256")
+    if "usage" in obj:
+        usage = obj["usage"]
+        if not isinstance(usage, dict):
+            raise _Bad(f"'usage' must be an object, found {_show(usage)}")
+        _keys(usage, ("input_tokens", "output_tokens"), ("reasoning_tokens",))
+        for key in usage:
+            if isinstance(usage[key], bool) or not isinstance(usage[key], int) or usage[key] < 0:
+                raise _Bad(f"'usage.{key}' must be an integer ≥ 0, found {_show(usage[key])}")
 
 
 def renormalise(values: list[float]) -> tuple[float, ...] | None:
@@ -353,6 +385,7 @@ def _prediction(field_set: set[str], origin_set: set[date]) -> Callable[[dict, i
         if origin not in origin_set:
             raise _Bad(f"origin {origin} is not an origin of this archive")
         condition = _one_of(obj, "condition", CONDITIONS)
+        check_unit_provenance(obj)
         for key in ("rationale", "reason"):
             if key in obj and obj[key] is not None:
                 _str(obj, key)
@@ -388,9 +421,14 @@ def parse_predictions(
     data: bytes,
     field_ids: Iterable[str],
     origins: Iterable[date],
+    *,
+    coverage: bool = True,
 ) -> tuple[list[Unit], list[Finding]]:
     """Validate a predictions.jsonl (SUBMISSION.md): malformed lines become
-    findings; invalid units are kept with ``valid=False`` and a reason."""
+    findings; invalid units are kept with ``valid=False`` and a reason.
+
+    ``coverage=False`` leaves out the every-field × every-origin rule: a panel
+    model's coverage is its panel's (INTERVENTIONS.md §3), checked there."""
     field_set = set(field_ids)
     origin_set = set(origins)
     findings: list[Finding] = []
@@ -404,7 +442,8 @@ def parse_predictions(
             continue
         seen[key] = number
         units.append(unit)
-    findings.extend(_coverage(path, units, field_set, origin_set))
+    if coverage:
+        findings.extend(_coverage(path, units, field_set, origin_set))
     return units, findings
 
 

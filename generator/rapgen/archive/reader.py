@@ -35,7 +35,12 @@ from rapgen.archive.layout import (  # noqa: F401 - re-exported
     SUMS_NAME,
     TRACES_JSONL,
     MODEL_JSON,
+    ORIGINS_SUBDIR,
+    WINDOW_FILES,
+    WINDOWS_DIR,
     model_file,
+    origin_file,
+    window_file,
 )
 from rapgen.archive.records import Block, Direction, Field, Finding, ModelInfo, Origins, ShardManifest, TraceCall, Unit
 from rapgen.errors import ArchiveError, UsageProblem
@@ -136,43 +141,79 @@ class Archive:
             out.append(value)
         return out
 
+    def later_origins(self, model_id: str) -> list[str]:
+        """ISO origins of ``models/<id>/origins/<origin>/`` folders on disk (format 2), ascending."""
+        folder = self.root / model_file(model_id, ORIGINS_SUBDIR)
+        if not folder.is_dir():
+            return []
+        return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+
+    def _model_file_set(self, model_id: str, name: str) -> list[tuple[str, list]]:
+        """(path, origins) of a model's main file and each later origin's file of ``name`` present on disk."""
+        out = []
+        main = model_file(model_id, name)
+        if (self.root / main).is_file():
+            out.append((main, list(self.origins.origins)))
+        for origin in self.later_origins(model_id):
+            rel = origin_file(model_id, origin, name)
+            if (self.root / rel).is_file():
+                out.append((rel, [parse.parse_date(origin)]))
+        return out
+
     def predictions(self, model_id: str) -> list[Unit]:
+        """The model's units: the union of predictions.jsonl and every later origin's file."""
         key = ("predictions", model_id)
         if key not in self._model_records:
-            rel = model_file(model_id, PREDICTIONS_JSONL)
-            units, findings = parse.parse_predictions(rel, self.read_bytes(rel), self.field_map, self.origins.origins)
-            _raise_on(findings)
+            files = self._model_file_set(model_id, PREDICTIONS_JSONL) or [(model_file(model_id, PREDICTIONS_JSONL), [])]
+            units: list[Unit] = []
+            main = model_file(model_id, MODEL_JSON)
+            panel = (self.root / main).is_file() and parse.names_panel(self.read_bytes(main))
+            for rel, origins in files:
+                found, findings = parse.parse_predictions(rel, self.read_bytes(rel), self.field_map, origins, coverage=not panel)
+                _raise_on(findings)
+                units += found
             self._model_records[key] = units
         return self._model_records[key]
 
     def has_traces(self, model_id: str) -> bool:
-        return (self.root / model_file(model_id, TRACES_JSONL)).is_file()
+        return bool(self._model_file_set(model_id, TRACES_JSONL))
 
     def traces(self, model_id: str) -> list[TraceCall]:
         key = ("traces", model_id)
         if key in self._model_records:
             return self._model_records[key]
-        rel = model_file(model_id, TRACES_JSONL)
-        if not self.has_traces(model_id):
-            return []
-        calls, findings = parse.parse_traces(
-            rel, self.read_bytes(rel), self.field_map, self.origins.origins, int(self.ledger["search"]["max_calls"])
-        )
-        _raise_on(findings)
+        calls: list[TraceCall] = []
+        for rel, origins in self._model_file_set(model_id, TRACES_JSONL):
+            found, findings = parse.parse_traces(rel, self.read_bytes(rel), self.field_map, origins, int(self.ledger["search"]["max_calls"]))
+            _raise_on(findings)
+            calls += found
         self._model_records[key] = calls
         return calls
 
+    def ledger_files(self) -> tuple[list[str], list[str]]:
+        """(papers files, assignments files): benchmark/ first, then every window on disk by start."""
+        papers, rows = [PAPERS_PARQUET], [ASSIGNMENTS_PARQUET]
+        folder = self.root / WINDOWS_DIR
+        for start in sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else ():
+            if all((self.root / window_file(start, n)).is_file() for n in WINDOW_FILES):
+                papers.append(window_file(start, WINDOW_FILES[0]))
+                rows.append(window_file(start, WINDOW_FILES[1]))
+        return papers, rows
+
     # ------------------------------------------------------------ tables
-    def connect(self):
+    def connect(self, release: int | None = None):
         """A fresh in-memory DuckDB connection with views ``papers`` and
-        ``assignments`` over the parquet files and a ``fields`` table."""
+        ``assignments`` over the union of the parquet files (benchmark/ and
+        every window; with ``release``, those release N listed) and a ``fields`` table."""
         import duckdb
         import pandas as pd
 
         con = duckdb.connect()
-        for name, rel in (("papers", PAPERS_PARQUET), ("assignments", ASSIGNMENTS_PARQUET)):
-            # The relation API takes the path as a value: no SQL text is built from it.
-            con.read_parquet(str(self.root / rel)).create_view(name)
+        papers, rows = self.ledger_files() if release is None else self.release_ledger_files(release)
+        for name, files in (("papers", papers), ("assignments", rows)):
+            # The relation API takes the paths as values: no SQL text is built from them.
+            paths = [str(self.root / rel) for rel in files]
+            con.read_parquet(paths[0] if len(paths) == 1 else paths).create_view(name)
         frame = pd.DataFrame(
             [(f.field_id, f.name, f.split, f.block_id, f.eligible_pre2024) for f in self.fields],
             columns=["field_id", "name", "split", "block_id", "eligible_pre2024"],
@@ -181,6 +222,12 @@ class Archive:
         con.execute("CREATE TABLE fields AS SELECT * FROM fields_frame")
         con.unregister("fields_frame")
         return con
+
+    def release_ledger_files(self, release: int) -> tuple[list[str], list[str]]:
+        """The papers and assignments files release ``release`` listed (a verified archive knows)."""
+        if release != 1 or self.ledger_files()[0] != [PAPERS_PARQUET]:
+            raise ArchiveError("releases are known only to a verified archive (open_verified)")
+        return [PAPERS_PARQUET], [ASSIGNMENTS_PARQUET]
 
     @property
     def synthetic(self) -> bool:

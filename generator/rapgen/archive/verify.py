@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from rapgen.archive.format2 import CallValidator, check_format2
+from rapgen.archive.history.load import LoadedHistory
 from rapgen.archive.invariants import check_invariants
 from rapgen.archive.layout import ARCHIVE_DIR, is_document
 from rapgen.archive.records import Category, Finding
@@ -34,6 +36,7 @@ class VerifyReport:
     n_bytes: int = 0
     n_listed: int = 0
     archive: VerifiedArchive | None = field(default=None, repr=False)  # set when ``ok`` (and invariants ran)
+    history: LoadedHistory | None = field(default=None, repr=False)  # the release history read (invariants ran)
 
     @property
     def errors(self) -> list[Finding]:
@@ -87,9 +90,14 @@ def verify_archive(
     invariants: bool = True,
     on_hashed: Callable[[HashResult], None] | None = None,
     on_hash_start: Callable[[int, int], None] | None = None,
+    validate_call: CallValidator | None = None,
 ) -> VerifyReport:
     """Verify the archive below ``root`` (the folder holding SHA256SUMS and archive/).
 
+    With ``invariants``, the structural checks run, then the release history
+    (RELEASES.md), later-origin files and intervention records (INTERVENTIONS.md).
+    ``validate_call`` judges whether a recorded Search call is malformed
+    (``rapgen.search.validate_call``; without it, the archive's recorded-call rule).
     When every check passes (and ``invariants`` ran), ``report.archive`` is the
     :class:`VerifiedArchive` built from the bytes that were hashed."""
     root = str(root)
@@ -113,10 +121,13 @@ def verify_archive(
         present = {p for p, e in found.items() if e.kind == "file"}
         result = check_invariants(root, documents, verified, set(listed), present)
         findings.extend(result.findings)
+        digests = {p: e.digest for p, e in listed.items()}
+        extra = check_format2(root, documents, verified, digests, result.parsed, validate_call)
+        findings.extend(extra.findings)
+        report.history = extra.history
         if not any(f.category is not Category.WARNING for f in findings):
             report.archive = VerifiedArchive(
-                root, manifest_sha256=hashlib.sha256(data).hexdigest(),
-                digests={p: e.digest for p, e in listed.items()}, parsed=result.parsed,
+                root, manifest_sha256=hashlib.sha256(data).hexdigest(), digests=digests, parsed=result.parsed, format2=extra,
             )
     report.findings = sorted(set(findings), key=Finding.sort_key)
     return report
@@ -235,14 +246,14 @@ def _symlinked_parent(path: str, found: dict) -> str | None:
     return None
 
 
-def is_valid(root: str | Path, *, jobs: int | None = None) -> bool:
+def is_valid(root: str | Path, *, jobs: int | None = None, validate_call: CallValidator | None = None) -> bool:
     """True if the archive verifies with no finding (warnings allowed), as bagit's ``is_valid``."""
-    return verify_archive(root, jobs=jobs).ok
+    return verify_archive(root, jobs=jobs, validate_call=validate_call).ok
 
 
-def open_verified(root: str | Path, *, jobs: int | None = None) -> VerifiedArchive:
+def open_verified(root: str | Path, *, jobs: int | None = None, validate_call: CallValidator | None = None) -> VerifiedArchive:
     """Verify the archive at ``root`` and return it; raise ArchiveError if any finding."""
-    report = verify_archive(root, jobs=jobs)
+    report = verify_archive(root, jobs=jobs, validate_call=validate_call)
     if not report.ok or report.archive is None:
         n = len(report.errors)
         raise ArchiveError(

@@ -33,9 +33,10 @@ def verify(root: Path, as_json: bool, strict: bool, quiet: bool, jobs: int | Non
     Every finding is reported, one per line, sorted by path.
     """
     from rapgen.archive import format_finding, verify_archive
+    from rapgen.search import validate_call
 
     report = _with_progress(
-        lambda start, done: verify_archive(root, strict=strict, jobs=jobs, on_hash_start=start, on_hashed=done),
+        lambda start, done: verify_archive(root, strict=strict, jobs=jobs, on_hash_start=start, on_hashed=done, validate_call=validate_call),
         quiet or as_json,
     )
     if as_json:

@@ -153,16 +153,16 @@ def verify_cmd(root: Path, as_json: bool, debug: bool) -> None:
     Every finding of 'rapgen verify' is reported, and every history finding
     names the release it concerns ('release 3: ...').
     """
-    from rapgen.archive.history.verify import verify_history
-    from rapgen.archive.verify import format_finding
+    from rapgen.archive.verify import format_finding, verify_archive
+    from rapgen.search import validate_call
 
-    report = verify_history(root)
+    report = verify_archive(root, validate_call=validate_call)
     if as_json:
         echo_json(report.to_dict())
         sys.exit(0 if report.ok else 1)
     for f in report.errors:
         click.echo(format_finding(f))
-    latest = report.history.latest
+    latest = report.history.latest if report.history is not None else None
     if report.ok:
         what = f"{latest.release} release{'s' * (latest.release != 1)}" if latest else "one implicit release (format 1)"
         click.echo(f"OK: {report.n_files} files verified; history of {what} holds.")

@@ -36,13 +36,19 @@ def score(root: Path, out_dir: Path, resamples: int | None, as_json: bool, debug
     field-clustered sensitivity), the paired contrasts and ranks, and writes
     leaderboard.csv, contrasts.csv, ranks.csv, field_clustered.csv,
     field_scores.csv, origin_scores.csv, compositions.csv, units.parquet,
-    scores.json and diagnostics.json into --out. See docs/scoring.md.
+    scores.json and diagnostics.json into --out. See docs/scoring.md. When
+    models carry intervention records, also --out/interventions/ (the
+    Search-option counterfactual from --out/option_reruns.json, written by
+    'rapgen replay --out', when present). See docs/interventions.md.
     """
     from rapgen.archive import open_verified
     from rapgen.scores import compute_scores, write_scores
+    from rapgen.scores.interventions.compute import read_reruns
+    from rapgen.search import call_is_malformed
 
     archive = open_verified(root)
-    result = compute_scores(archive, resamples=resamples)
+    reruns = read_reruns(out_dir, archive.manifest_sha256)
+    result = compute_scores(archive, resamples=resamples, malformed=call_is_malformed, reruns=reruns)
     written = write_scores(result, out_dir)
     if as_json:
         echo_json({**result.meta, "out": str(out_dir), "files": [p.name for p in written]})

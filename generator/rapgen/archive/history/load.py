@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
+from typing import Mapping, Sequence
 
 from rapgen.archive import parse
 from rapgen.archive.history.check import HistoryInput, check_history, first_release, release_numbers
@@ -65,25 +66,36 @@ def read_root_sums(root: Path) -> dict[str, str]:
     return {e.path: e.digest for e in safe}
 
 
-def load_history(root: str | Path, verified: set[str] | None = None, *, with_ledger: bool = True) -> LoadedHistory:
-    """Read every history file of the archive below ``root``; ``verified`` defaults to every listed path."""
+def load_history(
+    root: str | Path, verified: set[str] | None = None, *, with_ledger: bool = True,
+    sums: Mapping[str, str] | None = None, documents: Mapping[str, bytes] | None = None,
+    origins: Origins | None = None, field_ids: Sequence[str] | None = None,
+) -> LoadedHistory:
+    """Read every history file of the archive below ``root``; ``verified`` defaults to every listed path.
+
+    ``sums`` (path -> digest of the root SHA256SUMS) and ``documents`` (path -> the
+    bytes the verifier hashed) spare reading them again; a path not in
+    ``documents`` is read from disk. ``origins`` and ``field_ids``, when the
+    caller parsed them already, are used instead of parsing those files again."""
     root = Path(root)
-    sums = read_root_sums(root)
+    sums = dict(sums) if sums is not None else read_root_sums(root)
     ok = set(sums) if verified is None else verified
     findings: list[Finding] = []
     unparsed: set[str] = set()
+    kept = documents or {}
 
     def read(path: str) -> bytes | None:
         if path not in ok:
             unparsed.add(path)
             return None
-        return (root / path).read_bytes()
+        data = kept.get(path)
+        return data if data is not None else (root / path).read_bytes()
 
     records: dict[int, ReleaseRecord] = {}
     manifests: dict[int, dict[str, str]] = {}
     for k in release_numbers(sums):
         _read_release(k, read, records, manifests, findings, unparsed)
-    origins = _read_origins(read)
+    origins = origins if origins is not None else _read_origins(read)
     format_version = _format_version(read(ARCHIVE_JSON)) if ARCHIVE_JSON in sums else None
     commitments = _read_commitments(sums, read, findings)
     inp = HistoryInput(
@@ -92,7 +104,7 @@ def load_history(root: str | Path, verified: set[str] | None = None, *, with_led
     )
     loaded = LoadedHistory(inp, findings, origins)
     if with_ledger and origins is not None and release_numbers(sums):
-        _ledger_checks(root, loaded, read)
+        _ledger_checks(root, loaded, read, field_ids)
     loaded.findings.extend(check_history(loaded.input))
     return loaded
 
@@ -156,15 +168,17 @@ def _read_commitments(sums: dict[str, str], read, findings: list[Finding]) -> di
     return out
 
 
-def _ledger_checks(root: Path, loaded: LoadedHistory, read) -> None:
+def _ledger_checks(root: Path, loaded: LoadedHistory, read, field_ids: Sequence[str] | None = None) -> None:
     """Window rows and the opened origins' manifests, against the union ledger."""
     inp = loaded.input
     base = (PAPERS_PARQUET, ASSIGNMENTS_PARQUET, FIELDS_JSONL)
     if any(p not in inp.root or read(p) is None for p in base):
         return
-    fields, problems = parse.parse_fields(FIELDS_JSONL, (root / FIELDS_JSONL).read_bytes())
-    if problems:
-        return
+    if field_ids is None:
+        fields, problems = parse.parse_fields(FIELDS_JSONL, read(FIELDS_JSONL) or b"")
+        if problems:
+            return
+        field_ids = [f.field_id for f in fields]
     windows: dict[date, dict[str, str]] = {}
     for path in inp.root:
         m = _WINDOW.match(path)
@@ -174,7 +188,7 @@ def _ledger_checks(root: Path, loaded: LoadedHistory, read) -> None:
         WindowSource(start, files["papers"], files["assignments"], root / files["papers"], root / files["assignments"])
         for start, files in sorted(windows.items()) if len(files) == 2
     ]
-    ledger = UnionLedger(root / PAPERS_PARQUET, root / ASSIGNMENTS_PARQUET, sources, [f.field_id for f in fields])
+    ledger = UnionLedger(root / PAPERS_PARQUET, root / ASSIGNMENTS_PARQUET, sources, list(field_ids))
     try:
         shards = {}
         problems_found = list(ledger.problems)

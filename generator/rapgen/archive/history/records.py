@@ -14,16 +14,11 @@ from datetime import date
 from enum import Enum
 from typing import Any
 
+from rapgen.archive.layout import COMMITMENTS_DIR, MODELS_DIR, RELEASES_DIR, SEARCH_DIR, WINDOW_FILES, WINDOWS_DIR
+from rapgen.archive.layout import ORIGIN_FILES as REVEAL_FILES
 from rapgen.archive.records import MODEL_ID_PATTERN, Category, Finding
 
-RELEASES_DIR = "archive/releases"
-WINDOWS_DIR = "archive/benchmark/windows"
-SEARCH_DIR = "archive/search"
-COMMITMENTS_DIR = "archive/commitments"
-MODELS_DIR = "archive/models"
-WINDOW_FILES = ("papers.parquet", "assignments.parquet")
 SEARCH_FILES = ("manifest_fixed.jsonl", "manifest_expanding.jsonl")
-REVEAL_FILES = ("predictions.jsonl", "traces.jsonl")
 RECORD_KEYS = (
     "release", "date", "kind", "resolved_origins", "strict_origin", "open_origin",
     "parent_sha256", "replaced", "simulated", "notes",

@@ -1,0 +1,326 @@
+"""Format 2 and the intervention records, checked inside ``verify_archive``.
+
+After the structural invariants (:mod:`rapgen.archive.invariants`) have
+parsed the format-1 documents, :func:`check_format2` runs, on the same
+verified bytes:
+
+- every history rule of RELEASES.md ("What ``rapgen verify`` adds") through
+  :func:`rapgen.archive.history.load.load_history` (hash chain, what each
+  release added, window rows, opened origins' manifests, commitments);
+- the files of later origins, ``models/<id>/origins/<origin>/``, each parsed
+  against its own origin, with per-origin coverage (A0, A1 and A3 required);
+- every model folder's intervention records through
+  :func:`rapgen.archive.intervention_folder.check_model_interventions`.
+
+Whether a recorded Search call is malformed is the Search validator's call;
+this stage may not import ``rapgen.search``, so the caller passes it
+(``validate_call``). Without one, :func:`recorded_call_malformed` applies the
+archive's own reading of SEARCH.md's malformed calls to the recorded arguments.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Callable, Mapping
+
+from rapgen.archive import parse
+from rapgen.archive.evidence import PaperText, call_arguments, canonical_counts
+from rapgen.archive.history.check import first_release
+from rapgen.archive.history.load import LoadedHistory, load_history
+from rapgen.archive.intervention_folder import ArchiveFacts, InterventionRecords, check_model_interventions
+from rapgen.archive.interventions import ModelExtensions
+from rapgen.archive.invariants import ParsedDocuments
+from rapgen.archive.layout import (
+    ASSIGNMENTS_PARQUET,
+    COMMITMENT_PATTERN,
+    INTERVENTION_MODEL_FILES,
+    MODEL_JSON,
+    ORIGIN_FILE_PATTERN,
+    PAPERS_PARQUET,
+    PREDICTIONS_JSONL,
+    REPLAYS_JSONL,
+    TRACES_JSONL,
+    WINDOW_FILE_PATTERN,
+    model_file,
+)
+from rapgen.archive.records import FORECAST_CONDITIONS, Category, Finding, ProblemKind, TraceCall, Unit
+
+_ORIGIN_FILE = re.compile(ORIGIN_FILE_PATTERN)
+_WINDOW_FILE = re.compile(WINDOW_FILE_PATTERN)
+_COMMITMENT = re.compile(COMMITMENT_PATTERN)
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+SORTS = ("relevance", "date")  # SEARCH.md: the two sorts a call may ask for
+CallValidator = Callable[[dict], object]  # raises on a malformed call (rapgen.search.validate_call)
+
+
+@dataclass
+class Format2Result:
+    """Findings, the history, every model's units and traces across its files, and its intervention records."""
+
+    findings: list[Finding] = field(default_factory=list)
+    history: LoadedHistory | None = None
+    predictions: dict[str, list[Unit]] = field(default_factory=dict)
+    traces: dict[str, list[TraceCall]] = field(default_factory=dict)
+    interventions: dict[str, InterventionRecords] = field(default_factory=dict)
+
+
+def recorded_call_malformed(call: TraceCall) -> bool:
+    """The archive's rule for a recorded call's arguments (SEARCH.md's malformed calls):
+    a sort other than relevance or date, a bound that is not a strict ``YYYY-MM-DD``
+    date or null, ``date_from >= date_to``, or an empty query."""
+    if call.sort not in SORTS or not call.query.strip():
+        return True
+    bounds = []
+    for value in (call.date_from, call.date_to):
+        if value is None:
+            bounds.append(None)
+            continue
+        if not _DATE.match(value):
+            return True
+        try:
+            bounds.append(date.fromisoformat(value))
+        except ValueError:
+            return True
+    return bounds[0] is not None and bounds[1] is not None and bounds[0] >= bounds[1]
+
+
+def malformed_by(validate_call: CallValidator | None) -> Callable[[TraceCall], bool]:
+    """``call -> True if malformed``, from a validator that raises on a malformed call."""
+    if validate_call is None:
+        return recorded_call_malformed
+
+    def malformed(call: TraceCall) -> bool:
+        try:
+            validate_call(call_arguments(call))
+        except Exception:  # noqa: BLE001 - the validator's one way of saying "malformed"
+            return True
+        return False
+
+    return malformed
+
+
+def check_format2(
+    root: str | Path, documents: Mapping[str, bytes], verified: set[str], listed: Mapping[str, str],
+    parsed: ParsedDocuments, validate_call: CallValidator | None = None,
+) -> Format2Result:
+    """The history, later-origin and intervention checks on the verified bytes."""
+    root = Path(root)
+    out = Format2Result()
+    field_ids = [f.field_id for f in parsed.fields] if parsed.fields is not None else None
+    history = out.history = load_history(root, verified, sums=listed, documents=documents, origins=parsed.origins,
+                                         field_ids=field_ids)
+    out.findings += history.findings
+    out.predictions = {m: list(u) for m, u in parsed.predictions.items()}
+    out.traces = {m: list(t) for m, t in parsed.traces.items()}
+    _origin_files(history, documents, verified, parsed, out)
+    _interventions(root, history, documents, verified, parsed, out, malformed_by(validate_call))
+    return out
+
+
+# ------------------------------------------------------------------ later origins
+def known_origins(history: LoadedHistory, parsed: ParsedDocuments) -> tuple[date, ...]:
+    """origins.json's origins and every origin a release resolved or opened, ascending."""
+    out = set(parsed.origins.origins if parsed.origins else ())
+    for record in history.input.records.values():
+        out.update(record.resolved_origins)
+        if record.open_origin is not None:
+            out.add(record.open_origin.origin)
+    return tuple(sorted(out))
+
+
+def _has_panel(documents: Mapping[str, bytes], model_id: str) -> bool:
+    return parse.names_panel(documents.get(model_file(model_id, MODEL_JSON)))
+
+
+def _origin_files(history: LoadedHistory, documents: Mapping[str, bytes], verified: set[str], parsed: ParsedDocuments,
+                  out: Format2Result) -> None:
+    """Predictions and traces of a later origin, each parsed against that origin alone."""
+    paths = sorted(p for p in history.input.root if _ORIGIN_FILE.match(p))
+    if not paths:
+        return
+    known = set(known_origins(history, parsed))
+    base = set(parsed.origins.origins if parsed.origins else ())
+    for path in paths:
+        model_id, origin_text, kind = _ORIGIN_FILE.match(path).groups()
+        origin = date.fromisoformat(origin_text)
+        k = first_release(history.input, path)
+        tag = f"release {k}: " if k else ""
+        if not history.is_history:
+            out.findings.append(Finding(path, None, Category.INVARIANT, "later-origin files need a format-2 archive "
+                                        "(run 'rapgen release start')"))
+            continue
+        if origin not in known or origin in base:
+            why = "is one of origins.json's (its units belong in predictions.jsonl)" if origin in base else "is not an origin of this history"
+            out.findings.append(Finding(path, None, Category.INVARIANT, f"{tag}{origin} {why}"))
+            continue
+        if model_file(model_id, MODEL_JSON) not in history.input.root:
+            out.findings.append(Finding(path, None, Category.INVARIANT, f"{tag}model {model_id} has no model.json"))
+        if path not in verified or parsed.fields is None or parsed.ledger is None:
+            continue
+        found = _parse_origin_file(path, documents[path], kind, origin, model_id, documents, parsed, out)
+        out.findings.extend(Finding(f.path, f.line, Category.INVARIANT, tag + f.detail, kind=f.kind) for f in found)
+
+
+def _parse_origin_file(path: str, data: bytes, kind: str, origin: date, model_id: str, documents: Mapping[str, bytes],
+                       parsed: ParsedDocuments, out: Format2Result) -> list[Finding]:
+    field_ids = [f.field_id for f in parsed.fields or ()]
+    if kind == "traces":
+        calls, found = parse.parse_traces(path, data, field_ids, [origin], int(parsed.ledger["search"]["max_calls"]))
+        if not found:
+            out.traces.setdefault(model_id, []).extend(calls)
+        return found
+    panel = _has_panel(documents, model_id)
+    units, found = parse.parse_predictions(path, data, field_ids, [origin], coverage=not panel)
+    claimed = {u.condition for u in units}
+    if not panel:
+        found += [Finding(path, None, Category.MALFORMED, f"origin {origin} lacks condition {c}: every origin a model "
+                          "claims covers A0, A1 and A3", kind=ProblemKind.COVERAGE)
+                  for c in FORECAST_CONDITIONS if units and c not in claimed]
+    if not found:
+        mine = out.predictions.setdefault(model_id, [])
+        have = {(u.field_id, u.origin, u.condition) for u in mine}
+        for unit in units:
+            if (unit.field_id, unit.origin, unit.condition) in have:
+                found.append(Finding(path, unit.line, Category.MALFORMED, f"unit {unit.field_id} {unit.origin} {unit.condition} "
+                                     "is also in another prediction file (a unit appears once)", kind=ProblemKind.DUPLICATE_UNIT))
+        if not found:
+            mine.extend(units)
+    return found
+
+
+# ------------------------------------------------------------------ interventions
+def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, bytes], verified: set[str],
+                   parsed: ParsedDocuments, out: Format2Result, malformed: Callable[[TraceCall], bool]) -> None:
+    """Every model whose model.json parsed: its INTERVENTIONS.md keys, and its intervention files if any."""
+    folders = _intervention_folders(history.input.root)
+    if parsed.fields is None or parsed.blocks is None or parsed.ledger is None or parsed.origins is None:
+        for model_id in sorted(folders):
+            out.findings.append(Finding(f"archive/models/{model_id}", None, Category.NOT_EVALUATED,
+                                        "intervention records not checked: fields, blocks, ledger or origins is invalid"))
+        return
+    sources = _ledger_files(history.input.root, verified)
+    facts = ArchiveFacts(
+        parsed.fields, parsed.blocks, known_origins(history, parsed), parsed.origins.window_months,
+        int(parsed.ledger["search"]["max_calls"]), sorted(parsed.models), _LazyPapers(root, sources[0]),
+        _Counts(root, sources[1]), malformed, lambda mid: out.predictions.get(mid, []),
+    )
+    for model_id in sorted(set(parsed.models) | set(folders)):
+        folder, names = f"archive/models/{model_id}", folders.get(model_id, [])
+        bad = [p for p in (model_file(model_id, n) for n in (MODEL_JSON, *names)) if p not in verified]
+        if bad or model_id not in parsed.models or _unparsed_records(model_id, history.input.root, parsed):
+            if names:  # a folder without intervention files has nothing more to report here
+                why = f"{', '.join(bad)} did not verify" if bad else "model.json, predictions or traces is invalid"
+                out.findings.append(Finding(folder, None, Category.NOT_EVALUATED, f"intervention records not checked: {why}"))
+            continue
+        files = {n: documents[model_file(model_id, n)] for n in (MODEL_JSON, *names)}
+        traces = out.traces.get(model_id, [])
+        if REPLAYS_JSONL in files:
+            facts.papers.want(pid for call in traces for pid in call.returned_ids)
+        records, found = check_model_interventions(folder, files, out.predictions.get(model_id, []), traces, facts)
+        out.findings.extend(found)
+        if records is not None and (names or records.extensions != ModelExtensions()):
+            out.interventions[model_id] = records
+
+
+def _intervention_folders(root_lines: Mapping[str, str]) -> dict[str, list[str]]:
+    """Models with an intervention file: model id -> its intervention file names."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(root_lines):
+        parts = path.split("/")
+        if len(parts) == 4 and parts[:2] == ["archive", "models"] and parts[3] in INTERVENTION_MODEL_FILES:
+            out[parts[2]].append(parts[3])
+    return dict(out)
+
+
+def _unparsed_records(model_id: str, root_lines: Mapping[str, str], parsed: ParsedDocuments) -> bool:
+    return (model_file(model_id, PREDICTIONS_JSONL) in root_lines and model_id not in parsed.predictions) or (
+        model_file(model_id, TRACES_JSONL) in root_lines and model_id not in parsed.traces)
+
+
+def _ledger_files(root_lines: Mapping[str, str], verified: set[str]) -> tuple[list[str], list[str]]:
+    """(papers files, assignments files): benchmark/ first, then each verified window by start."""
+    papers, rows = [PAPERS_PARQUET], [ASSIGNMENTS_PARQUET]
+    for path in sorted(root_lines):
+        m = _WINDOW_FILE.match(path)
+        if m and path in verified:
+            (papers if m.group(2) == "papers" else rows).append(path)
+    return papers, rows
+
+
+class _LazyPapers(Mapping[str, PaperText]):
+    """Paper text for the ids asked for with :meth:`want`, read from the union of papers files."""
+
+    def __init__(self, root: Path, files: list[str]):
+        self.root, self.files = root, files
+        self._text: dict[str, PaperText] = {}
+        self._wanted: set[str] = set()
+
+    def want(self, ids) -> None:
+        self._wanted.update(i for i in ids if i not in self._text)
+
+    def _load(self) -> None:
+        if not self._wanted:
+            return
+        import duckdb
+        import pandas as pd
+
+        con = duckdb.connect()
+        try:
+            con.read_parquet([str(self.root / p) for p in self.files]).create_view("papers")
+            con.register("wanted", pd.DataFrame({"arxiv_id": sorted(self._wanted)}))
+            rows = con.execute("SELECT p.arxiv_id, p.first_submitted, p.title, p.abstract FROM papers p JOIN wanted USING (arxiv_id)").fetchall()
+        finally:
+            con.close()
+        self._wanted.clear()
+        self._text.update((a, PaperText(d.isoformat(), t, ab)) for a, d, t, ab in rows)
+
+    def __getitem__(self, key: str) -> PaperText:
+        if key not in self._text:
+            self._wanted.add(key)
+            self._load()
+        return self._text[key]
+
+    def __iter__(self):
+        self._load()
+        return iter(self._text)
+
+    def __len__(self) -> int:
+        self._load()
+        return len(self._text)
+
+
+class _Counts:
+    """``(field, date_from, date_to) -> canonical counts`` over the union ledger, read on first use."""
+
+    def __init__(self, root: Path, files: list[str]):
+        self.root, self.files = root, files
+        self._rows: dict[str, list[tuple[date, str]]] | None = None
+
+    def __call__(self, field_id: str, date_from: date, date_to: date) -> list[int]:
+        if self._rows is None:
+            import duckdb
+
+            con = duckdb.connect()
+            try:
+                rel = con.read_parquet([str(self.root / p) for p in self.files])
+                rows = rel.select('field_id, first_submitted, "primary"').fetchall()
+            finally:
+                con.close()
+            self._rows = defaultdict(list)
+            for fid, day, primary in rows:
+                self._rows[fid].append((day, primary))
+        return canonical_counts(self._rows.get(field_id, ()), date_from, date_to)
+
+
+def commitment_models(listed) -> dict[str, set[str]]:
+    """Model id -> the origins it holds a commitment for (``commitments/<origin>/<model_id>.json``)."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for path in listed:
+        m = _COMMITMENT.match(path)
+        if m:
+            out[m.group(2)].add(m.group(1))
+    return dict(out)
