@@ -198,3 +198,145 @@ def test_site_marks_reference_agents_and_only_them(tmp_path):
         assert badge not in pages[other] and "Reference agent" not in pages[other]
     index = [line for line in pages["models/index.md"].splitlines() if line.startswith("<tr>")]
     assert [badge in line for line in index] == ["m-ref" in line for line in index]
+
+
+# ---------------------------------------------------------------- intervention records
+from rapgen.agents.interventions import (  # noqa: E402
+    ORACLE_PROMPT_SHA256,
+    READOUT_PROMPT_SHA256,
+    ArchiveData,
+    intervention_files,
+    malformed,
+    panel_cells_of,
+    panel_design,
+)
+from rapgen.agents.policies import history_shares, read_evidence  # noqa: E402
+from rapgen.archive.intervention_folder import ArchiveFacts, check_model_interventions  # noqa: E402
+from rapgen.archive.interventions import parse_training  # noqa: E402
+
+PANEL = ("ref-history-trend", "ref-history-trend-tuned")
+REF_IDS = [a.model_id for a in REFERENCE_AGENTS]
+
+
+def _block(*rows):
+    return {"windows": [{"date_from": "x", "date_to": "y", "counts": {f"D{i}": n for i, n in enumerate(r)}} for r in rows]}
+
+
+def test_history_shares_hand_computed():
+    # one window: (counts + 0.5) / 8
+    assert history_shares(_block([3, 1, 0, 0, 0, 0, 0, 0]), 0.5) == [0.4375, 0.1875] + [0.0625] * 6
+    # two windows: uniform, then [.4375, .1875, .0625 ...]; one step of half the change
+    got = history_shares(_block([0] * 8, [3, 1, 0, 0, 0, 0, 0, 0]), 0.5)
+    assert got == pytest.approx([0.59375, 0.21875] + [0.03125] * 6, abs=1e-12)
+    # damping 0: the newest window alone
+    assert history_shares(_block([5] * 8, [3, 1, 0, 0, 0, 0, 0, 0]), 0.0) == pytest.approx([0.4375, 0.1875] + [0.0625] * 6)
+
+
+def test_read_evidence_reads_only_the_evidence(_tiny_template):
+    arch = Archive(_tiny_template.root)
+    fid = arch.fields[0].field_id
+    directions = arch.codebooks[fid]
+    d0 = " ".join((directions[0].name, directions[0].definition, directions[0].include))
+    d1 = " ".join((directions[1].name, directions[1].definition, directions[1].include))
+    paper = lambda i, day, text: {"arxiv_id": f"p{i}", "first_submitted": day, "title": text, "abstract": text}  # noqa: E731
+    evidence = [{"call_index": 0, "query": "q", "sort": "date", "date_from": None, "date_to": None, "total_hits": 4,
+                 "papers": [paper(1, "2024-10-01", d0), paper(2, "2024-11-01", d0), paper(3, "2023-05-01", d1)]},
+                {"call_index": 1, "query": "q", "sort": "date", "date_from": None, "date_to": None, "error": "malformed call"}]
+    state, why = read_evidence(evidence, directions, date(2025, 1, 1), 6, "state")
+    assert "2 evidence papers" in why and state.index(max(state)) == 0
+    forecast, why = read_evidence(evidence, directions, date(2025, 1, 1), 6, "forecast")
+    assert "1 older and 2 recent" in why
+    assert forecast[0] > state[0] and forecast[1] < state[1]  # the older -> recent change continued
+    assert sum(forecast) == pytest.approx(1.0) and sum(state) == pytest.approx(1.0)
+    assert read_evidence(evidence[1:], directions, date(2025, 1, 1), 6, "forecast") == (None, "the evidence holds no paper")
+
+
+@pytest.fixture(scope="module")
+def with_records(tmp_path_factory, _tiny_template):
+    import shutil
+
+    root = tmp_path_factory.mktemp("records") / "repo"
+    shutil.copytree(_tiny_template.root, root)
+    add_agents_to_archive(root, submitted=DAY, cache_dir=root.parent / "cache")
+    files = intervention_files(root, REF_IDS, panel=PANEL, cache_dir=root.parent / "cache")
+    return root, files
+
+
+def _facts(arch: Archive, data: ArchiveData, extra_ids) -> ArchiveFacts:
+    return ArchiveFacts(arch.fields, arch.blocks, arch.origins.origins, arch.origins.window_months,
+                        int(arch.ledger["search"]["max_calls"]), tuple(arch.model_ids) + tuple(extra_ids), data.papers,
+                        data.counts, malformed, arch.predictions)
+
+
+def test_intervention_records_pass_every_check(with_records):
+    root, files = with_records
+    diagnostic = [a.model_id for a in REFERENCE_AGENTS if a.diagnostic]
+    assert sorted(files) == sorted(
+        [f"archive/models/{m}/{n}" for m in diagnostic for n in ("oracle.jsonl", "oracle_traces.jsonl", "replays.jsonl")]
+        + [f"archive/models/{PANEL[1]}/{n}" for n in ("model.json", "predictions.jsonl", "traces.jsonl", "training.json")])
+    arch = Archive(root)
+    data = ArchiveData.load(arch)
+    facts = _facts(arch, data, [PANEL[1]])
+    for mid in diagnostic:
+        folder = f"archive/models/{mid}"
+        mine = {n: files[f"{folder}/{n}"] for n in ("replays.jsonl", "oracle.jsonl", "oracle_traces.jsonl")}
+        mine["model.json"] = arch.read_bytes(f"{folder}/model.json")
+        records, findings = check_model_interventions(folder, mine, arch.predictions(mid), arch.traces(mid), facts)
+        assert findings == []
+        pairs = {(u.field_id, u.origin) for u in arch.predictions(mid) if u.condition == "A3"}
+        assert len(records.readouts) == 8 * len(pairs)
+        assert {r.cell for r in records.readouts} == {f"{x}->{y}:{b}" for x in "FS" for y in "FS" for b in ("all", "matched")}
+        assert len(records.oracle) == 3 * len(arch.fields) * len(arch.origins.origins)
+        assert {c.condition for c in records.oracle_traces} == {"O3"} and max(c.call_index for c in records.oracle_traces) < 20
+        lines = [json.loads(x) for x in mine["replays.jsonl"].splitlines()]
+        assert {x["prompt_sha256"] for x in lines} == {READOUT_PROMPT_SHA256}
+        assert {json.loads(x)["prompt_sha256"] for x in mine["oracle.jsonl"].splitlines()} == {ORACLE_PROMPT_SHA256}
+
+
+def test_a_tampered_readout_or_oracle_line_is_caught(with_records):
+    root, files = with_records
+    arch = Archive(root)
+    facts = _facts(arch, ArchiveData.load(arch), [PANEL[1]])
+    mid = "ref-recent-hits"
+    folder = f"archive/models/{mid}"
+    replays = files[f"{folder}/replays.jsonl"].decode().splitlines(keepends=True)
+    first = json.loads(replays[0])
+    first["evidence_sha256"] = "0" * 64
+    oracle = files[f"{folder}/oracle.jsonl"].decode().splitlines(keepends=True)
+    unit = json.loads(oracle[0])
+    unit["input_sha256"] = "1" * 64
+    mine = {"model.json": arch.read_bytes(f"{folder}/model.json"),
+            "replays.jsonl": (json.dumps(first) + "\n" + "".join(replays[1:])).encode(),
+            "oracle.jsonl": (json.dumps(unit) + "\n" + "".join(oracle[1:])).encode()}
+    _, findings = check_model_interventions(folder, mine, arch.predictions(mid), arch.traces(mid), facts)
+    assert [(f.path, f.line) for f in findings] == [(f"{folder}/oracle.jsonl", 1), (f"{folder}/replays.jsonl", 1)]
+
+
+def test_the_panel_model_is_dependency_disjoint_and_checks(with_records):
+    root, files = with_records
+    arch = Archive(root)
+    panel, design = panel_design(arch, arch.origins.origins[-1])
+    cells = panel_cells_of(arch, panel, design)
+    used = set(design["fields"]) | set(design["gate"]["fields"])
+    for b in arch.blocks:
+        if used & set(b.fields):
+            assert not {f for f, _ in cells} & set(b.fields)  # no field of a training block is scored
+    assert cells and {f for f, _ in cells} <= {f.field_id for f in arch.fields if f.split == "test"}
+    assert any(f.split == "test" for f in arch.fields if f.field_id in design["fields"])  # a test block was excluded
+    folder = f"archive/models/{PANEL[1]}"
+    mine = {n: files[f"{folder}/{n}"] for n in ("model.json", "predictions.jsonl", "traces.jsonl", "training.json")}
+    info = json.loads(mine["model.json"])
+    assert info["base_model"] == PANEL[0] and info["panel"]["conditions"] == ["A1", "A3"] and info["diagnostic"] is False
+    training, found = parse_training("t", mine["training.json"], [f.field_id for f in arch.fields], arch.origins.origins, PANEL[0])
+    assert not found and training.base_model == PANEL[0]
+    units, _ = parse_predictions("p", mine["predictions.jsonl"], arch.field_map, arch.origins.origins)
+    traces, _ = parse_traces("t", mine["traces.jsonl"], arch.field_map, arch.origins.origins, 20)
+    assert len(units) == 2 * len(cells)
+    data = ArchiveData.load(arch)
+    _, findings = check_model_interventions(folder, mine, units, traces, _facts(arch, data, [PANEL[1]]))
+    assert findings == []
+
+
+def test_intervention_records_are_deterministic(with_records):
+    root, files = with_records
+    assert intervention_files(root, REF_IDS, panel=PANEL, cache_dir=root.parent / "cache2") == files

@@ -291,15 +291,76 @@ def test_committed_sample_codebooks_and_ledger():
 
 
 def test_build_help_shows_a_reproducibility_check_that_works_in_a_clone():
-    """The committed SHA256SUMS also lists reference-agent files sealed later, so the check
-    filters archive/models/ lines; and a clone already holds an archive, so no --out ."""
+    """--history rebuilds everything the committed SHA256SUMS lists (agents and history
+    included), so the whole file compares; and a clone already holds an archive, so no --out ."""
     text = CliRunner().invoke(cli, ["sample", "build", "--help"]).output
-    assert "rapgen sample build --out /tmp/again && rapgen verify --root /tmp/again" in text
-    assert "grep -v '^[0-9a-f]*  archive/models/' SHA256SUMS | cmp - /tmp/again/SHA256SUMS" in text
+    assert "rapgen sample build --history --out /tmp/again && rapgen verify --root /tmp/again" in text
+    assert "cmp SHA256SUMS /tmp/again/SHA256SUMS" in text
     assert "--out . " not in text and "--out .\n" not in text
     docs = (Path(__file__).resolve().parents[1] / "docs" / "sample-archive.md").read_text()
-    assert "grep -v '^[0-9a-f]*  archive/models/' SHA256SUMS | cmp - /tmp/again/SHA256SUMS" in docs
-    assert "cmp SHA256SUMS /tmp/again/SHA256SUMS" not in docs
+    assert "rapgen sample build --history --out /tmp/again" in docs
+    assert "cmp SHA256SUMS /tmp/again/SHA256SUMS" in docs
+
+
+# ---------------------------------------------------------------- the committed sample as a history
+from rapgen.archive.history.verify import verify_history  # noqa: E402
+from rapgen.archive.sums import parse_sums  # noqa: E402
+from rapgen.sample.committed import PANEL, build_committed_sample  # noqa: E402
+
+INTERVENTION_NAMES = ("replays.jsonl", "oracle.jsonl", "oracle_traces.jsonl")
+
+
+def _listed(path: Path) -> dict[str, str]:
+    entries, _ = parse_sums(path.read_bytes())
+    return {e.path: e.digest for e in entries}
+
+
+@pytest.fixture(scope="module")
+def committed(tmp_path_factory, built):
+    data, _, _ = built
+    out = tmp_path_factory.mktemp("committed") / "repo"
+    summary = build_committed_sample(data, out, cache_dir=out.parent / "cache")
+    return data, out, summary
+
+
+def test_committed_build_is_a_verified_history(committed):
+    _, root, summary = committed
+    kinds = summary["releases"]
+    assert len(kinds) >= 3 and kinds[0] == "initial" and kinds.count("roll") == 3 and "models" in kinds
+    assert verify_archive(root).ok and verify_history(root).ok
+    releases = root / "archive" / "releases"
+    records = [json.loads(p.read_text()) for p in sorted(releases.glob("0*.json"))]
+    assert [r["release"] for r in records] == list(range(1, len(kinds) + 1))
+    assert all(r["simulated"] is True for r in records)
+    assert records[0]["resolved_origins"] == ["2023-01-01", "2023-07-01"]
+    assert records[-1]["resolved_origins"][-1] == "2025-01-01" and records[-1]["open_origin"]["origin"] == "2025-07-01"
+    first = _listed(releases / "0001.SHA256SUMS")
+    for path in ("archive/benchmark/papers.parquet", "archive/benchmark/origins.json", "archive/releases/0001.json",
+                 "archive/models/ref-closed-book/predictions.jsonl", "archive/models/ref-sample-classify/traces.jsonl"):
+        assert path in first, path
+    assert not any(p.startswith("archive/benchmark/windows/") for p in first)
+    last = _listed(releases / f"{len(kinds):04d}.SHA256SUMS")
+    assert any(p.startswith("archive/commitments/2024-01-01/") for p in last)
+    assert any(p.startswith("archive/models/ref-closed-book/origins/2025-01-01/") for p in last)  # the open submitter
+    for mid in ("ref-recent-hits", "ref-history-trend", "ref-sample-classify"):
+        for name in INTERVENTION_NAMES:
+            assert f"archive/models/{mid}/{name}" in last
+    assert f"archive/models/{PANEL[1]}/training.json" in last
+    sums = _listed(root / "SHA256SUMS")
+    assert set(sums) - set(last) == {f"archive/releases/{len(kinds):04d}.SHA256SUMS"}  # nothing unreleased
+    assert all(sums[p] == d for p, d in last.items())
+    info = json.loads((root / "archive" / "ARCHIVE.json").read_text())
+    assert info["format_version"] == 2 and "arxiver" in info["source"] and "simulated" in info["description"]
+
+
+def test_committed_build_is_byte_identical_through_the_cli(committed, tmp_path):
+    data, root, _ = committed
+    result = CliRunner().invoke(cli, ["sample", "build", "--history", "--out", str(tmp_path / "again"), "--data", str(data)])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"as a history of \d+ releases \(initial, models, roll", result.output)
+    assert (tmp_path / "again" / "SHA256SUMS").read_bytes() == (root / "SHA256SUMS").read_bytes()
+    for path in _listed(root / "SHA256SUMS"):
+        assert (tmp_path / "again" / path).read_bytes() == (root / path).read_bytes(), path
 
 
 # ---------------------------------------------------------------- the codebook text as package data

@@ -225,3 +225,46 @@ def test_an_unexpected_bug_is_one_line_exit_3_and_debug_shows_the_traceback(tiny
 def test_root_that_is_missing_is_a_usage_error(tmp_path):
     line = _one_error_line(run(tmp_path / "nope"), 2)
     assert line.endswith("nope: the root is not a directory")
+
+
+def test_a_sealed_model_gains_origin_files_interventions_and_a_commitment(tiny_archive):
+    root = tiny_archive.root
+    before = (root / "SHA256SUMS").read_text().splitlines()
+    model = root / "archive/models/model-b"
+    (model / "origins/2025-07-01").mkdir(parents=True)
+    (model / "origins/2025-07-01/predictions.jsonl").write_text("{}\n")
+    (model / "replays.jsonl").write_text("")
+    (root / "archive/commitments/2026-01-01").mkdir(parents=True)
+    (root / "archive/commitments/2026-01-01/model-b.json").write_text("{}\n")
+    result = run(root)
+    assert result.exit_code == 0, result.output
+    assert "Appended 3 lines" in result.stdout
+    after = (root / "SHA256SUMS").read_text().splitlines()
+    assert set(before) < set(after) and len(after) == len(before) + 3  # every listed line kept, byte for byte
+    added = {line.split("  ", 1)[1] for line in set(after) - set(before)}
+    assert added == {"archive/models/model-b/origins/2025-07-01/predictions.jsonl", "archive/models/model-b/replays.jsonl",
+                     "archive/commitments/2026-01-01/model-b.json"}
+
+
+def test_a_sealed_model_may_not_gain_its_format1_files(tiny_archive):
+    root = tiny_archive.root
+    before = (root / "SHA256SUMS").read_bytes()
+    (root / "archive/models/model-b/traces.jsonl").write_text("")
+    (root / "archive/models/model-b/oracle.jsonl").write_text("")
+    result = run(root)
+    assert result.exit_code == 1
+    assert "refusing to add archive/models/model-b/traces.jsonl: model 'model-b' is already sealed" in result.output
+    assert (root / "SHA256SUMS").read_bytes() == before  # nothing appended, not even the allowed oracle.jsonl
+
+
+def test_a_new_model_may_enter_with_model_json_and_a_commitment(tiny_archive):
+    root = tiny_archive.root
+    models = root / "archive/models"
+    (models / "model-c").mkdir()
+    (models / "model-c/model.json").write_text((models / "model-b/model.json").read_text().replace('"model-b"', '"model-c"'))
+    result = run(root)
+    assert result.exit_code == 1 and "predictions.jsonl is missing" in result.output
+    (root / "archive/commitments/2026-01-01").mkdir(parents=True)
+    (root / "archive/commitments/2026-01-01/model-c.json").write_text("{}\n")
+    result = run(root)
+    assert result.exit_code == 0 and "Appended 2 lines" in result.stdout, result.output

@@ -202,3 +202,73 @@ def sample_trend(unit: Unit, directions) -> tuple[list[float], str]:
     older = clf.composition(sample_window(unit, clf.broad_query, before, lo, 10))
     newer = clf.composition(sample_window(unit, clf.broad_query, lo, unit.origin, 10))
     return extrapolate(older, newer, 0.25), f"classified samples of [{before}, {lo}) and [{lo}, {unit.origin}), damped trend"
+
+
+# ---------------------------------------------------------------- tuned trends (the panel model)
+def damped_half_window_trend(damping: float) -> Callable[[Unit, tuple], tuple[list[float], str]]:
+    """:func:`half_window_trend` with another damping (a "tuned" parameter)."""
+    def policy(unit: Unit, directions) -> tuple[list[float], str]:
+        queries = direction_queries(directions)
+        half = max(1, unit.window_months // 2)
+        lo, mid = add_months(unit.origin, -unit.window_months), add_months(unit.origin, -half)
+        shares = extrapolate(window_shares(unit, queries, lo, mid), window_shares(unit, queries, mid, unit.origin), damping)
+        return shares, f"trend from [{lo}, {mid}) to [{mid}, {unit.origin}) damped by {damping}, 16 calls"
+
+    return policy
+
+
+def damped_history_trend(damping: float) -> Callable[[Unit, tuple], tuple[list[float], str]]:
+    """:func:`history_trend` with another damping (a "tuned" parameter)."""
+    def policy(unit: Unit, directions) -> tuple[list[float], str]:
+        queries = direction_queries(directions)
+        lo = add_months(unit.origin, -unit.window_months)
+        shares = extrapolate(window_shares(unit, queries, None, lo), window_shares(unit, queries, lo, unit.origin), damping)
+        return shares, f"trend from all history before {lo} to [{lo}, {unit.origin}) damped by {damping}, 16 calls"
+
+    return policy
+
+
+# ---------------------------------------------------------------- readouts (frozen evidence)
+READOUT_DAMPING = 0.25  # a forecast readout continues the older -> recent change this far
+
+
+def read_evidence(evidence: list[dict], directions, origin: date, window_months: int, readout: str) -> tuple[list[float] | None, str]:
+    """Answer from a frozen evidence list alone (INTERVENTIONS.md §1): the distinct
+    returned papers are labelled by codebook words. A ``state`` readout is the
+    composition of the papers in the recent window; a ``forecast`` readout
+    continues the change from the older papers to the recent ones a quarter
+    step. No paper in the evidence: no answer (an invalid readout)."""
+    papers: dict[str, dict] = {}
+    for call in evidence:
+        for paper in call.get("papers", ()):
+            papers.setdefault(paper["arxiv_id"], paper)
+    if not papers:
+        return None, "the evidence holds no paper"
+    clf = DirectionClassifier(directions)
+    lo = add_months(origin, -window_months).isoformat()
+    recent = [(p["title"], p["abstract"]) for p in papers.values() if p["first_submitted"] >= lo]
+    older = [(p["title"], p["abstract"]) for p in papers.values() if p["first_submitted"] < lo]
+    if readout == "state" or not (recent and older):
+        chosen = recent if readout == "state" and recent else recent + older
+        return clf.composition(chosen), f"{len(chosen)} evidence papers labelled by codebook words"
+    shares = extrapolate(clf.composition(older), clf.composition(recent), READOUT_DAMPING)
+    return shares, f"{len(older)} older and {len(recent)} recent evidence papers labelled, trend damped by {READOUT_DAMPING}"
+
+
+# ---------------------------------------------------------------- exact history (O1-O3)
+def history_shares(block: dict, damping: float) -> list[float]:
+    """From an exact-history block: one window gives its smoothed shares; several
+    continue the change from the mean of the older windows to the newest one."""
+    rows = [_normalise([w["counts"][f"D{i}"] + SMOOTHING for i in range(8)]) for w in block["windows"]]
+    if len(rows) == 1:
+        return rows[0]
+    older = [sum(r[i] for r in rows[:-1]) / (len(rows) - 1) for i in range(8)]
+    return extrapolate(older, rows[-1], damping)
+
+
+def exact_history_search(unit: Unit, directions, block: dict, damping: float) -> tuple[list[float], str]:
+    """O3: the exact-history answer averaged with recent-window hit shares (8 calls on the Expanding shard)."""
+    lo = add_months(unit.origin, -unit.window_months)
+    hits = window_shares(unit, direction_queries(directions), lo, unit.origin)
+    shares = _normalise([0.5 * a + 0.5 * b for a, b in zip(history_shares(block, damping), hits)])
+    return shares, f"exact counts (trend damped by {damping}) averaged with hit shares in [{lo}, {unit.origin}), 8 calls"

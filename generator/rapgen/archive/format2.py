@@ -132,6 +132,15 @@ def known_origins(history: LoadedHistory, parsed: ParsedDocuments) -> tuple[date
     return tuple(sorted(out))
 
 
+def scored_origins(history: LoadedHistory, parsed: ParsedDocuments) -> tuple[date, ...]:
+    """The origins intervention records cover: the latest release's resolved origins (an open origin
+    has no outcome to score yet), origins.json's for a format-1 archive."""
+    latest = history.latest
+    if latest is None:
+        return tuple(parsed.origins.origins if parsed.origins else ())
+    return tuple(sorted(latest.resolved_origins))
+
+
 def _has_panel(documents: Mapping[str, bytes], model_id: str) -> bool:
     return parse.names_panel(documents.get(model_file(model_id, MODEL_JSON)))
 
@@ -204,7 +213,7 @@ def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, b
         return
     sources = _ledger_files(history.input.root, verified)
     facts = ArchiveFacts(
-        parsed.fields, parsed.blocks, known_origins(history, parsed), parsed.origins.window_months,
+        parsed.fields, parsed.blocks, scored_origins(history, parsed), parsed.origins.window_months,
         int(parsed.ledger["search"]["max_calls"]), sorted(parsed.models), _LazyPapers(root, sources[0]),
         _Counts(root, sources[1]), malformed, lambda mid: out.predictions.get(mid, []),
     )

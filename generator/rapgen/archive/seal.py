@@ -3,7 +3,13 @@
 Rules (ARCHIVE.md, frozen and append-only parts): with no SHA256SUMS, every
 regular file under archive/ is listed. With one, every listed file must still
 match its line, and the only new files allowed are those of model folders that
-have no listed file yet. Nothing is written unless every rule holds.
+have no listed file yet, and the files a pull request may add to a model folder
+that is already sealed: a later origin's ``origins/<origin>/predictions.jsonl``
+and ``traces.jsonl`` (RELEASES.md), the intervention files ``replays.jsonl``,
+``oracle.jsonl``, ``oracle_traces.jsonl`` and ``training.json``
+(INTERVENTIONS.md), and Live commitments ``commitments/<origin>/<model_id>.json``.
+Lines already listed never change. Nothing is written unless every rule holds.
+(Release files, windows and opened origins are written by ``rapgen release``.)
 """
 
 from __future__ import annotations
@@ -13,7 +19,19 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from rapgen.archive.layout import ARCHIVE_DIR, MODEL_FILES, MODEL_ID_PATTERN, MODEL_JSON, MODELS_DIR, REQUIRED_MODEL_FILES, split_model_path
+from rapgen.archive.layout import (
+    ARCHIVE_DIR,
+    COMMITMENT_PATTERN,
+    INTERVENTION_MODEL_FILES,
+    MODEL_FILES,
+    MODEL_ID_PATTERN,
+    MODEL_JSON,
+    MODELS_DIR,
+    MODELS_PREFIX,
+    ORIGIN_FILE_PATTERN,
+    PREDICTIONS_JSONL,
+    REQUIRED_MODEL_FILES,
+)
 from rapgen.archive.parse import parse_model_json
 from rapgen.archive.records import Category
 from rapgen.archive.sums import SUMS, SumsEntry, check_paths, escape, format_sums, parse_sums, read_sums
@@ -53,8 +71,11 @@ def seal_archive(root: str | Path, *, jobs: int | None = None) -> SealResult:
     new = _new_model_files(files, listed)
     if not new:
         return SealResult(False, (), len(listed))
-    for model_id in sorted({p.split("/")[2] for p in new}):
-        _check_new_model(root, model_id, {p.split("/")[3] for p in new if p.split("/")[2] == model_id})
+    sealed = _sealed_models(listed)
+    committed = {m.group(2) for p in [*listed, *new] if (m := _COMMITMENT.match(p))}
+    for model_id in sorted({p.split("/")[2] for p in new if p.startswith(MODELS_PREFIX)} - sealed):
+        names = {p.split("/", 3)[3] for p in new if p.startswith(f"{MODELS_PREFIX}{model_id}/")}
+        _check_new_model(root, model_id, names, model_id in committed)
     merged = dict(listed)
     merged.update(_hash(root, new, jobs))
     _write(sums_path, merged)
@@ -113,16 +134,38 @@ def _listed(sums_path: str, files: set[str], root: str, jobs: int | None) -> dic
     return listed
 
 
+_ORIGIN_FILE = re.compile(ORIGIN_FILE_PATTERN)
+_COMMITMENT = re.compile(COMMITMENT_PATTERN)
+
+
+def _model_of(path: str) -> tuple[str, str] | None:
+    """``(model_id, name below its folder)`` for a path under archive/models/<id>/; None otherwise."""
+    if not path.startswith(MODELS_PREFIX):
+        return None
+    parts = path[len(MODELS_PREFIX):].split("/", 1)
+    return (parts[0], parts[1]) if len(parts) == 2 and all(parts) else None
+
+
+def _sealed_models(listed) -> set[str]:
+    return {split[0] for split in map(_model_of, listed) if split}
+
+
 def _new_model_files(files: list[str], listed: dict[str, str]) -> list[str]:
-    """Files not yet listed; each must belong to a model folder with no listed file."""
+    """Files not yet listed: a new model folder, a commitment, or what a sealed folder may gain."""
     new = [p for p in files if p not in listed]
-    listed_models = {split[0] for split in map(split_model_path, listed) if split}
+    sealed = _sealed_models(listed)
     for p in new:
-        split = split_model_path(p)
+        if _COMMITMENT.match(p):
+            continue
+        split = _model_of(p)
         if split is None:
-            raise ArchiveError(f"refusing to add {escape(p)}: only new folders archive/models/<model_id>/ may be added to a sealed archive")
-        if split[0] in listed_models:
-            raise ArchiveError(f"refusing to add {escape(p)}: model {escape(split[0])!r} is already sealed and its files never change")
+            raise ArchiveError(f"refusing to add {escape(p)}: only model folders archive/models/<model_id>/ and commitments "
+                               "archive/commitments/<origin>/<model_id>.json may be added to a sealed archive")
+        model_id, name = split
+        if model_id in sealed and not (_ORIGIN_FILE.match(p) or name in INTERVENTION_MODEL_FILES):
+            raise ArchiveError(f"refusing to add {escape(p)}: model {escape(model_id)!r} is already sealed; it may gain only "
+                               "origins/<origin>/predictions.jsonl and traces.jsonl, and "
+                               f"{', '.join(INTERVENTION_MODEL_FILES)}")
     return new
 
 
@@ -133,16 +176,19 @@ def _write(sums_path: str, digests: dict[str, str]) -> None:
         raise ArchiveError(f"{SUMS}: cannot be written ({exc.strerror or exc}); nothing was changed") from None
 
 
-def _check_new_model(root: str, model_id: str, names: set[str]) -> None:
+def _check_new_model(root: str, model_id: str, names: set[str], committed: bool = False) -> None:
     """A new model folder must be well-formed before its lines are appended."""
     folder = escape(f"{MODELS_DIR}/{model_id}")
     if not re.match(MODEL_ID_PATTERN, model_id):
         raise ArchiveError(f"refusing to add {folder}: model id {model_id!r} does not match {MODEL_ID_PATTERN}")
-    extra = sorted(names - set(MODEL_FILES))
+    later = {n for n in names if _ORIGIN_FILE.match(f"{MODELS_PREFIX}{model_id}/{n}")}
+    extra = sorted(names - set(MODEL_FILES) - later)
     if extra:
-        raise ArchiveError(f"refusing to add {folder}/{escape(extra[0])}: a model folder holds only model.json, predictions.jsonl and traces.jsonl")
+        raise ArchiveError(f"refusing to add {folder}/{escape(extra[0])}: a model folder holds only {', '.join(MODEL_FILES)} "
+                           "and origins/<origin>/predictions.jsonl and traces.jsonl")
     for required in REQUIRED_MODEL_FILES:
-        if required not in names:
+        # a model may enter a later origin with model.json and its origin files, or sealed with a commitment
+        if required not in names and not (required == PREDICTIONS_JSONL and (later or committed)):
             raise ArchiveError(f"refusing to add {folder}: {required} is missing")
     rel = f"{MODELS_DIR}/{model_id}/{MODEL_JSON}"
     try:

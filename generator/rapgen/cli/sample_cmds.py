@@ -29,32 +29,44 @@ def sample() -> None:
     help="The arXiv metadata file papers.jsonl.gz.  [default: ../shared/data/arxiv-sample/papers.jsonl.gz, relative to the repository]",
 )
 @click.option("--force", is_flag=True, help="Replace an existing archive/ and SHA256SUMS in --out (refused if it holds model folders).")
+@click.option("--history", is_flag=True, help="Build the committed sample: the base, the reference agents with their intervention records and the tuned panel model, replayed as a release history (simulated dates).")
 @json_option
 @debug_option
 @handle_errors
-def build(out: Path, data: Path | None, force: bool, as_json: bool, debug: bool) -> None:
+def build(out: Path, data: Path | None, force: bool, history: bool, as_json: bool, debug: bool) -> None:
     """Build the sample archive: 17 hand-written NLP fields over real cs.CL papers
     (2021-07 to 2025-06), labelled by a TF-IDF instrument, with blocks, split,
     manifests and the parameter ledger, then sealed with SHA256SUMS.
 
-    The committed sample is built already; to check that it rebuilds
-    byte for byte, build into a fresh folder and compare the checksums,
-    leaving out the reference-agent lines under archive/models/ (added
-    later by `rapgen seal`):
+    With --history this is the committed sample as it is: the reference
+    agents run on every episode, their intervention records are added, and
+    the whole is replayed as a release history (every record simulated).
+    The committed sample is built already; to check that it rebuilds byte
+    for byte, build into a fresh folder and compare the checksums:
 
     \b
     Example (from the repository root):
-      rapgen sample build --out /tmp/again && rapgen verify --root /tmp/again
-      grep -v '^[0-9a-f]*  archive/models/' SHA256SUMS | cmp - /tmp/again/SHA256SUMS
+      rapgen sample build --history --out /tmp/again && rapgen verify --root /tmp/again
+      cmp SHA256SUMS /tmp/again/SHA256SUMS
     """
     from rapgen.sample import build_sample, default_data_path
 
     if data is None:
         data = default_data_path()
-    summary = build_sample(data, out, force=force)
+    if history:
+        from rapgen.sample.committed import build_committed_sample
+
+        summary = build_committed_sample(data, out, force=force)
+    else:
+        summary = build_sample(data, out, force=force)
     if as_json:
         echo_json(summary)
         return
+    if history:
+        t = summary["seconds"]
+        click.echo(f"Built {out}/archive as a history of {len(summary['releases'])} releases "
+                   f"({', '.join(summary['releases'])}) with {len(summary['agents'])} reference agents "
+                   f"and {len(summary['intervention_files'])} intervention files in {t['total']:.0f} s.")
     click.echo(
         f"Built {out}/archive: {summary['fields']} fields in {summary['blocks']} blocks "
         f"({summary['dev_fields']} dev), {summary['papers']:,} papers, {summary['memberships']:,} memberships; "
@@ -71,12 +83,19 @@ def build(out: Path, data: Path | None, force: bool, as_json: bool, debug: bool)
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Root folder to write archive/ and SHA256SUMS into (must not hold an archive yet, see --force).")
 @click.option("--force", is_flag=True, help="Replace an existing archive/ and SHA256SUMS in --out. Refused if it holds model folders, unless the archive is an earlier rapgen synth output holding only synth's own models.")
 @click.option("--no-traces", is_flag=True, help="Skip the models' Search traces (made through the Search backend so that they replay).")
+@click.option("--no-interventions", is_flag=True, help="Leave out the intervention records (replays, exact-history units) and the tuned panel model.")
+@click.option("--no-history", is_flag=True, help="Write a format-1 archive (one implicit release) instead of a replayed release history.")
 @json_option
 @debug_option
 @handle_errors
-def synth(scale: str, seed: int, out: Path, force: bool, no_traces: bool, as_json: bool, debug: bool) -> None:
-    """Write an entirely SYNTHETIC archive (papers, labels and seven models) at the
-    benchmark's size, for speed measurements and tests. Never commit it.
+def synth(scale: str, seed: int, out: Path, force: bool, no_traces: bool, no_interventions: bool, no_history: bool,
+          as_json: bool, debug: bool) -> None:
+    """Write an entirely SYNTHETIC archive (papers, labels, seven models, the
+    intervention records of four of them and a tuned panel model) at the
+    benchmark's size, as a replayed release history: two origins resolved at
+    the start, three rolled in, the next one open, a models release on every
+    Live deadline, one adding the intervention records and one errata release.
+    For speed measurements and tests. Never commit it.
 
     \b
     Example:
@@ -84,14 +103,16 @@ def synth(scale: str, seed: int, out: Path, force: bool, no_traces: bool, as_jso
     """
     from rapgen.sample import write_synthetic_archive
 
-    summary = write_synthetic_archive(out, scale, seed, force=force, with_traces=not no_traces)
+    summary = write_synthetic_archive(out, scale, seed, force=force, with_traces=not no_traces,
+                                      interventions=not no_interventions, history=not no_history)
     if as_json:
         echo_json(summary)
         return
+    history = f", {summary['releases']} releases" if "releases" in summary else ""
     click.echo(
         f"Wrote synthetic archive {out}: {summary['fields']} fields, {summary['episodes']:,} episodes, "
         f"{summary['papers']:,} papers, {summary['memberships']:,} memberships, {summary['models']} models "
-        f"({summary['invalid_units']:,} of {summary['units']:,} units invalid) in {summary['total_seconds']:.1f} s."
+        f"({summary['invalid_units']:,} of {summary['units']:,} units invalid){history} in {summary['total_seconds']:.1f} s."
     )
 
 

@@ -71,8 +71,9 @@ ARCHIVE_INFO = {
         "2021-07-01 to 2025-06-30 that belong to at least one field. Produced for this sample, not by the RAP "
         "benchmark: the 17 fields and their codebooks (hand-written), the field memberships and direction "
         "labels (a TF-IDF similarity instrument, see docs/sample-archive.md), the exemplars, dependency "
-        "blocks, split and search manifests, and any model outputs under archive/models/. Its scores say "
-        "nothing about the RAP benchmark's results."
+        "blocks, split and search manifests, and any model outputs under archive/models/ (deterministic reference "
+        "agents). When the sample is a release history, its release dates are replayed after the fact: every release "
+        "record says simulated: true. Its scores say nothing about the RAP benchmark's results."
     ),
     "created": CREATED,
     "synthetic": True,

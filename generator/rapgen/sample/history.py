@@ -10,7 +10,11 @@ From an archive with six-month origins O1 < O2 < … (the committed sample:
    previous origin; then a ``roll`` on the day T's target window ends, which
    ingests that window, resolves T and opens the next origin;
 3. a last ``models`` release revealing the entries for the last origin, with
-   the origin after it left open (for the sample, 2025-07-01).
+   the origin after it left open (for the sample, 2025-07-01);
+4. optionally (``extra``) one more ``models`` release adding files a pull request
+   would add to listed model folders, or new model folders (the intervention
+   records and the tuned panel model), and (``errata``) an ``errata`` release
+   replacing released files, each with its reason.
 
 The papers, labels and model outputs are the source archive's, split by date
 and origin; only the dates of the releases are invented, so every record says
@@ -28,7 +32,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from rapgen.archive import add_months
-from rapgen.archive.history.ops import ReleaseResult, cut_release, roll_release, start_history
+from rapgen.archive.history.ops import Replacement, ReleaseResult, cut_release, roll_release, start_history
 from rapgen.archive.history.records import Commitment, commitment_path, format_commitment, reveal_path
 from rapgen.archive.history.verify import verify_history
 from rapgen.archive.layout import ASSIGNMENTS_PARQUET, MANIFEST_JSONL, ORIGINS_JSON, PAPERS_PARQUET
@@ -58,8 +62,25 @@ class _Timed(list):
         self.append(time.perf_counter() - start)
 
 
-def build_sample_history(source: str | Path, out: str | Path, *, kit: str = "rapgen", open_submitter: str = OPEN_SUBMITTER) -> HistoryBuild:
-    """Write the replayed history of ``source`` (a verified format-1 archive) into the empty folder ``out``."""
+@dataclass(frozen=True)
+class Erratum:
+    """An errata entry of the replayed history: the released path, its new bytes and why."""
+
+    path: str
+    data: bytes
+    reason: str
+
+
+def build_sample_history(
+    source: str | Path, out: str | Path, *, kit: str = "rapgen", open_submitter: str = OPEN_SUBMITTER,
+    extra: dict[str, bytes] | None = None, extra_notes: str = "files added to model folders",
+    errata: tuple[Erratum, ...] = (),
+) -> HistoryBuild:
+    """Write the replayed history of ``source`` (a verified format-1 archive) into the empty folder ``out``.
+
+    ``extra`` (archive path -> bytes, under ``archive/models/``) is merged after
+    the last reveal and released in one more ``models`` release; ``errata`` then
+    replace released files in one ``errata`` release, a day later."""
     source, out = Path(source), Path(out)
     origins = _check_source(source)
     all_origins = tuple(date.fromisoformat(o) for o in origins["origins"])
@@ -84,8 +105,9 @@ def build_sample_history(source: str | Path, out: str | Path, *, kit: str = "rap
             timed.run(results, roll_release, out, windows / origin.isoformat(), release_date=end, closes=_closes(end))
             pending = sealed
         _add_files(out, pending)
-        timed.run(results, cut_release, out, "models", release_date=_closes(add_months(live[-1], WINDOW_MONTHS)),
-                  notes=f"entries for {live[-1]} revealed")
+        last = _closes(add_months(live[-1], WINDOW_MONTHS))
+        timed.run(results, cut_release, out, "models", release_date=last, notes=f"entries for {live[-1]} revealed")
+        _extra_releases(out, out.parent / f".{out.name}-windows", timed, results, last, extra, extra_notes, errata)
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         raise
@@ -95,6 +117,24 @@ def build_sample_history(source: str | Path, out: str | Path, *, kit: str = "rap
     if not report.ok:
         raise ArchiveError(f"{out}: the built history does not verify ({len(report.errors)} findings)")
     return HistoryBuild(out, tuple(results), tuple(timed))
+
+
+def _extra_releases(out: Path, scratch: Path, timed: _Timed, results: list, last: date, extra: dict[str, bytes] | None,
+                    notes: str, errata: tuple[Erratum, ...]) -> None:
+    if extra:
+        stray = sorted(p for p in extra if not p.startswith("archive/models/"))
+        if stray:
+            raise UsageProblem(f"{stray[0]}: only files under archive/models/ can be added to a history")
+        _add_files(out, extra)
+        timed.run(results, cut_release, out, "models", release_date=last, notes=notes)
+    if errata:
+        scratch.mkdir(parents=True, exist_ok=True)
+        replaced = []
+        for i, e in enumerate(errata):
+            atomic_write_bytes(scratch / f"erratum-{i}", e.data)
+            replaced.append(Replacement(e.path, e.reason, scratch / f"erratum-{i}"))
+        timed.run(results, cut_release, out, "errata", replaced=replaced, release_date=last + timedelta(days=1),
+                  notes=f"{len(errata)} file{'s' if len(errata) > 1 else ''} corrected; old bytes kept")
 
 
 def _closes(origin: date) -> date:

@@ -143,6 +143,8 @@ def write_synthetic_archive(
     force: bool = False,
     traces: TracesHook | None = None,
     with_traces: bool = True,
+    interventions: bool = False,
+    history: bool = False,
 ) -> dict:
     """Write a synthetic archive under ``out_root`` and seal it; return a summary.
 
@@ -150,6 +152,11 @@ def write_synthetic_archive(
     are written and before sealing, to add ``traces.jsonl`` files. By default
     (``with_traces``) the models' Search calls are made through the frozen Search
     backend (:func:`rapgen.sample.generate_traces`), so every one of them replays.
+
+    ``interventions`` adds the intervention records and the tuned panel model;
+    ``history`` writes the archive as a replayed release history (format 2,
+    :mod:`rapgen.sample.synth_history`). Both are what ``rapgen synth`` writes
+    by default.
     """
     if traces is None and with_traces:
         from rapgen.sample.traces import generate_traces
@@ -165,18 +172,28 @@ def write_synthetic_archive(
     t0 = time.perf_counter()
     draw = draw_archive(sc, seed)
     t_gen = time.perf_counter() - t0
-    own = OwnOutput(INFO["name"], [m[0] for m in MODELS])
+    from rapgen.sample import synth_history
+
+    own = OwnOutput(INFO["name"], [m[0] for m in MODELS] + [synth_history.PANEL_ID])
+    extra: dict = {}
     with staged(out_root, force, own) as staging:
-        write_common(staging, INFO, origins_doc(ORIGINS, WINDOW_MONTHS, HISTORY_WINDOWS, STRICT_ORIGIN))
-        _write_texts(staging, draw, seed)
-        _write_tables(staging, draw, sc)
+        src = staging / ".format1" if history else staging
+        write_common(src, INFO, origins_doc(ORIGINS, WINDOW_MONTHS, HISTORY_WINDOWS, STRICT_ORIGIN))
+        _write_texts(src, draw, seed)
+        _write_tables(src, draw, sc)
         for spec, (info, lines) in zip(MODELS, draw.model_rows):
-            write_json(staging / model_file(spec[0], MODEL_JSON), info)
-            write_jsonl(staging / model_file(spec[0], PREDICTIONS_JSONL), lines)
+            write_json(src / model_file(spec[0], MODEL_JSON), info)
+            write_jsonl(src / model_file(spec[0], PREDICTIONS_JSONL), lines)
         if traces is not None:
-            traces(staging, [m[0] for m in MODELS])
-        seal(staging)
-    return _summary(out_root, scale, seed, sc, draw, t_gen, time.perf_counter() - t0)
+            traces(src, [m[0] for m in MODELS])
+        if history:
+            seal(src)
+            extra = synth_history.write_history(src, staging, interventions=interventions)
+        elif interventions:
+            extra = {"intervention_files": synth_history.add_interventions(src)}
+        if not history:
+            seal(src)
+    return {**_summary(out_root, scale, seed, sc, draw, t_gen, time.perf_counter() - t0), **extra}
 
 
 def draw_archive(sc: Scale, seed: int) -> _Draw:
