@@ -79,18 +79,21 @@ def release_manifest_sha256(archive, scope: ReleaseScope, release: int | None) -
 
 def release_meta(archive, history: HistoryInput, scope: ReleaseScope, fr: steps.Frame, counted: steps.Counted,
                  uv: steps.UnitValues, releases: Table, release: int | None) -> dict:
-    """scores.json ``release``: the release scored, its partial models (k of |R| origins, and the
-    last release in which each had a complete all_origin row) and the Live participants."""
+    """scores.json ``release``: the release scored, its partial models (model -> condition ->
+    k of |R| origins and the last release in which that entry had a complete all_origin row;
+    releases.csv holds that row) and each Live participant's on-time origins."""
     masks = track_masks(scope, uv.entries, fr.origins, entry_units(counted, uv, len(fr.origins)))
-    complete_in: dict[str, int] = {}
-    for number, track, entry in zip(releases.column("release"), releases.column("track"), releases.column("entry")):
+    complete_in: dict[tuple[str, str], int] = {}
+    for number, track, entry, condition in zip(releases.column("release"), releases.column("track"), releases.column("entry"),
+                                               releases.column("condition")):
         if track == TRACKS[0]:
-            complete_in[entry] = max(complete_in.get(entry, 0), int(number))
-    partial = {}
+            complete_in[(entry, condition)] = max(complete_in.get((entry, condition), 0), int(number))
+    partial: dict[str, dict[str, dict]] = {}
     for e, entry in enumerate(uv.entries):
         if entry.kind == MODEL and masks[TRACKS[0]].partial[e]:
-            partial.setdefault(entry.entry, {"origins": int(masks[TRACKS[0]].n_origins[e]), "of": len(scope.resolved),
-                                             "last_complete_release": complete_in.get(entry.entry)})
+            partial.setdefault(entry.entry, {})[entry.condition] = {
+                "origins": int(masks[TRACKS[0]].n_origins[e]), "of": len(scope.resolved),
+                "last_complete_release": complete_in.get((entry.entry, entry.condition))}
     live = masks.get(LIVE_TRACK)
     record = history.records[scope.number]
     return {
