@@ -21,7 +21,7 @@ from rapgen.scores import METRICS
 
 SPLITS = ("test", "dev")  # Test is the default tab
 SPLIT_LABEL = {"test": "Test", "dev": "Dev"}
-TRACK_LABEL = {"all_origin": "All-Origin", "forecast_strict": "Forecast-Strict"}
+TRACK_LABEL = {"all_origin": "All-Origin", "forecast_strict": "Forecast-Strict", "live": "Live"}
 LEADER_CONDITIONS = ("A0", "A1", "A3")
 CONDITION_LABEL = {"A0": "Closed (A0)", "A1": "Fixed (A1)", "A2": "Fixed, State (A2)", "A3": "Expanding (A3)",
                    "A4": "Expanding, State (A4)", "BASE": "Baseline"}
@@ -61,6 +61,9 @@ class LeaderRow:
     n_expected: int
     validity_title: str
     reference_agent: bool = False  # one of rapgen's own reference agents (model.json "reference_agent": true)
+    movement: str = ""  # ▲ / ▼ since the previous release (format 2), else empty
+    movement_title: str = ""
+    partial_label: str = ""  # All-Origin partial model: "partial (k of n origins)"; its row is the last complete one
 
 
 @dataclass
@@ -72,6 +75,8 @@ class LeaderPanel:
     baselines: list[LeaderRow]
     chart: str
     empty_note: str = ""
+    partial: list[LeaderRow] = field(default_factory=list)  # unranked partial models (format 2)
+    live: Any = None  # the Live panel's extras (pages.live.LiveExtras)
 
 
 @dataclass
@@ -151,6 +156,8 @@ class SiteModel:
     origins: list[str]
     ledger_level: float
     diagnostics_meta: dict = field(default_factory=dict)
+    releases: Any = None  # pages.releases.ReleasesPage for a format-2 archive, else None
+    figure3: Any = None  # pages.interventions.Figure3 when the score folder has interventions/
 
 
 # ------------------------------------------------------------------ helpers shared by the page builders

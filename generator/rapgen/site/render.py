@@ -25,6 +25,7 @@ from rapgen.site.env import make_environment
 from rapgen.site.inputs import ScoreOutputs, load_score_outputs
 from rapgen.site.cells import CONDITION_LABEL, LEADER_CONDITIONS, METRIC_LABEL, SPLIT_LABEL, SPLITS, TRACK_LABEL, SiteModel, page_url
 from rapgen.site.model import build_site_model
+from rapgen.site.pages.live import SIMULATED_NOTE
 
 STATIC_ASSETS = (
     "assets/javascripts/tablesort.min.js",
@@ -72,6 +73,8 @@ def _pages(site: SiteModel) -> list[tuple[str, str, dict]]:
         ("archive.md", "pages/archive.md.j2", {}),
         ("submit.md", "pages/submit.md.j2", {}),
     ]
+    if site.releases is not None:
+        pages.insert(2, ("releases.md", "pages/releases.md.j2", {}))
     pages += [(p.path, "pages/field.md.j2", {"f": p}) for p in site.field_pages]
     pages += [(p.path, "pages/model.md.j2", {"m": p}) for p in site.model_pages]
     return pages
@@ -94,6 +97,8 @@ def _downloads(outputs: ScoreOutputs, site: SiteModel) -> dict[str, str]:
     doc = {"schema_version": 1, "manifest_sha256": site.manifest_sha256, "columns": list(frame.columns), "rows": records}
     out = {"downloads/leaderboard.csv": csv_text,
            "downloads/leaderboard.json": json.dumps(doc, indent=1, sort_keys=False, allow_nan=False) + "\n"}
+    if site.releases is not None and outputs.releases is not None:
+        out["downloads/releases.csv"] = (outputs.folder / "releases.csv").read_text(encoding="utf-8")
     if site.diagnostics_meta.get("present"):
         out["downloads/diagnostics.json"] = (outputs.folder / "diagnostics.json").read_text(encoding="utf-8")
     return out
@@ -121,7 +126,7 @@ def render_pages(site: SiteModel, templates_dir: str | Path | None = None, *, re
         "site": site, "SPLITS": SPLITS, "SPLIT_LABEL": SPLIT_LABEL, "TRACK_LABEL": TRACK_LABEL,
         "CONDITION_LABEL": CONDITION_LABEL, "LEADER_CONDITIONS": LEADER_CONDITIONS, "METRIC_LABEL": METRIC_LABEL,
         "SPLIT_TITLES": [SPLIT_LABEL[s] for s in SPLITS],
-        "repo_url": repo_url.rstrip("/") if repo_url else None,
+        "repo_url": repo_url.rstrip("/") if repo_url else None, "LIVE_SIMULATED": SIMULATED_NOTE,
     }
     out: dict[str, str] = {}
     for rel, template, extra in _pages(site):
@@ -135,14 +140,35 @@ def render_pages(site: SiteModel, templates_dir: str | Path | None = None, *, re
     return out
 
 
+class ReleaseArchive:
+    """The archive as release N listed it: its models, its files and its manifest's digest
+    (``rapgen build --release N``); everything else is the verified archive's."""
+
+    def __init__(self, archive: Archive, number: int) -> None:
+        from rapgen.archive.history.records import manifest_path
+
+        self._archive = archive
+        view = archive.release_view(number)
+        self.digests = dict(view.files)
+        self.manifest_sha256 = archive.digests[manifest_path(number)]
+        self.models = [m for m in archive.models if m.model_id in view.predictions]
+        self.model_ids = [m.model_id for m in self.models]
+
+    def __getattr__(self, name: str):
+        return getattr(self._archive, name)
+
+
 def render_docs(archive: Archive, scores_dir: str | Path, docs_dir: str | Path,
-                templates_dir: str | Path | None = None, *, repo_url: str | None = None) -> RenderResult:
+                templates_dir: str | Path | None = None, *, repo_url: str | None = None,
+                release: int | None = None) -> RenderResult:
     """Render the whole docs folder from ``scores_dir`` and the archive; replace ``docs_dir`` atomically.
     ``repo_url`` (the project's repository, e.g. ``https://github.com/OWNER/rapgen``) adds
     links to its documents; without it the site names them but links nowhere outside itself."""
     from rapgen.site.build import check_url
 
     check_url("--repo-url", repo_url)
+    if release is not None:
+        archive = ReleaseArchive(archive, release)  # type: ignore[assignment]
     templates_dir = Path(templates_dir or packaged_templates())
     outputs = load_score_outputs(scores_dir, manifest_sha256=archive.manifest_sha256)
     site = build_site_model(archive, outputs)
