@@ -115,7 +115,7 @@ def test_every_leaderboard_and_contrast_number_matches_the_per_unit_reference(sc
 def test_files_and_exact_columns(scored):
     _, result, out = scored
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted(list(SPEC_COLUMNS) + ["pairs.csv", "releases.csv", "units.parquet", "scores.json", "diagnostics.json"])
+    assert names == sorted(list(SPEC_COLUMNS) + ["live.csv", "pairs.csv", "releases.csv", "units.parquet", "scores.json", "diagnostics.json"])
     for name, header in SPEC_COLUMNS.items():
         assert (out / name).read_text().splitlines()[0] == header
     meta = json.loads((out / "scores.json").read_text())
@@ -419,7 +419,7 @@ def test_cli_scores_and_reports(tiny_archive, tmp_path, no_diagnostics):
     out = tmp_path / "scores"
     result = CliRunner().invoke(cli, ["score", "--root", str(tiny_archive.root), "--out", str(out), "--resamples", "30"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("Scored 2 models and 4 policies on 1 dev, 3 test fields (30 resamples, seed 0).\nWrote 12 files to ")
+    assert result.output.startswith("Scored 2 models and 4 policies on 1 dev, 3 test fields (30 resamples, seed 0).\nWrote 13 files to ")
     assert json.loads((out / "scores.json").read_text())["resamples"] == 30
 
 

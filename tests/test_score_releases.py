@@ -136,3 +136,9 @@ def test_format1_is_one_implicit_release_equal_to_the_leaderboard(scored):
     for (track, split, policy, entry, condition, metric), r in got.items():
         group = "A3" if condition == "BASE" else condition
         assert r["rank"] == ranks.get((track, split, policy, group, metric, entry), ""), (track, entry, condition, metric)
+
+
+def test_format1_has_an_empty_live_csv(scored):
+    _, out = scored
+    assert (out / "live.csv").read_text() == (
+        "split,policy,entry,kind,condition,metric,origins,n_origins,estimate,ci_low,ci_high,n_fields,rank\n")

@@ -109,3 +109,18 @@ def test_cli_score_release(history):
     bad = CliRunner().invoke(cli, ["score", "--root", str(root), "--out", str(tmp / "bad"), "--release", "9"])
     assert bad.exit_code == 2 and "release 9 does not exist" in bad.output and "Traceback" not in bad.output
     assert not (tmp / "bad").exists()
+
+
+def test_live_csv_lists_each_model_over_its_on_time_origins(history):
+    _, _, latest, _, _ = history
+    rows = read_csv(latest / "live.csv")
+    assert list(rows[0]) == ["split", "policy", "entry", "kind", "condition", "metric", "origins", "n_origins", "estimate", "ci_low",
+                             "ci_high", "n_fields", "rank"]
+    models = {(r["entry"], r["condition"], r["origins"], r["n_origins"]) for r in rows if r["kind"] == "model"}
+    assert models == {("model-a", c, "2025-07-01", "1") for c in ("A0", "A1", "A3")}
+    assert {r["origins"] for r in rows if r["kind"] == "baseline"} == {"2025-07-01"}
+    releases = {(r["split"], r["policy"], r["entry"], r["condition"], r["metric"]): (r["estimate"], r["ci_low"], r["ci_high"], r["rank"])
+                for r in read_csv(latest / "releases.csv") if r["release"] == "4" and r["track"] == "live"}
+    mine = {(r["split"], r["policy"], r["entry"], r["condition"], r["metric"]): (r["estimate"], r["ci_low"], r["ci_high"], r["rank"])
+            for r in rows}
+    assert mine == releases  # one origin set: live.csv and the release's live rows agree, ranks included

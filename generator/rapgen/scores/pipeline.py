@@ -81,7 +81,7 @@ def _ledger_bootstrap(ledger: dict, resamples: int | None) -> tuple[int, int, fl
 
 def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, diagnostics: bool = True,
                    malformed: Callable | None = None, reruns: Mapping | None = None,
-                   release: int | None = None) -> ScoreResult:
+                   release: int | None = None, every_release: bool = True) -> ScoreResult:
     """Every leaderboard number of SCORING.md §1-§5 and §7, recomputed from ``archive``
     (the records ``verify`` parsed from the bytes it hashed: ``open_verified(root)``).
 
@@ -97,6 +97,7 @@ def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, di
     models are left out of every leaderboard file; forecast_strict uses c_eff.
     ``release``: score release N alone (format 2): its resolved origins, the files it
     listed, and releases.csv for releases 1..N. Default: the latest release.
+    ``every_release=False`` limits releases.csv to the release scored (for timing).
     """
     R, seed, level = _ledger_bootstrap(archive.ledger, resamples)
     records = model_records(archive)
@@ -120,7 +121,7 @@ def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, di
     meta = _meta(archive, fr, counted, uv, tr, score_tables, R, seed, level)
     files: dict[str, bytes] = {}
     # pairs.csv and releases.csv (issues 16 and 14); scores.json counts the §7 tables only.
-    score_tables.update(history_tables(archive, fr, counted, uv, tr, level, history, scope))
+    score_tables.update(history_tables(archive, fr, counted, uv, tr, level, history, scope, every_release))
     if scope is not None:
         meta["release"] = release_meta(archive, history, scope, fr, counted, uv, score_tables["releases.csv"], release)
         meta["manifest_sha256"] = release_manifest_sha256(archive, scope, release)

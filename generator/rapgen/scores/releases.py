@@ -160,13 +160,15 @@ def release_statistics(scope: ReleaseScope, entries: list[Entry], origins: tuple
     return keys, rows
 
 
-def statistic_ranks(keys: list[StatKey], entries: list[Entry], low: np.ndarray, high: np.ndarray) -> np.ndarray:
+def statistic_ranks(keys: list[StatKey], entries: list[Entry], low: np.ndarray, high: np.ndarray, *,
+                    every_baseline_row: bool = False) -> np.ndarray:
     """The CI-aware rank of every own row (NaN for the others and for descriptive metrics).
 
     Groups are (release, track, policy, condition, metric, origin set): the models of the
     condition (in live, those with the same origin set) with the baselines scored over the
     same origins. A baseline's own row takes its rank from the group of condition
-    ``BASELINE_RANK_CONDITION`` (in live, the group whose origin set is every live origin)."""
+    ``BASELINE_RANK_CONDITION`` (in live, the group whose origin set is every live origin);
+    ``every_baseline_row`` ranks a baseline's rows over the models' origin sets too."""
     rank = np.full(len(keys), np.nan)
     ranked = {METRIC_NAMES.index(m) for m in RANKED_METRICS}
     baselines: dict[tuple, int] = {}
@@ -186,9 +188,44 @@ def statistic_ranks(keys: list[StatKey], entries: list[Entry], low: np.ndarray, 
         rank[members] = r[: len(members)]
         if condition == BASELINE_RANK_CONDITION:
             for i, value in zip(base, r[len(members):]):
-                if keys[i].own:
+                if keys[i].own or every_baseline_row:
                     rank[i] = value
     return rank
+
+
+@dataclass(frozen=True)
+class Resampled:
+    """One split's field-macro estimates, field counts, intervals and ranks of a list of statistics."""
+
+    split: str
+    estimate: np.ndarray
+    n_fields: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    rank: np.ndarray
+
+
+def resample(keys: list[StatKey], rows: list[np.ndarray], entries: list[Entry], field_split: np.ndarray, splits: list[str],
+             units_of, draws, level: float, n_fields_total: int, **rank_options) -> list[Resampled]:
+    """Per split: one bootstrap over every statistic (the split's block draws), then the ranks."""
+    matrix = np.stack(rows) if rows else np.zeros((0, n_fields_total))
+    out = []
+    with single_threaded_blas():
+        for split in splits:
+            cols = np.flatnonzero(field_split == split)
+            Z = matrix[:, cols]
+            estimate, n_fields = mean_over(Z, axis=1)
+            unit_ids, unit_of = units_of[(split, "block")]
+            S, N = unit_sums(Z, unit_of, len(unit_ids))
+            result = bootstrap_intervals(draws[(split, "block")][1], S, N, level)
+            rank = statistic_ranks(keys, entries, result.low, result.high, **rank_options)
+            out.append(Resampled(split, estimate, n_fields, result.low, result.high, rank))
+    return out
+
+
+def _entry_order(entries: list[Entry]) -> dict[int, int]:
+    ordered = sorted(range(len(entries)), key=lambda e: (entries[e].kind != MODEL, entries[e].entry, entries[e].condition))
+    return {e: i for i, e in enumerate(ordered)}
 
 
 def releases_table(scopes: list[ReleaseScope], entries: list[Entry], origins: tuple[date, ...], values: np.ndarray,
@@ -201,34 +238,50 @@ def releases_table(scopes: list[ReleaseScope], entries: list[Entry], origins: tu
         k, r = release_statistics(scope, entries, origins, values, applicable, has_units)
         keys += k
         rows += r
-    matrix = np.stack(rows) if rows else np.zeros((0, values.shape[3]))
     dates = {s.number: "" if s.date is None else s.date.isoformat() for s in scopes}
     track_order = {t: i for i, t in enumerate(HISTORY_TRACKS)}
-    order = {e: i for i, e in enumerate(sorted(range(len(entries)), key=lambda e: (entries[e].kind != MODEL, entries[e].entry,
-                                                                                        entries[e].condition)))}
+    order = _entry_order(entries)
     out = []
-    with single_threaded_blas():
-        for split in splits:
-            cols = np.flatnonzero(field_split == split)
-            Z = matrix[:, cols]
-            estimate = mean_over(Z, axis=1)[0]
-            unit_ids, unit_of = units_of[(split, "block")]
-            S, N = unit_sums(Z, unit_of, len(unit_ids))
-            result = bootstrap_intervals(draws[(split, "block")][1], S, N, level)
-            rank = statistic_ranks(keys, entries, result.low, result.high)
-            for i, k in enumerate(keys):
-                if not k.own:
-                    continue
-                entry = entries[k.entry]
-                out.append(((k.release, track_order[k.track], split, k.policy, order[k.entry], k.metric), (
-                    k.release, dates[k.release], k.track, split, POLICIES[k.policy], entry.entry, entry.condition,
-                    METRIC_NAMES[k.metric], _none(estimate[i]), _none(result.low[i]), _none(result.high[i]),
-                    None if np.isnan(rank[i]) else int(rank[i]),
-                )))
+    for res in resample(keys, rows, entries, field_split, splits, units_of, draws, level, values.shape[3]):
+        for i, k in enumerate(keys):
+            if not k.own:
+                continue
+            entry = entries[k.entry]
+            out.append(((k.release, track_order[k.track], res.split, k.policy, order[k.entry], k.metric), (
+                k.release, dates[k.release], k.track, res.split, POLICIES[k.policy], entry.entry, entry.condition,
+                METRIC_NAMES[k.metric], _none(res.estimate[i]), _none(res.low[i]), _none(res.high[i]),
+                None if np.isnan(res.rank[i]) else int(res.rank[i]),
+            )))
+    return _table(schema.RELEASES_COLUMNS, out)
+
+
+def live_table(scope: ReleaseScope, entries: list[Entry], origins: tuple[date, ...], values: np.ndarray, applicable: np.ndarray,
+               has_units: np.ndarray, field_split: np.ndarray, splits: list[str], units_of, draws, level: float) -> Table:
+    """live.csv: the Live track of the scored release. Each model over its on-time origins, each
+    baseline over every live origin and again over each models' origin set (the ``origins``
+    column tells the rows apart); ranks within (policy, condition, metric, origin set)."""
+    keys, rows = release_statistics(scope, entries, origins, values, applicable, has_units)
+    live = [i for i, k in enumerate(keys) if k.track == LIVE_TRACK]
+    keys, rows = [keys[i] for i in live], [rows[i] for i in live]
+    order = _entry_order(entries)
+    out = []
+    for res in resample(keys, rows, entries, field_split, splits, units_of, draws, level, values.shape[3], every_baseline_row=True):
+        for i, k in enumerate(keys):
+            entry = entries[k.entry]
+            oset = k.origin_set or ()
+            out.append(((res.split, k.policy, order[k.entry], len(oset), oset, k.metric), (
+                res.split, POLICIES[k.policy], entry.entry, entry.kind, entry.condition, METRIC_NAMES[k.metric],
+                " ".join(origins[o].isoformat() for o in oset), len(oset), _none(res.estimate[i]), _none(res.low[i]),
+                _none(res.high[i]), int(res.n_fields[i]), None if np.isnan(res.rank[i]) else int(res.rank[i]),
+            )))
+    return _table(schema.LIVE_COLUMNS, out)
+
+
+def _table(columns: tuple[str, ...], out: list[tuple]) -> Table:
     out.sort(key=lambda r: r[0])
     body = [r[1] for r in out]
-    columns = list(zip(*body)) if body else [() for _ in schema.RELEASES_COLUMNS]
-    return Table(schema.RELEASES_COLUMNS, {c: list(v) for c, v in zip(schema.RELEASES_COLUMNS, columns)})
+    cols = list(zip(*body)) if body else [() for _ in columns]
+    return Table(columns, {c: list(v) for c, v in zip(columns, cols)})
 
 
 def _none(v: float) -> float | None:

@@ -60,6 +60,13 @@ PAIRS_COLUMNS = (
     "track", "split", "policy", "condition", "metric", "entry_a", "kind_a", "entry_b", "kind_b",
     "estimate", "ci_low", "ci_high", "n_fields",
 )
+# The Live track of the release scored: a model over its on-time origins (``origins``, space-separated,
+# and their count), a baseline over every live origin and over each models' origin set; ranks compare
+# rows with the same policy, condition, metric and origins (baselines ranked in the A3 groups).
+LIVE_COLUMNS = (
+    "split", "policy", "entry", "kind", "condition", "metric", "origins", "n_origins",
+    "estimate", "ci_low", "ci_high", "n_fields", "rank",
+)
 # One block of headline rows per release, each computed from the files that release listed.
 RELEASES_COLUMNS = (
     "release", "date", "track", "split", "policy", "entry", "condition", "metric", "estimate", "ci_low", "ci_high", "rank",
@@ -105,6 +112,7 @@ SCORE_FILES: dict[str, tuple[str, ...]] = {
     "ranks.csv": RANKS_COLUMNS,
     "pairs.csv": PAIRS_COLUMNS,
     "releases.csv": RELEASES_COLUMNS,
+    "live.csv": LIVE_COLUMNS,
     "field_clustered.csv": FIELD_CLUSTERED_COLUMNS,
     "field_scores.csv": FIELD_SCORES_COLUMNS,
     "origin_scores.csv": ORIGIN_SCORES_COLUMNS,
