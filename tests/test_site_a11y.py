@@ -109,3 +109,47 @@ def test_the_scan_reports_a_bad_page(tmp_path: Path) -> None:
     assert "bad/ color-contrast #faint" in lines
     assert "bad/ aria-dialog-name #nameless" in lines
     assert "bad/ nested-interactive #nested" in lines
+
+
+def test_leaderboard_switch_and_compare_url(sample_site: Path) -> None:
+    """In chromium: choosing TV distance and the split policy rewrites the cells, the
+    forest plot and the URL without a reload, and the URL restores the choice; a
+    header sorts with Enter; /compare/?a=…&b=… opens with those entries and shows the
+    paired differences of pairs.csv; nothing is requested from another origin."""
+    import json
+
+    pairs = (sample_site / "downloads" / "pairs.csv").read_text(encoding="utf-8").splitlines()
+    first = pairs[1].split(",")  # track,split,policy,condition,metric,entry_a,kind_a,entry_b,...
+    a, b = first[5], first[7]
+    server = _serve(sample_site)
+    try:
+        if not (A11Y / "node_modules" / "puppeteer-core").is_dir():
+            pytest.fail("puppeteer-core is not installed: run `npm ci --prefix tests/a11y`")
+        result = subprocess.run([NODE, str(A11Y / "behaviour.mjs"), f"http://127.0.0.1:{server.server_address[1]}/", a, b],
+                                capture_output=True, text=True, timeout=300)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert seen["errors"] == [] and seen["requests"] == []
+    assert seen["lb_tv"] != seen["lb_before"] and seen["chart_tv"] != seen["chart_before"]
+    assert seen["lb_axis"] == "TV distance"
+    assert seen["lb_url"].endswith("/leaderboard/?metric=tv&policy=split")
+    assert seen["lb_status"] == "Showing TV distance (lower is better), split policy."
+    assert seen["lb_reloaded_choice"] == "tv/split"
+    assert seen["sorted"] in ("ascending", "descending")
+    assert seen["cmp_choice"] == [a, b]
+    # the page opens on All-Origin, Test: every pairs.csv row of that pair there is shown, digit for digit
+    shown = {(r[0], r[1].rstrip(" ↑↓")): r for r in seen["cmp_rows"]}
+    assert shown, seen
+    for line in pairs[1:]:
+        f = line.split(",")
+        if (f[0], f[1], f[2], f[5], f[7]) == ("all_origin", "test", "canonical", a, b):
+            from rapgen.site.cells import CONDITION_LABEL, METRIC_LABEL
+            from rapgen.site.filters import fmt_ci, fmt_delta
+            row = shown[(CONDITION_LABEL[f[3]], METRIC_LABEL[f[4]])]
+            assert row[4] == fmt_delta(float(f[9])) + fmt_ci(float(f[10]), float(f[11]))
+            assert row[5] == f[12]
+    assert seen["cmp_same"] == "Pick two different entries."
+    assert f"a={a}&b={a}" in seen["cmp_url"]

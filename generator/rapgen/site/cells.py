@@ -158,6 +158,9 @@ class SiteModel:
     diagnostics_meta: dict = field(default_factory=dict)
     releases: Any = None  # pages.releases.ReleasesPage for a format-2 archive, else None
     figure3: Any = None  # pages.interventions.Figure3 when the score folder has interventions/
+    leader_switch: str = ""  # pages.switch: the leaderboard's metric/policy data (JSON)
+    headline: dict = field(default_factory=dict)  # split -> pages.headline.Headline
+    compare: Any = None  # pages.compare.ComparePage
 
 
 # ------------------------------------------------------------------ helpers shared by the page builders

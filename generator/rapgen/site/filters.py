@@ -7,6 +7,8 @@ an em dash; sort keys put them last whichever way a column is sorted.
 
 from __future__ import annotations
 
+import html
+
 import math
 import re
 from datetime import date
@@ -136,7 +138,15 @@ def chart_value(value: Any, digits: int = CHART_DIGITS) -> float | None:
     return 0.0 if v == 0 else v
 
 
+def data_attr(spec: str) -> str:
+    """A JSON document for a single-quoted ``data-`` attribute: its strings were cleaned
+    by the page builder; here ``&``, ``<``, ``>`` and ``'`` become entities (the
+    attribute keeps JSON's double quotes unescaped, as plots.embed does)."""
+    return html.escape(spec, quote=False).replace("'", "&#x27;")
+
+
 FILTERS = {
+    "data_attr": data_attr,
     "score": fmt_score,
     "delta": fmt_delta,
     "ci": fmt_ci,

@@ -18,7 +18,10 @@ from rapgen.site.pages.archive import build_artifacts, ledger_json, ledger_rows
 from rapgen.site.pages.diagnostics import build_diagnostics, diagnostics_meta
 from rapgen.site.pages.fields import build_field_pages
 from rapgen.site.pages.interventions import build_figure3
+from rapgen.site.pages.compare import build_compare
+from rapgen.site.pages.headline import build_headline
 from rapgen.site.pages.leaderboard import build_leaderboard
+from rapgen.site.pages.switch import switch_data
 from rapgen.site.pages.live import live_panels, partial_rows
 from rapgen.site.pages.models import build_model_pages
 from rapgen.site.pages.releases import build_releases, movements
@@ -57,6 +60,9 @@ def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
         diagnostics_meta=diagnostics_meta(outputs),
         releases=releases,
         figure3=build_figure3(outputs),
+        leader_switch=switch_data(panels, outputs),
+        headline=build_headline(panels, outputs),
+        compare=build_compare(archive, outputs),
     )
 
 

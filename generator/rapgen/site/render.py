@@ -25,6 +25,9 @@ from rapgen.site.env import make_environment
 from rapgen.site.inputs import ScoreOutputs, load_score_outputs
 from rapgen.site.cells import CONDITION_LABEL, LEADER_CONDITIONS, METRIC_LABEL, SPLIT_LABEL, SPLITS, TRACK_LABEL, SiteModel, page_url
 from rapgen.site.model import build_site_model
+from rapgen.site.pages.switch import LEADER_METRICS
+from rapgen.scores import POLICIES, SCORE_FILES
+from rapgen.site.inputs import TEXT_COLUMNS
 from rapgen.site.pages.live import SIMULATED_NOTE
 
 STATIC_ASSETS = (
@@ -32,6 +35,8 @@ STATIC_ASSETS = (
     "assets/javascripts/tablesort.number.min.js",
     "assets/javascripts/charts.js",
     "assets/javascripts/tables.js",
+    "assets/javascripts/leaderboard.js",
+    "assets/javascripts/compare.js",
     "assets/stylesheets/rap.css",
 )
 PLOTLY_ASSET = "assets/javascripts/plotly.min.js"
@@ -75,6 +80,8 @@ def _pages(site: SiteModel) -> list[tuple[str, str, dict]]:
     ]
     if site.releases is not None:
         pages.insert(2, ("releases.md", "pages/releases.md.j2", {}))
+    if site.compare is not None:
+        pages.insert(2, ("compare.md", "pages/compare.md.j2", {}))
     pages += [(p.path, "pages/field.md.j2", {"f": p}) for p in site.field_pages]
     pages += [(p.path, "pages/model.md.j2", {"m": p}) for p in site.model_pages]
     return pages
@@ -104,6 +111,27 @@ def _downloads(outputs: ScoreOutputs, site: SiteModel) -> dict[str, str]:
     return out
 
 
+def download_tables(folder: Path) -> list[str]:
+    """The score folder's tables offered as downloads (CSV and Parquet): every CSV the
+    contract declares that the scorer wrote, in the declared order."""
+    return [name[:-4] for name in SCORE_FILES if name.endswith(".csv") and (folder / name).is_file()]
+
+
+def _write_tables(outputs: ScoreOutputs, base: Path) -> None:
+    """Each table verbatim as CSV and as Parquet (read back with the declared columns,
+    identifiers as text), and the per-unit scores (units.parquet) as written."""
+    import pandas as pd
+
+    (base / "downloads").mkdir(parents=True, exist_ok=True)
+    for name in download_tables(outputs.folder):
+        src = outputs.folder / f"{name}.csv"
+        shutil.copyfile(src, base / "downloads" / f"{name}.csv")
+        frame = pd.read_csv(src, dtype={c: "string" for c in SCORE_FILES[f"{name}.csv"] if c in TEXT_COLUMNS})
+        frame.to_parquet(base / "downloads" / f"{name}.parquet", index=False)
+    if (outputs.folder / "units.parquet").is_file():
+        shutil.copyfile(outputs.folder / "units.parquet", base / "downloads" / "units.parquet")
+
+
 def _template_location(exc: jinja2.TemplateError, template: str, templates_dir: Path) -> tuple[str, int | None]:
     """File and line of a template error: syntax errors carry them; runtime errors
     (e.g. StrictUndefined) are found in Jinja's rewritten traceback."""
@@ -118,7 +146,8 @@ def _template_location(exc: jinja2.TemplateError, template: str, templates_dir: 
     return template, None
 
 
-def render_pages(site: SiteModel, templates_dir: str | Path | None = None, *, repo_url: str | None = None) -> dict[str, str]:
+def render_pages(site: SiteModel, templates_dir: str | Path | None = None, *, repo_url: str | None = None,
+                 site_folder: Path | None = None) -> dict[str, str]:
     """Every Markdown page as text, keyed by its path in the docs folder."""
     templates_dir = Path(templates_dir or packaged_templates())
     env = make_environment(templates_dir)
@@ -127,6 +156,10 @@ def render_pages(site: SiteModel, templates_dir: str | Path | None = None, *, re
         "CONDITION_LABEL": CONDITION_LABEL, "LEADER_CONDITIONS": LEADER_CONDITIONS, "METRIC_LABEL": METRIC_LABEL,
         "SPLIT_TITLES": [SPLIT_LABEL[s] for s in SPLITS],
         "repo_url": repo_url.rstrip("/") if repo_url else None, "LIVE_SIMULATED": SIMULATED_NOTE,
+        "LEADER_METRIC_CHOICES": [(m, METRIC_LABEL.get(m, m)) for m in LEADER_METRICS],
+        "POLICY_CHOICES": list(POLICIES),
+        "DOWNLOAD_TABLES": download_tables(site_folder) if site_folder else [],
+        "DOWNLOAD_UNITS": bool(site_folder and (site_folder / "units.parquet").is_file()),
     }
     out: dict[str, str] = {}
     for rel, template, extra in _pages(site):
@@ -172,13 +205,14 @@ def render_docs(archive: Archive, scores_dir: str | Path, docs_dir: str | Path,
     templates_dir = Path(templates_dir or packaged_templates())
     outputs = load_score_outputs(scores_dir, manifest_sha256=archive.manifest_sha256)
     site = build_site_model(archive, outputs)
-    pages = render_pages(site, templates_dir, repo_url=repo_url)
+    pages = render_pages(site, templates_dir, repo_url=repo_url, site_folder=outputs.folder)
     docs_dir = Path(docs_dir)
     docs_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{docs_dir.name}.", dir=docs_dir.parent))
     try:
         for rel, text in pages.items():
             _write(tmp, rel, text)
+        _write_tables(outputs, tmp)
         for rel, text in _downloads(outputs, site).items():
             _write(tmp, rel, text)
         for rel in STATIC_ASSETS:
