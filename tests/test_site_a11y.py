@@ -115,7 +115,7 @@ def test_leaderboard_switch_and_compare_url(sample_site: Path) -> None:
     """In chromium: choosing TV distance and the split policy rewrites the cells, the
     forest plot and the URL without a reload, and the URL restores the choice; a
     header sorts with Enter; /compare/?a=…&b=… opens with those entries and shows the
-    paired differences of pairs.csv; nothing is requested from another origin."""
+    paired differences of pairs.csv; a field page's picker redraws its forecast chart; nothing is requested from another origin."""
     import json
 
     pairs = (sample_site / "downloads" / "pairs.csv").read_text(encoding="utf-8").splitlines()
@@ -153,3 +153,6 @@ def test_leaderboard_switch_and_compare_url(sample_site: Path) -> None:
             assert row[5] == f[12]
     assert seen["cmp_same"] == "Pick two different entries."
     assert f"a={a}&b={a}" in seen["cmp_url"]
+    # a field page: the picker lists models and baselines (EWMA first shown) and redraws the chart
+    assert "ewma/BASE" in seen["fc_options"] and any(not o.endswith("/BASE") for o in seen["fc_options"])
+    assert seen["fc_after"] != seen["fc_before"] and seen["fc_status"].startswith("Showing ")

@@ -105,3 +105,19 @@ def test_downloads_offer_every_table_as_csv_and_parquet(site_and_scores, tmp_pat
     assert (docs / "downloads" / "units.parquet").is_file() == (scores / "units.parquet").is_file()
     page = (docs / "leaderboard.md").read_text(encoding="utf-8")
     assert "[Parquet](downloads/pairs.parquet)" in page
+
+
+def test_field_forecasts_copy_units_predictions_against_the_realised_window(site_and_scores):
+    site, out, _, _ = site_and_scores
+    page = next(p for p in site.field_pages if p.forecasts)
+    doc = json.loads(page.forecasts)
+    assert ["ewma/BASE", "ewma (baseline)"] in doc["options"] and doc["options"][0][0].startswith("m-")
+    u = out.units
+    origin = doc["origins"][0]
+    row = u[(u.policy == "canonical") & (u.entry == "m-open") & (u.condition == "A3") & (u.field_id == page.field_id)
+            & (u.origin == origin)].iloc[0]
+    assert doc["points"]["m-open/A3"]["D2"][0] == round(float(row["p_D2"]), 4)
+    comp = out.compositions
+    c = comp[(comp.policy == "canonical") & (comp.field_id == page.field_id) & (comp.window_start == origin)].iloc[0]
+    total = sum(float(c[f"D{i}"]) for i in range(8))
+    assert doc["realised"]["D2"][0] == round(float(c["D2"]) / total, 4)

@@ -50,6 +50,20 @@ try {
   await wait(200);
   out.cmp_same = await page.$eval("#cmp-status", (e) => e.textContent);
   out.cmp_url = page.url();
+  // the field page's forecast picker
+  await page.goto(new URL("fields/", base).href, { waitUntil: "load" });
+  const field = await page.$eval("#field-index tbody tr a", (e) => e.href);
+  await page.goto(field, { waitUntil: "load" });
+  await wait(1200);
+  out.fc_options = await page.$$eval("#fc-entry option", (os) => os.map((o) => o.value));
+  out.fc_before = await page.$eval("#fc-figure div.rap-chart", (e) => e.data.slice(1).map((t) => t.y));
+  const other = out.fc_options.find((o) => o !== "ewma/BASE");
+  if (other) {
+    await page.select("#fc-entry", other);
+    await wait(400);
+  }
+  out.fc_after = await page.$eval("#fc-figure div.rap-chart", (e) => e.data.slice(1).map((t) => t.y));
+  out.fc_status = await page.$eval("#fc-status", (e) => e.textContent);
 } catch (err) {
   console.error(`behaviour check failed: ${err.message.split("\n")[0]}`);
   await browser.close();

@@ -112,6 +112,7 @@ class FieldPage:
     ewma_note: str
     score_rows: list[dict]
     n_windows: int
+    forecasts: str = ""  # JSON for field.js: every entry's forecast shares against the realised ones
 
 
 @dataclass

@@ -37,6 +37,7 @@ STATIC_ASSETS = (
     "assets/javascripts/tables.js",
     "assets/javascripts/leaderboard.js",
     "assets/javascripts/compare.js",
+    "assets/javascripts/field.js",
     "assets/stylesheets/rap.css",
 )
 PLOTLY_ASSET = "assets/javascripts/plotly.min.js"
