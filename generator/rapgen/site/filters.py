@@ -124,10 +124,12 @@ def rank_title(cell: Any) -> str:
 
 
 def sort_key(value: Any, digits: int = 6) -> str:
-    """A ``data-sort`` attribute for tablesort.number; missing sorts below everything."""
+    """A ``data-sort`` attribute for tablesort.number; missing sorts below everything.
+    Trailing zeros are dropped (``67``, ``0.5``): the diagnostics page has thousands."""
     if is_missing(value):
         return "-1e9"
-    return f"{float(value):.{digits}f}"
+    text = f"{float(value):.{digits}f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
 
 
 def chart_value(value: Any, digits: int = CHART_DIGITS) -> float | None:

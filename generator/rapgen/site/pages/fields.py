@@ -13,6 +13,7 @@ from rapgen.site.cells import CONDITION_LABEL, FieldPage, Link, group, index, nu
 from rapgen.site.escape import clean
 from rapgen.site.inputs import ScoreOutputs
 
+FORECAST_CONDITION = "A3"  # the models' forecasts a field page's picker offers
 EWMA_ABSENT = "not computed (units.parquet with the EWMA baseline's predictions is absent)"
 EWMA_NO_POINTS = "no origin has both an EWMA forecast and a realised target window"
 SCORE_COLUMNS = (("spearman", "all_origin", "spearman", True), ("spearman_strict", "forecast_strict", "spearman", True),
@@ -66,18 +67,20 @@ def _forecasts(rows: list[dict] | None, realised: dict[str, dict], labels: dict[
         per = points.setdefault(key, {s: [None] * len(origins) for s in SLOTS})
         for s in SLOTS:
             p = num(r[f"p_{s}"])
-            per[s][at[o]] = None if p is None else round(p, 4)
+            per[s][at[o]] = None if p is None else round(p, 3)
     options = [[f"{e}/{c}", label] for (e, c), label in labels.items() if f"{e}/{c}" in points]
     if len(options) < 2:
         return ""
-    real = {s: [None if realised[o][s] is None else round(realised[o][s], 4) for o in origins] for s in SLOTS}
+    real = {s: [None if realised[o][s] is None else round(realised[o][s], 3) for o in origins] for s in SLOTS}
     doc = {"origins": origins, "realised": real, "options": options, "points": points}
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
 def _entry_labels(out: ScoreOutputs, model_names: dict[str, str]) -> dict[tuple, str]:
-    """(entry, condition) -> picker label, models first (archive order of names), EWMA first among baselines."""
-    pairs = sorted({(r["kind"], r["entry"], r["condition"]) for r in records(out.leaderboard[["kind", "entry", "condition"]])},
+    """(entry, condition) -> picker label: each model's Expanding (A3) forecast, then the
+    baselines, EWMA first. (Every condition would double a full-scale field page.)"""
+    lb = out.leaderboard[out.leaderboard["condition"].isin([FORECAST_CONDITION, "BASE"])]
+    pairs = sorted({(r["kind"], r["entry"], r["condition"]) for r in records(lb[["kind", "entry", "condition"]])},
                    key=lambda k: (k[0] != "model" and k[1] != "ewma", k[0] != "model", k[1], k[2]))
     return {(e, c): clean(f"{model_names.get(e, e)} · {CONDITION_LABEL.get(c, c)}" if k == "model" else f"{e} (baseline)")
             for k, e, c in pairs}
