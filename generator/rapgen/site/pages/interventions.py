@@ -149,3 +149,53 @@ def build_figure3(out: ScoreOutputs) -> Figure3 | None:
     if not out.interventions:
         return None
     return Figure3([_state_minus_forecast(out), _replay(out), _recent_share(out), _oracle(out)], _strict_exposed(out))
+
+
+# ------------------------------------------------------------------ model pages
+CELLS = "interventions/cells.csv"
+REPLAY_CELLS = ("F->F:all", "F->S:all", "S->F:all", "S->S:all", "F->F:matched", "F->S:matched", "S->F:matched", "S->S:matched")
+ORACLE_CELLS = ("O1", "O2", "O3")
+ORACLE_MODEL_CONTRASTS = ("O1-ewma", "O2-ewma", "O3-ewma", "O1-recent", "O2-recent", "O3-recent", "O1-A1", "O2-A3", "O3-A3", "O3-O2")
+PANEL_CONTRASTS = ("A1:model-base", "A3:model-base", "pooled:model-base")
+
+
+def _model_table(frame: pd.DataFrame | None, model_id: str, analysis: str, key: str, order: tuple[str, ...], split: str,
+                 title: str, counts: bool) -> SimpleTable | None:
+    if frame is None:
+        return None
+    sel = frame[(frame["analysis"] == analysis) & (frame["entry"] == model_id) & (frame["split"] == split)
+                & (frame["subset"] == "all") & (frame["metric"] == PRIMARY.metric)]
+    rows = [r for r in records(sel) if r[key] in order]
+    if not rows:
+        return None
+    rows.sort(key=lambda r: (order.index(r[key]), str(r["track"])))
+    out = []
+    for r in rows:
+        c = Cell(num(r["estimate"]), num(r["ci_low"]), num(r["ci_high"]), "" if num(r["estimate"]) is not None else "undefined")
+        out.append([r[key], r["track"], c, num(r["fc_low"]), num(r["fc_high"]), int(num(r["n_fields"]) or 0),
+                    *([int(num(r["n_valid"]) or 0), int(num(r["n_units"]) or 0)] if counts else [])])
+    cols = [key, "track", "Spearman", "field-clustered low", "field-clustered high", "n_fields", *(["valid", "units"] if counts else [])]
+    return SimpleTable(title, cols, out)
+
+
+def model_interventions(model_id: str, extra: dict, out: ScoreOutputs) -> dict | None:
+    """A model page's intervention pieces: replay cells, oracle rows, the panel's paired contrast
+    against its base (rows of interventions/), and the inference configuration (model.json, shown as text)."""
+    cells, contrasts = out.interventions.get(CELLS), out.interventions.get(I_CONTRASTS)
+    tables: dict[str, list[SimpleTable]] = {}
+    for split in SPLITS:
+        found = [
+            _model_table(cells, model_id, "replay", "cell", REPLAY_CELLS, split, "Replay cells (evidence→readout:budget)", True),
+            _model_table(contrasts, model_id, "replay", "contrast", REPLAY_CONTRASTS, split, "Replay decomposition", False),
+            _model_table(cells, model_id, "oracle", "cell", ORACLE_CELLS, split, "Exact-history conditions", True),
+            _model_table(contrasts, model_id, "oracle", "contrast", ORACLE_MODEL_CONTRASTS, split, "Exact-history contrasts", False),
+            _model_table(contrasts, model_id, "panel", "contrast", PANEL_CONTRASTS, split,
+                         f"Paired contrast against the base model {extra.get('base_model', '')}".rstrip(), False),
+        ]
+        tables[split] = [t for t in found if t is not None]
+    inference = extra.get("inference")
+    inference_rows = sorted((str(k), "null (unset)" if v is None else str(v)) for k, v in inference.items()) \
+        if isinstance(inference, dict) else []
+    if not any(tables.values()) and not inference_rows:
+        return None
+    return {"tables": tables, "inference": inference_rows}
