@@ -152,3 +152,11 @@ def test_partial_model_listed_unranked_with_last_complete_row():
     assert r.partial_label == "partial (1 of 2 origins)" and r.name == "Model P"
     assert r.cells["A3"].value == pytest.approx(.42) and r.cells["A3"].rank is None  # unranked
     assert r.cells["A0"].value is None and "row from release 1" in r.validity_title
+
+
+def test_release_headline_orders_by_expanding_estimate_zero_included():
+    from rapgen.site.pages.releases import _headline
+
+    rows = [{"split": "test", "entry": e, "condition": "A3", "estimate": v, "ci_low": None, "ci_high": None, "rank": 1}
+            for e, v in (("a", 0.0), ("b", -0.5), ("c", None), ("d", 0.3))]
+    assert [r[0] for r in _headline(rows, "test").rows] == ["d", "a", "b", "c"]
