@@ -26,6 +26,9 @@ REPLAY_CONTRASTS = ("acquisition:matched", "readout:matched", "pipeline:matched"
 ORACLE_CONTRASTS = ("O1-ewma", "O2-ewma", "O3-ewma")
 SIGNATURE_SIDES = ("forecast", "state", "delta")
 STRATA = ("strict", "exposed", "difference")
+# The contrasts Strict vs exposed shows (the rest are in exposure.csv): the Search gain, the gain over
+# EWMA, State − Forecast, the replay decomposition and exact history with Search against EWMA.
+EXPOSURE_CONTRASTS = ("A3-A1", "A3-ewma", "A4-A3", "acquisition:matched", "readout:matched", "O3-ewma")
 
 
 @dataclass
@@ -46,6 +49,7 @@ class Panel:
 class Figure3:
     panels: list[Panel]
     strict_exposed: Panel
+    downloads: list[str] = field(default_factory=list)  # file names under downloads/interventions/
 
 
 def _series_rows(frame: pd.DataFrame, label: str, series: str, order: tuple[str, ...]) -> list[dict]:
@@ -135,11 +139,13 @@ def _oracle(out: ScoreOutputs) -> Panel:
 def _strict_exposed(out: ScoreOutputs) -> Panel:
     p = Panel("strict-vs-exposed", "Strict vs exposed",
               "Each contrast on the origins after the model's knowledge cutoff (strict), on the others (exposed), and their "
-              "field-macro difference; masks as INTERVENTIONS.md §4 (forecast for Forecast contrasts, joint where State is involved).")
+              "field-macro difference; masks as INTERVENTIONS.md §4 (forecast for Forecast contrasts, joint where State is involved). "
+              "Six headline contrasts are shown; every contrast, metric and boundary mask is in exposure.csv.")
     ex = out.interventions.get(EXPOSURE)
     frame = None
     if ex is not None:
-        frame = ex[ex["metric"] == PRIMARY.metric].copy()
+        frame = ex[(ex["metric"] == PRIMARY.metric) & ex["contrast"].isin(EXPOSURE_CONTRASTS)
+                   & ex["mask"].isin(("forecast", "joint"))].copy()
         frame["label"] = frame["entry"] + " · " + frame["contrast"] + " (" + frame["mask"] + ")"
     return _fill(p, frame, "label", "stratum", STRATA, "Δ Spearman", "No model has a knowledge cutoff or release date.")
 
@@ -148,7 +154,8 @@ def build_figure3(out: ScoreOutputs) -> Figure3 | None:
     """Figure 3's four panels and Strict vs exposed; None when the score folder has no interventions/."""
     if not out.interventions:
         return None
-    return Figure3([_state_minus_forecast(out), _replay(out), _recent_share(out), _oracle(out)], _strict_exposed(out))
+    names = sorted(name.split("/", 1)[1] for name in out.interventions)
+    return Figure3([_state_minus_forecast(out), _replay(out), _recent_share(out), _oracle(out)], _strict_exposed(out), names)
 
 
 # ------------------------------------------------------------------ model pages
