@@ -8,7 +8,7 @@ import pytest
 from rapgen.scores import SCORE_FILES
 from rapgen.scores.schema import OPTIONAL_SCORE_FILES
 from rapgen.site.inputs import ScoreOutputs
-from rapgen.site.pages.interventions import build_figure3
+from rapgen.site.pages.interventions import build_figure3, model_interventions
 
 R = (0.1, 0.0, 0.2, -0.1, 0.3, 5)
 
@@ -76,3 +76,27 @@ def test_strict_vs_exposed_strata_in_order_and_empty_stratum_undefined():
     rows = p.tables["test"].rows
     assert [r[1] for r in rows] == ["strict", "exposed", "difference"]
     assert rows[0][2].value is None and "undefined" in rows[0][2].note
+
+
+def test_model_page_pieces_replay_oracle_panel_and_inference():
+    cells = _frame("interventions/cells.csv", [
+        ("replay", "all_origin", "test", "m", "all", "S->F:matched", "spearman", *R, 9, 8, 1),
+        ("replay", "all_origin", "test", "m", "all", "F->F:all", "spearman", *R, 9, 9, 0),
+        ("replay", "all_origin", "test", "other", "all", "F->F:all", "spearman", *R, 9, 9, 0),  # another model
+        ("oracle", "all_origin", "test", "m", "all", "O2", "spearman", *R, 9, 9, 0),
+    ])
+    contrasts = _frame("interventions/contrasts.csv", [
+        ("panel", "panel", "test", "m", "all", "pooled:model-base", "spearman", *R),
+        ("panel", "panel", "test", "m", "all", "A1:model-base", "spearman", *R),
+    ])
+    out = _outputs({"interventions/cells.csv": cells, "interventions/contrasts.csv": contrasts})
+    got = model_interventions("m", {"base_model": "base", "inference": {"temperature": 0.0, "seed": None}}, out)
+    titles = [t.title for t in got["tables"]["test"]]
+    assert titles == ["Replay cells (evidence→readout:budget)", "Exact-history conditions",
+                      "Paired contrast against the base model base"]
+    replay, _, panel = got["tables"]["test"]
+    assert [r[0] for r in replay.rows] == ["F->F:all", "S->F:matched"] and replay.rows[1][-2:] == [8, 9]
+    assert [r[0] for r in panel.rows] == ["A1:model-base", "pooled:model-base"]
+    assert got["tables"]["dev"] == []
+    assert got["inference"] == [("seed", "null (unset)"), ("temperature", "0.0")]
+    assert model_interventions("nobody", {}, out) is None

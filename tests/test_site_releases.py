@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from factory import make_archive
 from history_factory import FIRST_OPEN, add_lines, make_window, prediction_lines
+from rapgen.archive import open_verified
 from rapgen.archive.history.ops import cut_release, roll_release, start_history
 from rapgen.archive.history.records import Commitment, commitment_path, format_commitment, reveal_path
 from rapgen.cli import cli
@@ -88,9 +89,10 @@ def test_live_tab_shows_sealed_entry_as_digest_and_says_simulated(history):
     assert "Live · Test" in board and "Live · Dev" in board
     assert board.count("<strong>Simulated.</strong>") == 2  # one per Live panel (Test, Dev)
     assert "Sealed entries" in board
-    digest = hashlib.sha256(format_commitment(commitment) if isinstance(format_commitment(commitment), bytes)
-                            else format_commitment(commitment).encode()).hexdigest()
-    assert digest in board or commitment.predictions_sha256 in board
+    root = tmp / "repo"
+    digest = open_verified(root).digests[commitment_path(FIRST_OPEN, "model-a")]
+    assert f"<code>{digest}</code>" in board  # the commitment's digest, not the (unrevealed) files
+    assert commitment.predictions_sha256 not in board
     assert "2025-07-15" in board  # the receipt date: release 2's date
     submit = (tmp / "at2" / "work/docs/submit.md").read_text()
     assert f"## The open origin: {FIRST_OPEN.isoformat()}" in submit and "<strong>Simulated.</strong>" in submit
@@ -152,3 +154,11 @@ def test_partial_model_listed_unranked_with_last_complete_row():
     assert r.partial_label == "partial (1 of 2 origins)" and r.name == "Model P"
     assert r.cells["A3"].value == pytest.approx(.42) and r.cells["A3"].rank is None  # unranked
     assert r.cells["A0"].value is None and "row from release 1" in r.validity_title
+
+
+def test_release_headline_orders_by_expanding_estimate_zero_included():
+    from rapgen.site.pages.releases import _headline
+
+    rows = [{"split": "test", "entry": e, "condition": "A3", "estimate": v, "ci_low": None, "ci_high": None, "rank": 1}
+            for e, v in (("a", 0.0), ("b", -0.5), ("c", None), ("d", 0.3))]
+    assert [r[0] for r in _headline(rows, "test").rows] == ["d", "a", "b", "c"]

@@ -126,6 +126,7 @@ class ModelPage:
     validity: dict[str, list[dict]]
     invalid_reasons: list[dict]
     search: dict | None
+    interventions: dict | None = None  # pages.interventions.model_interventions (replay, oracle, panel, inference)
 
 
 @dataclass

@@ -17,7 +17,7 @@ from rapgen.site.inputs import ScoreOutputs
 from rapgen.site.pages.archive import build_artifacts, ledger_json, ledger_rows
 from rapgen.site.pages.diagnostics import build_diagnostics, diagnostics_meta
 from rapgen.site.pages.fields import build_field_pages
-from rapgen.site.pages.interventions import build_figure3
+from rapgen.site.pages.interventions import build_figure3, model_interventions
 from rapgen.site.pages.compare import build_compare
 from rapgen.site.pages.headline import build_headline
 from rapgen.site.pages.leaderboard import build_leaderboard
@@ -33,6 +33,8 @@ def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
     """Assemble everything the templates need. Deterministic: every list is sorted."""
     field_pages, field_index = build_field_pages(archive, outputs)
     model_pages, model_index = build_model_pages(archive, outputs)
+    for page in model_pages:
+        page.interventions = model_interventions(page.model_id, _extensions(archive, page.model_id), outputs)
     splits = Counter(f.split for f in archive.fields)
     panels = build_leaderboard(archive.models, outputs)
     releases = build_releases(archive, outputs)
@@ -64,6 +66,16 @@ def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
         headline=build_headline(panels, outputs),
         compare=build_compare(archive, outputs),
     )
+
+
+def _extensions(archive: Archive, model_id: str) -> dict:
+    """model.json's INTERVENTIONS.md keys as verify parsed them (``base_model``, ``inference``); {} unverified."""
+    lookup = getattr(archive, "interventions", None)
+    records = lookup(model_id) if callable(lookup) else None
+    if records is None:
+        return {}
+    ext = records.extensions
+    return {"base_model": ext.base_model or "", "inference": ext.inference}
 
 
 def _release_rows(archive: Archive, outputs: ScoreOutputs, panels: dict, current: int) -> None:

@@ -107,6 +107,8 @@ def _downloads(outputs: ScoreOutputs, site: SiteModel) -> dict[str, str]:
            "downloads/leaderboard.json": json.dumps(doc, indent=1, sort_keys=False, allow_nan=False) + "\n"}
     if site.releases is not None and outputs.releases is not None:
         out["downloads/releases.csv"] = (outputs.folder / "releases.csv").read_text(encoding="utf-8")
+    for name in sorted(outputs.interventions):  # the interventions' files, verbatim (the page shows summaries)
+        out[f"downloads/{name}"] = (outputs.folder / name).read_text(encoding="utf-8")
     if site.diagnostics_meta.get("present"):
         out["downloads/diagnostics.json"] = (outputs.folder / "diagnostics.json").read_text(encoding="utf-8")
     return out

@@ -26,6 +26,9 @@ REPLAY_CONTRASTS = ("acquisition:matched", "readout:matched", "pipeline:matched"
 ORACLE_CONTRASTS = ("O1-ewma", "O2-ewma", "O3-ewma")
 SIGNATURE_SIDES = ("forecast", "state", "delta")
 STRATA = ("strict", "exposed", "difference")
+# The contrasts Strict vs exposed shows (the rest are in exposure.csv): the Search gain, the gain over
+# EWMA, State − Forecast, the replay decomposition and exact history with Search against EWMA.
+EXPOSURE_CONTRASTS = ("A3-A1", "A3-ewma", "A4-A3", "acquisition:matched", "readout:matched", "O3-ewma")
 
 
 @dataclass
@@ -46,6 +49,7 @@ class Panel:
 class Figure3:
     panels: list[Panel]
     strict_exposed: Panel
+    downloads: list[str] = field(default_factory=list)  # file names under downloads/interventions/
 
 
 def _series_rows(frame: pd.DataFrame, label: str, series: str, order: tuple[str, ...]) -> list[dict]:
@@ -135,11 +139,13 @@ def _oracle(out: ScoreOutputs) -> Panel:
 def _strict_exposed(out: ScoreOutputs) -> Panel:
     p = Panel("strict-vs-exposed", "Strict vs exposed",
               "Each contrast on the origins after the model's knowledge cutoff (strict), on the others (exposed), and their "
-              "field-macro difference; masks as INTERVENTIONS.md §4 (forecast for Forecast contrasts, joint where State is involved).")
+              "field-macro difference; masks as INTERVENTIONS.md §4 (forecast for Forecast contrasts, joint where State is involved). "
+              "Six headline contrasts are shown; every contrast, metric and boundary mask is in exposure.csv.")
     ex = out.interventions.get(EXPOSURE)
     frame = None
     if ex is not None:
-        frame = ex[ex["metric"] == PRIMARY.metric].copy()
+        frame = ex[(ex["metric"] == PRIMARY.metric) & ex["contrast"].isin(EXPOSURE_CONTRASTS)
+                   & ex["mask"].isin(("forecast", "joint"))].copy()
         frame["label"] = frame["entry"] + " · " + frame["contrast"] + " (" + frame["mask"] + ")"
     return _fill(p, frame, "label", "stratum", STRATA, "Δ Spearman", "No model has a knowledge cutoff or release date.")
 
@@ -148,4 +154,55 @@ def build_figure3(out: ScoreOutputs) -> Figure3 | None:
     """Figure 3's four panels and Strict vs exposed; None when the score folder has no interventions/."""
     if not out.interventions:
         return None
-    return Figure3([_state_minus_forecast(out), _replay(out), _recent_share(out), _oracle(out)], _strict_exposed(out))
+    names = sorted(name.split("/", 1)[1] for name in out.interventions)
+    return Figure3([_state_minus_forecast(out), _replay(out), _recent_share(out), _oracle(out)], _strict_exposed(out), names)
+
+
+# ------------------------------------------------------------------ model pages
+CELLS = "interventions/cells.csv"
+REPLAY_CELLS = ("F->F:all", "F->S:all", "S->F:all", "S->S:all", "F->F:matched", "F->S:matched", "S->F:matched", "S->S:matched")
+ORACLE_CELLS = ("O1", "O2", "O3")
+ORACLE_MODEL_CONTRASTS = ("O1-ewma", "O2-ewma", "O3-ewma", "O1-recent", "O2-recent", "O3-recent", "O1-A1", "O2-A3", "O3-A3", "O3-O2")
+PANEL_CONTRASTS = ("A1:model-base", "A3:model-base", "pooled:model-base")
+
+
+def _model_table(frame: pd.DataFrame | None, model_id: str, analysis: str, key: str, order: tuple[str, ...], split: str,
+                 title: str, counts: bool) -> SimpleTable | None:
+    if frame is None:
+        return None
+    sel = frame[(frame["analysis"] == analysis) & (frame["entry"] == model_id) & (frame["split"] == split)
+                & (frame["subset"] == "all") & (frame["metric"] == PRIMARY.metric)]
+    rows = [r for r in records(sel) if r[key] in order]
+    if not rows:
+        return None
+    rows.sort(key=lambda r: (order.index(r[key]), str(r["track"])))
+    out = []
+    for r in rows:
+        c = Cell(num(r["estimate"]), num(r["ci_low"]), num(r["ci_high"]), "" if num(r["estimate"]) is not None else "undefined")
+        out.append([r[key], r["track"], c, num(r["fc_low"]), num(r["fc_high"]), int(num(r["n_fields"]) or 0),
+                    *([int(num(r["n_valid"]) or 0), int(num(r["n_units"]) or 0)] if counts else [])])
+    cols = [key, "track", "Spearman", "field-clustered low", "field-clustered high", "n_fields", *(["valid", "units"] if counts else [])]
+    return SimpleTable(title, cols, out)
+
+
+def model_interventions(model_id: str, extra: dict, out: ScoreOutputs) -> dict | None:
+    """A model page's intervention pieces: replay cells, oracle rows, the panel's paired contrast
+    against its base (rows of interventions/), and the inference configuration (model.json, shown as text)."""
+    cells, contrasts = out.interventions.get(CELLS), out.interventions.get(I_CONTRASTS)
+    tables: dict[str, list[SimpleTable]] = {}
+    for split in SPLITS:
+        found = [
+            _model_table(cells, model_id, "replay", "cell", REPLAY_CELLS, split, "Replay cells (evidence→readout:budget)", True),
+            _model_table(contrasts, model_id, "replay", "contrast", REPLAY_CONTRASTS, split, "Replay decomposition", False),
+            _model_table(cells, model_id, "oracle", "cell", ORACLE_CELLS, split, "Exact-history conditions", True),
+            _model_table(contrasts, model_id, "oracle", "contrast", ORACLE_MODEL_CONTRASTS, split, "Exact-history contrasts", False),
+            _model_table(contrasts, model_id, "panel", "contrast", PANEL_CONTRASTS, split,
+                         f"Paired contrast against the base model {extra.get('base_model', '')}".rstrip(), False),
+        ]
+        tables[split] = [t for t in found if t is not None]
+    inference = extra.get("inference")
+    inference_rows = sorted((str(k), "null (unset)" if v is None else str(v)) for k, v in inference.items()) \
+        if isinstance(inference, dict) else []
+    if not any(tables.values()) and not inference_rows:
+        return None
+    return {"tables": tables, "inference": inference_rows}

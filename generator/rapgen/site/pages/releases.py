@@ -80,8 +80,11 @@ def _cell(row: dict | None) -> Cell:
 
 def _headline(rows: list[dict], split: str) -> SimpleTable:
     by = {(r["entry"], r["condition"]): r for r in rows if r["split"] == split}
-    entries = sorted({e for e, c in by if c in LEADER_CONDITIONS},
-                     key=lambda e: (-(num(by[(e, RANK_CONDITION)]["estimate"]) or -9.0) if (e, RANK_CONDITION) in by else 9.0, e))
+    def order(e: str) -> tuple:
+        v = num(by[(e, RANK_CONDITION)]["estimate"]) if (e, RANK_CONDITION) in by else None
+        return (v is None, -(v or 0.0), e)  # best Expanding estimate first, undefined last
+
+    entries = sorted({e for e, c in by if c in LEADER_CONDITIONS}, key=order)
     table_rows = [[e, *[_cell(by.get((e, c))) for c in LEADER_CONDITIONS]] for e in entries]
     return SimpleTable(f"Headline, {SPLIT_LABEL[split]}", ["entry", *[CONDITION_LABEL[c] for c in LEADER_CONDITIONS]], table_rows)
 
