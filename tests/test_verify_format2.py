@@ -233,3 +233,36 @@ def test_intervention_findings_carry_their_kind(with_records):
     [finding] = report.errors
     assert finding.kind is ProblemKind.EVIDENCE and finding.line == 3
     assert finding.actual == "0" * 64 and len(finding.expected) == 64 and finding.expected != finding.actual
+
+
+CALLS = [
+    ("q", "relevance", None, None, False),
+    ("q", "date", "2024-01-01", "2024-06-30", False),
+    ("q", "newest", None, None, True),
+    ("   ", "relevance", None, None, True),
+    ("q", "relevance", "2024-1-01", None, True),
+    ("q", "relevance", "2024-02-30", None, True),
+    ("q", "relevance", "2024-06-01", "2024-06-01", True),
+    ("q", "relevance", "2024-07-01", "2024-06-01", True),
+    ("q\ud800", "relevance", None, None, True),
+    ("the a", "relevance", None, "2025-01-01", False),
+]
+
+
+@pytest.mark.parametrize("query,sort,lo,hi,bad", CALLS)
+def test_the_recorded_call_rule_gives_the_search_validators_verdict(query, sort, lo, hi, bad):
+    from rapgen.archive.format2 import malformed_by, recorded_call_malformed
+    from rapgen.archive.records import TraceCall
+
+    call = TraceCall("alpha", date(2025, 1, 1), "A3", 0, query, sort, lo, hi, 0, ())
+    assert recorded_call_malformed(call) is bad
+    assert malformed_by(validate_call)(call) is bad
+
+
+def test_a_history_with_later_origin_units_still_scores_its_origins(history):
+    from rapgen.scores import compute_scores
+
+    archive = open_verified(history, validate_call=validate_call)
+    assert max(u.origin for u in archive.predictions("model-a")) == FIRST_OPEN  # the reveal is in the union
+    result = compute_scores(archive, resamples=10)
+    assert result is not None  # the revealed origin waits for the scorer's --release support; it does not break scoring

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rapgen.archive import open_verified
 from rapgen.errors import UsageProblem
+from rapgen.search import validate_call
 from rapgen.site import build_site, check_site_dir, check_url, render_docs
 
 
@@ -80,7 +81,7 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
     check_site_dir(Path(site_dir))  # before any work: building empties the site folder
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    archive = open_verified(root)
+    archive = open_verified(root, validate_call=validate_call)
     if release is not None:
         archive.release_view(release)  # a usage error for a release that does not exist
         replay = False  # replay.json describes the latest files, not release N's

@@ -53,6 +53,7 @@ _ORIGIN_FILE = re.compile(ORIGIN_FILE_PATTERN)
 _WINDOW_FILE = re.compile(WINDOW_FILE_PATTERN)
 _COMMITMENT = re.compile(COMMITMENT_PATTERN)
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 SORTS = ("relevance", "date")  # SEARCH.md: the two sorts a call may ask for
 CallValidator = Callable[[dict], object]  # raises on a malformed call (rapgen.search.validate_call)
 
@@ -71,8 +72,9 @@ class Format2Result:
 def recorded_call_malformed(call: TraceCall) -> bool:
     """The archive's rule for a recorded call's arguments (SEARCH.md's malformed calls):
     a sort other than relevance or date, a bound that is not a strict ``YYYY-MM-DD``
-    date or null, ``date_from >= date_to``, or an empty query."""
-    if call.sort not in SORTS or not call.query.strip():
+    date or null, ``date_from >= date_to``, or an empty query or one that is not text
+    (a lone surrogate)."""
+    if call.sort not in SORTS or not call.query.strip() or _LONE_SURROGATE.search(call.query):
         return True
     bounds = []
     for value in (call.date_from, call.date_to):

@@ -29,8 +29,10 @@ def verify(root: Path, as_json: bool, strict: bool, quiet: bool, jobs: int | Non
     Stricter than 'sha256sum -c': unlisted files, unsafe paths, symlinks, FIFOs
     and malformed lines are findings, and after the bytes verify the structural
     invariants of the archive format are checked (codebooks, blocks, ledger,
-    search manifests rebuilt from the ledger, model folders, trace call cap).
-    Every finding is reported, one per line, sorted by path.
+    search manifests rebuilt from the ledger, model folders, trace call cap),
+    then the release history of a format-2 archive (each finding names its
+    release) and every model's intervention records. Every finding is
+    reported, one per line, sorted by path.
     """
     from rapgen.archive import format_finding, verify_archive
     from rapgen.search import validate_call

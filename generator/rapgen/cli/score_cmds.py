@@ -52,9 +52,9 @@ def score(root: Path, out_dir: Path, resamples: int | None, release: int | None,
     from rapgen.archive import open_verified
     from rapgen.scores import compute_scores, write_scores
     from rapgen.scores.interventions.compute import read_reruns
-    from rapgen.search import call_is_malformed
+    from rapgen.search import call_is_malformed, validate_call
 
-    archive = open_verified(root)
+    archive = open_verified(root, validate_call=validate_call)
     reruns = read_reruns(out_dir, archive.manifest_sha256)
     result = compute_scores(archive, resamples=resamples, malformed=call_is_malformed, reruns=reruns, release=release)
     written = write_scores(result, out_dir)

@@ -69,7 +69,8 @@ def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date
     infos: list[ModelInfo] = [info for info in archive.models if info.model_id not in skip]
     cutoffs = cutoffs or {}
     for info in infos:
-        units = archive.predictions(info.model_id)
+        # Format 2: units of origins after the last one scored here (later releases) wait for their release.
+        units = [u for u in archive.predictions(info.model_id) if not origins or u.origin <= origins[-1]]
         if partial:
             units = [u for u in units if u.origin in origin_index and (keep is None or keep(info.model_id, u.origin))]
         by_condition: dict[str, list] = {}

@@ -15,10 +15,11 @@ from datetime import date
 from enum import Enum
 from typing import Mapping
 
+from rapgen.archive.layout import COMMITMENT_PATTERN
 from rapgen.archive.history.check import HistoryInput
 from rapgen.archive.history.records import ReleaseRecord, reveal_path
 
-_COMMITMENT = re.compile(r"^archive/commitments/(\d{4}-\d{2}-01)/([^/]+)\.json$")
+_COMMITMENT = re.compile(COMMITMENT_PATTERN)
 _OPEN = re.compile(r"^archive/models/([^/]+)/origins/(\d{4}-\d{2}-01)/predictions\.jsonl$")
 
 

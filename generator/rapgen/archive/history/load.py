@@ -13,6 +13,7 @@ from datetime import date
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from rapgen.archive.layout import ORIGIN_FILE_PATTERN, SEARCH_ORIGIN_PATTERN, WINDOW_FILE_PATTERN
 from rapgen.archive import parse
 from rapgen.archive.history.check import HistoryInput, check_history, first_release, release_numbers
 from rapgen.archive.history.ledger import UnionLedger, WindowSource, compare_manifest
@@ -32,9 +33,9 @@ from rapgen.archive.layout import ARCHIVE_JSON, ASSIGNMENTS_PARQUET, FIELDS_JSON
 from rapgen.archive.records import Category, Finding, Origins
 from rapgen.archive.sums import SUMS, SumsUnreadable, check_paths, parse_sums, read_sums
 
-_WINDOW = re.compile(r"^archive/benchmark/windows/(\d{4}-\d{2}-01)/(papers|assignments)\.parquet$")
-_SEARCH = re.compile(r"^archive/search/(\d{4}-\d{2}-01)/manifest_(fixed|expanding)\.jsonl$")
-_REVEAL = re.compile(r"^archive/models/([^/]+)/origins/(\d{4}-\d{2}-01)/(predictions|traces)\.jsonl$")
+_WINDOW = re.compile(WINDOW_FILE_PATTERN)
+_SEARCH = re.compile(SEARCH_ORIGIN_PATTERN)
+_REVEAL = re.compile(ORIGIN_FILE_PATTERN)
 
 
 @dataclass

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Mapping
 
+from rapgen.archive.layout import SEARCH_ORIGIN_PATTERN, WINDOW_FILE_PATTERN
 from rapgen.archive.history.check import HistoryInput
 from rapgen.archive.history.records import ReleaseKind, ReleaseRecord, manifest_path
 from rapgen.archive.layout import ASSIGNMENTS_PARQUET, MANIFEST_JSONL, PAPERS_PARQUET
 from rapgen.errors import UsageProblem
 
-_WINDOW = re.compile(r"^archive/benchmark/windows/(\d{4}-\d{2}-01)/(papers|assignments)\.parquet$")
-_SEARCH = re.compile(r"^archive/search/(\d{4}-\d{2}-01)/manifest_(fixed|expanding)\.jsonl$")
+_WINDOW = re.compile(WINDOW_FILE_PATTERN)
+_SEARCH = re.compile(SEARCH_ORIGIN_PATTERN)
 _MODEL = re.compile(r"^archive/models/([^/]+)/(?:origins/(\d{4}-\d{2}-01)/)?(predictions|traces)\.jsonl$")
 
 

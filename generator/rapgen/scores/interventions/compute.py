@@ -114,9 +114,11 @@ def compute_interventions(
 ) -> InterventionOutput:
     """Every ``DIR/interventions/`` file (option_counterfactual.csv holds only its header
     unless ``reruns`` from ``rapgen replay`` are given) and the §6 reliability additions."""
+    from rapgen.scores.interventions.sources import on_origins
+
     first_submitted, labels = ledger_lookups(inputs.archive)
     grid = grid_from_score_inputs(inputs, diagnostics, first_submitted, labels)
-    rows = assemble_rows(grid, records, malformed, extra_metrics, reruns)
+    rows = assemble_rows(grid, on_origins(records, grid.origins), malformed, extra_metrics, reruns)
     return InterventionOutput(intervention_files(rows), reliability_additions(inputs, diagnostics, grid))
 
 
@@ -162,15 +164,20 @@ def counterfactual_file(archive: Any, records: list[ModelRecords], malformed: Ca
                         resamples: int | None = None) -> dict[str, bytes]:
     """``interventions/option_counterfactual.csv`` alone, on the scorer's episode grid and draws
     (what ``rapgen replay --out`` writes next to a score folder)."""
+    from dataclasses import replace
+
     from rapgen.scores.baselines import BASELINES
-    from rapgen.scores.interventions.sources import effective_cutoffs, panel_models
+    from rapgen.scores.interventions.sources import effective_cutoffs, on_origins, panel_models
     from rapgen.scores.outputs import csv_bytes
+    from rapgen.scores.history_tables import unit_options
+    from rapgen.scores.release_scopes import scored_release
     from rapgen.scores.steps import compose, count, frame
 
     boot = archive.ledger["bootstrap"]
     R, seed, level = int(boot["resamples"]) if resamples is None else int(resamples), int(boot["seed"]), float(boot["level"])
-    fr = frame(archive)
-    counted = count(archive, fr, R, seed, panel_models(records), effective_cutoffs(records))
+    _history, scope = scored_release(archive, None)  # the frame rapgen score scores (a history: its resolved origins)
+    fr = frame(archive) if scope is None else replace(frame(archive), origins=scope.resolved, strict_origin=scope.strict_origin)
+    counted = count(archive, fr, R, seed, panel_models(records), effective_cutoffs(records), **unit_options(scope))
     composed = compose(counted, archive.ledger)
     c = 0  # canonical is the first policy
     first_submitted, labels = ledger_lookups(archive)
@@ -178,5 +185,5 @@ def counterfactual_file(archive: Any, records: list[ModelRecords], malformed: Ca
     grid = Grid(fr.field_ids, list(fr.field_split), list(fr.field_block), fr.origins, fr.window_months, fr.strict_origin,
                 composed.y[c], composed.x[c], composed.ewma[c], composed.baselines[BASELINES.index("recent"), c],
                 np.zeros((len(fr.field_ids), len(fr.origins)), dtype=bool), first_submitted, labels, draws)
-    rows = counterfactual_rows(grid, records, malformed, reruns)
+    rows = counterfactual_rows(grid, on_origins(records, grid.origins), malformed, reruns)
     return {f"{FOLDER}/{COUNTERFACTUAL_CSV}": csv_bytes(build_table(COUNTERFACTUAL_CSV, rows))}

@@ -12,6 +12,7 @@ object without them (a plain :class:`~rapgen.archive.Archive`) has none.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
@@ -64,3 +65,18 @@ def effective_cutoffs(records: Sequence[ModelRecords] | None) -> dict[str, date 
 
     return {r.model_id: effective_cutoff(r.knowledge_cutoff, r.release_date, r.cutoff_precision)
             for r in records or () if r.cutoff_precision != "day"}
+
+
+def on_origins(records: Sequence[ModelRecords], origins: Sequence[date]) -> list[ModelRecords]:
+    """The records of the scored origins only (a history archive scores its resolved origins)."""
+    keep = set(origins)
+
+    def inside(items: Sequence) -> tuple:
+        return tuple(x for x in items if x.origin in keep)
+
+    out = []
+    for r in records:
+        cells = None if r.panel_cells is None else frozenset(c for c in r.panel_cells if c[1] in keep)
+        out.append(replace(r, units=inside(r.units), traces=inside(r.traces), readouts=inside(r.readouts), oracle=inside(r.oracle),
+                           oracle_traces=inside(r.oracle_traces), panel_cells=cells))
+    return out
