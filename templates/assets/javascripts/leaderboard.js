@@ -84,8 +84,8 @@
         doc.conditions.forEach(function (cond, ci) {
           var best = bestIndex(per[cond], higher);
           panel.models.forEach(function (entry, i) {
-            var tr = table.querySelector('tr[data-entry="' + CSS.escape(entry) + '"]');
-            if (tr) fill(tr.children[2 + ci], per[cond][i], i === best);
+            var mark = table.querySelector('td[data-entry="' + CSS.escape(entry) + '"]');
+            if (mark) fill(mark.parentNode.children[2 + ci], per[cond][i], i === best);
           });
         });
       }
@@ -93,8 +93,8 @@
       if (base) {
         var bb = bestIndex(per.BASE, higher);
         panel.baselines.forEach(function (entry, i) {
-          var tr = base.querySelector('tr[data-entry="' + CSS.escape(entry) + '"]');
-          if (tr) fill(tr.children[1], per.BASE[i], i === bb);
+          var mark = base.querySelector('td[data-entry="' + CSS.escape(entry) + '"]');
+          if (mark) fill(mark.parentNode.children[1], per.BASE[i], i === bb);
         });
       }
       var fig = document.querySelector('figure[data-panel="' + CSS.escape(id) + '"]');
