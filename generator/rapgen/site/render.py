@@ -126,10 +126,15 @@ def _write_tables(outputs: ScoreOutputs, base: Path) -> None:
     import pandas as pd
 
     (base / "downloads").mkdir(parents=True, exist_ok=True)
+    loaded = {"leaderboard": outputs.leaderboard, "contrasts": outputs.contrasts, "ranks": outputs.ranks,
+              "field_scores": outputs.field_scores, "origin_scores": outputs.origin_scores,
+              "compositions": outputs.compositions, "pairs": outputs.pairs, "releases": outputs.releases}
     for name in download_tables(outputs.folder):
         src = outputs.folder / f"{name}.csv"
         shutil.copyfile(src, base / "downloads" / f"{name}.csv")
-        frame = pd.read_csv(src, dtype={c: "string" for c in SCORE_FILES[f"{name}.csv"] if c in TEXT_COLUMNS})
+        frame = loaded.get(name)  # already parsed by load_score_outputs: don't read 27 MB twice
+        if frame is None:
+            frame = pd.read_csv(src, dtype={c: "string" for c in SCORE_FILES[f"{name}.csv"] if c in TEXT_COLUMNS})
         frame.to_parquet(base / "downloads" / f"{name}.parquet", index=False)
     if (outputs.folder / "units.parquet").is_file():
         shutil.copyfile(outputs.folder / "units.parquet", base / "downloads" / "units.parquet")
