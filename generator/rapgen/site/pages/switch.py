@@ -28,7 +28,7 @@ def _r(value) -> float | None:
     return None if v is None else round(v, DIGITS)
 
 
-def _ranks(out: ScoreOutputs) -> dict[tuple, tuple]:
+def _rank_cells(out: ScoreOutputs) -> dict[tuple, tuple]:
     """(track, split, policy, condition, metric, entry) -> (rank, tied 0/1)."""
     groups = defaultdict(list)
     for r in records(out.ranks):
@@ -53,7 +53,7 @@ def switch_data(panels: dict[str, list[LeaderPanel]], out: ScoreOutputs) -> str:
     (table id), the rows' entries and every (policy, metric, condition) value list."""
     lb = out.leaderboard
     idx = index(lb, ["track", "split", "policy", "kind", "entry", "condition", "metric"])
-    ranks = _ranks(out)
+    ranks = _rank_cells(out)
     specs = {m.name: m for m in METRICS}
     doc_panels = {}
     for split_panels in panels.values():
