@@ -90,7 +90,7 @@ def test_partial_and_live_participation_in_the_latest_release(history):
     assert meta["partial"]["model-b"]["A0"] == {"origins": 5, "of": 6, "last_complete_release": 2}
     # model-a revealed A0, A1, A3 for 2025-07-01; its State conditions stay partial.
     assert set(meta["partial"]["model-a"]) == {"A2", "A4"}
-    assert meta["live"] == {"model-a": ["2025-07-01"]}
+    assert meta["live"] == {"model-a": ["2025-07-01"]} and meta["unreleased"] == []
     def entries(n, track):
         return {(r["entry"], r["condition"]) for r in rows if r["release"] == str(n) and track == r["track"]}
     assert ("model-b", "A0") in entries(2, "all_origin") and ("model-b", "A0") not in entries(3, "all_origin")

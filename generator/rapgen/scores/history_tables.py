@@ -111,6 +111,9 @@ def release_meta(archive, history: HistoryInput, scope: ReleaseScope, fr: steps.
         "strict_origin": scope.strict_origin.isoformat(),
         "includes_unreleased": release is None,
         "simulated": record.simulated,
+        # merged lines no release lists yet (scored only without --release; the site marks them unreleased)
+        "unreleased": sorted(p for p in set(history.root) - set(history.manifests.get(max(history.manifests), {}))
+                             if p.startswith(("archive/models/", "archive/commitments/"))) if release is None else [],
         "partial": dict(sorted(partial.items())),
         "live": {} if live is None else {
             uv.entries[e].entry: [fr.origins[o].isoformat() for o in np.flatnonzero(live.origin_mask[e])]
