@@ -63,13 +63,16 @@ def write_counterfactual(archive, records, report, out_dir: str | Path) -> list[
 
 def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int | None = None,
               work_dir: str | Path | None = None, scores_dir: str | Path | None = None,
-              site_url: str | None = None, repo_url: str | None = None, replay: bool = True) -> PipelineResult:
+              site_url: str | None = None, repo_url: str | None = None, replay: bool = True,
+              release: int | None = None) -> PipelineResult:
     """Verify the archive at ``root``, score it (unless ``scores_dir`` already holds
     scores to reuse), replay the recorded Search calls when any model has traces
     (``replay``; the model pages show the result), render the pages and build the
     site into ``site_dir``. ``site_url`` and ``repo_url`` are the addresses the site
     is served from and the project's repository; without them the site links only
-    within itself, relatively."""
+    within itself, relatively. ``release``: render release N's site from the files
+    release N listed (scores of that release alone, no replay), byte for byte the same
+    whatever later releases added."""
     if resamples is not None and resamples < 1:
         raise UsageProblem(f"--resamples must be a positive integer, got {resamples}")
     check_url("--site-url", site_url)
@@ -79,6 +82,9 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     archive = open_verified(root, validate_call=validate_call)
+    if release is not None:
+        archive.release_view(release)  # a usage error for a release that does not exist
+        replay = False  # replay.json describes the latest files, not release N's
     timings["verify"] = time.perf_counter() - t0
     work = Path(work_dir) if work_dir is not None else root / "build"
     if scores_dir is None:
@@ -88,7 +94,7 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
         scores_dir = work / "scores"
         from rapgen.search import call_is_malformed
 
-        write_scores(compute_scores(archive, resamples=resamples, malformed=call_is_malformed), scores_dir)
+        write_scores(compute_scores(archive, resamples=resamples, malformed=call_is_malformed, release=release), scores_dir)
         timings["score"] = time.perf_counter() - t0
         if replay and any(archive.has_traces(m) for m in archive.model_ids):
             from rapgen.search import replay_archive, write_replay
@@ -102,7 +108,7 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
             timings["replay"] = time.perf_counter() - t0
     scores_dir = Path(scores_dir)
     t0 = time.perf_counter()
-    rendered = render_docs(archive, scores_dir, work / "docs", repo_url=repo_url)
+    rendered = render_docs(archive, scores_dir, work / "docs", repo_url=repo_url, release=release)
     timings["render"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     built = build_site(rendered.docs_dir, site_dir, synthetic=rendered.synthetic,
