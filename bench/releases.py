@@ -10,8 +10,12 @@ per later window, models releases with sealed and open Live entries), then repor
 * plain ``verify_archive`` (which runs every history check) on the format-1
   source against the same call on the history (best of ``--repeat``, both with
   the Search validator), the ratio against the 1.5x target.
+* with ``--score``: ``compute_scores`` + ``write_scores`` on the history with
+  releases.csv for every release, against the same with releases.csv for the
+  latest release alone (best of ``--repeat``), the ratio against the 2x target.
+  ``--history DIR`` reuses a history built before (skips the build and verify timings).
 
-    python bench/releases.py [--scale full|small] [--source DIR] [--repeat 3] [--keep DIR]
+    python bench/releases.py [--scale full|small] [--source DIR] [--repeat 3] [--keep DIR] [--score] [--history DIR]
 """
 
 from __future__ import annotations
@@ -37,13 +41,41 @@ def best(fn, repeat: int) -> float:
     return min(times)
 
 
+def time_scoring(root: Path, repeat: int, resamples: int | None) -> None:
+    """rapgen score with releases.csv for every release against the latest release alone (diagnostics included)."""
+    from rapgen.archive import open_verified
+    from rapgen.scores import compute_scores, write_scores
+    from rapgen.search import validate_call
+
+    archive = open_verified(root, validate_call=validate_call)
+    n = max(archive.releases)
+    out = Path(tempfile.mkdtemp(prefix="rapgen-bench-score-"))
+    try:
+        def run(every: bool) -> None:
+            write_scores(compute_scores(archive, resamples=resamples, every_release=every), out / ("all" if every else "latest"))
+
+        latest = best(lambda: run(False), repeat)
+        every = best(lambda: run(True), repeat)
+        rows = sum(1 for _ in open(out / "all" / "releases.csv")) - 1
+        print(f"score, releases.csv for release {n} alone: {latest:.2f} s; for all {n} releases ({rows} rows): {every:.2f} s; "
+              f"ratio {every / latest:.2f} (target <= 2)")
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", choices=("full", "small"), default="full")
     parser.add_argument("--source", type=Path, default=None, help="an existing format-1 archive root (skips rapgen synth)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, default=None, help="work folder to keep (default: a temporary one)")
+    parser.add_argument("--score", action="store_true", help="also time rapgen score with releases.csv for every release")
+    parser.add_argument("--history", type=Path, default=None, help="an existing history (only the --score timing runs)")
+    parser.add_argument("--resamples", type=int, default=None, help="bootstrap resamples for --score (default: the ledger's)")
     args = parser.parse_args()
+    if args.history is not None:
+        time_scoring(args.history, args.repeat, args.resamples)
+        return 0
 
     from rapgen.archive.verify import verify_archive
     from rapgen.search import validate_call
@@ -72,6 +104,8 @@ def main() -> int:
             print("the history does not verify", file=sys.stderr)
             return 1
         print(f"verify format-1 source: {plain:.2f} s; verify with history: {history:.2f} s; ratio {history / plain:.2f} (target <= 1.5)")
+        if args.score:
+            time_scoring(out, args.repeat, args.resamples)
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

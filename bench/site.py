@@ -26,6 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 GOAL_SECONDS = 60.0
 GOAL_FIELD_PAGE = 80 * 1024
+GOAL_PAGE = 400 * 1000  # issue 16: no page over 400 KB of HTML, embedded data included
 
 
 def _stand_in(base: Path, n_fields: int, n_models: int) -> tuple[Path, Path]:
@@ -116,6 +117,11 @@ def main() -> None:
         for rel, size in other.items():
             print(f"{rel}: {size / 1024:.1f} KiB")
         print(f"Markdown: {md_bytes / 1e6:.1f} MB; site total: {site_bytes / 1e6:.1f} MB")
+        pages = sorted(((p.stat().st_size, p.relative_to(base / "site").as_posix()) for p in (base / "site").rglob("*.html")),
+                       reverse=True)
+        print(f"largest HTML pages (goal every page <= {GOAL_PAGE // 1000} KB -> {'OK' if pages[0][0] <= GOAL_PAGE else 'OVER'}):")
+        for size, rel in pages[:6]:
+            print(f"  {rel}: {size / 1000:.1f} KB")
 
 
 if __name__ == "__main__":

@@ -188,7 +188,7 @@ def test_an_interrupted_run_keeps_every_finished_unit_and_resumes(tiny_archive, 
     repo, out = tiny_archive.root, tmp_path / "m"
     import rapgen.kit.runner as runner
 
-    real = runner._episode
+    real = runner.run_episode
     seen = []
 
     def crash_on_seventh(*args):
@@ -197,13 +197,13 @@ def test_an_interrupted_run_keeps_every_finished_unit_and_resumes(tiny_archive, 
             raise KeyboardInterrupt
         return real(*args)
 
-    monkeypatch.setattr(runner, "_episode", crash_on_seventh)
+    monkeypatch.setattr(runner, "run_episode", crash_on_seventh)
     with FakeChat(_scripted) as chat:
         r = _cli(repo, out, chat.base_url)
         assert r.exit_code == 130 and "Error: interrupted" in r.stderr
         kept = read_jsonl(out / "predictions.jsonl")
         assert len(kept) == 6  # every unit finished before the interruption
-        monkeypatch.setattr(runner, "_episode", real)
+        monkeypatch.setattr(runner, "run_episode", real)
         r = _cli(repo, out, chat.base_url, "--resume")
         assert r.exit_code == 0, r.output
     lines = read_jsonl(out / "predictions.jsonl")

@@ -97,25 +97,10 @@ def _stage(name: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-# Modules whose import rules this branch's own area answers for; a problem that
-# involves only other modules is reported as "expected to be fixed elsewhere"
-# (xfail with the precise list) until those areas land.
-OWN = ("rapgen.archive", "rapgen.io", "rapgen.errors", "rapgen.text", "rapgen.sample",
-       "rapgen.cli.archive_cmds", "rapgen.cli.sample_cmds")
-
-
-def _own(name: str) -> bool:
-    return any(name == o or name.startswith(o + ".") for o in OWN)
-
-
 def _report(problems: list[tuple[list[str], str]], what: str) -> None:
-    """Fail on problems touching our own modules; xfail, naming each, on the rest."""
-    if not problems:
-        return
-    text = "\n".join(msg for _, msg in problems)
-    if any(any(_own(m) for m in mods) for mods, _ in problems):
-        pytest.fail(f"{what}:\n{text}")
-    pytest.xfail(f"{what} (outside this area, still to fix):\n{text}")
+    """Fail, naming every problem, when there is any."""
+    if problems:
+        pytest.fail(f"{what}:\n" + "\n".join(msg for _, msg in problems))
 
 
 # ---------------------------------------------------------------- 1. layering

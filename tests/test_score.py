@@ -27,7 +27,7 @@ BENCH = Path(__file__).resolve().parent.parent / "bench" / "score.py"
 SPEC_COLUMNS = {
     "leaderboard.csv": "track,split,policy,entry,kind,condition,metric,estimate,ci_low,ci_high,n_fields,n_episodes,n_valid,n_invalid",
     "contrasts.csv": "track,split,policy,entry,contrast,metric,estimate,ci_low,ci_high,n_fields",
-    "ranks.csv": "track,split,policy,condition,entry,estimate,rank,p_first",
+    "ranks.csv": "track,split,policy,condition,metric,entry,estimate,rank,p_first",
     "field_scores.csv": "track,split,policy,entry,kind,condition,metric,field_id,estimate,n_origins",
     "origin_scores.csv": "split,policy,entry,kind,condition,metric,origin,estimate,n_fields",
     "compositions.csv": "field_id,policy,window_start,window_end,n_total,D0,D1,D2,D3,D4,D5,D6,D7",
@@ -115,7 +115,7 @@ def test_every_leaderboard_and_contrast_number_matches_the_per_unit_reference(sc
 def test_files_and_exact_columns(scored):
     _, result, out = scored
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted(list(SPEC_COLUMNS) + ["units.parquet", "scores.json", "diagnostics.json"])
+    assert names == sorted(list(SPEC_COLUMNS) + ["live.csv", "pairs.csv", "releases.csv", "units.parquet", "scores.json", "diagnostics.json"])
     for name, header in SPEC_COLUMNS.items():
         assert (out / name).read_text().splitlines()[0] == header
     meta = json.loads((out / "scores.json").read_text())
@@ -261,7 +261,7 @@ def test_contrast_uses_only_origins_where_both_sides_are_defined(scored):
 # ---------------------------------------------------------------- ranks
 def test_ranks_groups_and_probabilities(scored):
     _, _, out = scored
-    rows = read_csv(out / "ranks.csv")
+    rows = [r for r in read_csv(out / "ranks.csv") if r["metric"] == "spearman"]
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         groups.setdefault((r["track"], r["split"], r["policy"], r["condition"]), []).append(r)
@@ -419,7 +419,7 @@ def test_cli_scores_and_reports(tiny_archive, tmp_path, no_diagnostics):
     out = tmp_path / "scores"
     result = CliRunner().invoke(cli, ["score", "--root", str(tiny_archive.root), "--out", str(out), "--resamples", "30"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("Scored 2 models and 4 policies on 1 dev, 3 test fields (30 resamples, seed 0).\nWrote 10 files to ")
+    assert result.output.startswith("Scored 2 models and 4 policies on 1 dev, 3 test fields (30 resamples, seed 0).\nWrote 13 files to ")
     assert json.loads((out / "scores.json").read_text())["resamples"] == 30
 
 

@@ -77,8 +77,8 @@ def test_fmt_bytes(value, expected):
 
 
 def test_sort_key_puts_missing_last_and_is_numeric():
-    keys = [filters.sort_key(v) for v in (0.5, None, -0.25, math.nan)]
-    assert keys == ["0.500000", "-1e9", "-0.250000", "-1e9"]
+    keys = [filters.sort_key(v) for v in (0.5, None, -0.25, math.nan, 67.0, 0.123456, -0.0000001)]
+    assert keys == ["0.5", "-1e9", "-0.25", "-1e9", "67", "0.123456", "0"]
     assert float(filters.sort_key(None)) < -1
 
 

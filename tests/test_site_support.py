@@ -165,7 +165,7 @@ def make_score_outputs(out: Path, manifest_sha256: str, *, with_diagnostics: boo
                     rows.sort(key=lambda r: (-r[1], r[0]))
                     for i, (entry, est) in enumerate(rows):
                         rank = 1.5 if i < 2 else float(i + 1)  # the first two are tied
-                        rk.append([track, split, policy, cond, entry, est, rank, r6(0.5 if i < 2 else 0.0)])
+                        rk.append([track, split, policy, cond, "spearman", entry, est, rank, r6(0.5 if i < 2 else 0.0)])
                 for entry, kind, conds in _entries(MODELS):
                     if kind != "model" or (track == "forecast_strict" and not MODELS[entry]["knowledge_cutoff"]):
                         continue
@@ -176,7 +176,7 @@ def make_score_outputs(out: Path, manifest_sha256: str, *, with_diagnostics: boo
                             ct.append([track, split, policy, entry, contrast, metric, r6(est), r6(est - 0.1), r6(est + 0.1), nf])
     pd.DataFrame(lb, columns="track,split,policy,entry,kind,condition,metric,estimate,ci_low,ci_high,n_fields,n_episodes,n_valid,n_invalid".split(",")).to_csv(out / "leaderboard.csv", index=False)
     pd.DataFrame(ct, columns="track,split,policy,entry,contrast,metric,estimate,ci_low,ci_high,n_fields".split(",")).to_csv(out / "contrasts.csv", index=False)
-    pd.DataFrame(rk, columns="track,split,policy,condition,entry,estimate,rank,p_first".split(",")).to_csv(out / "ranks.csv", index=False)
+    pd.DataFrame(rk, columns="track,split,policy,condition,metric,entry,estimate,rank,p_first".split(",")).to_csv(out / "ranks.csv", index=False)
     pd.DataFrame(fs, columns="track,split,policy,entry,kind,condition,metric,field_id,estimate,n_origins".split(",")).to_csv(out / "field_scores.csv", index=False)
     pd.DataFrame(osc, columns="split,policy,entry,kind,condition,metric,origin,estimate,n_fields".split(",")).to_csv(out / "origin_scores.csv", index=False)
     comp = []

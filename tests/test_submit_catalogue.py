@@ -549,7 +549,7 @@ class _Tags(html.parser.HTMLParser):
 
 OUR_TAGS = {"h2", "h3", "p", "table", "thead", "tbody", "tr", "th", "td", "code", "strong", "ul", "li", "pre", "details", "summary", "sub"}
 OUR_HEADINGS = re.compile(r"^(✅ Submission newbie passes rapgen submit check|❌ Submission .*: \d+ problems? found|Checks|Validity|Leaderboard.*"
-                          r"|⚠️ Warnings \(\d+\)|Problems \(\d+\)|SHA256SUMS lines.*)$")
+                          r"|⚠️ Warnings \(\d+\)|Problems \(\d+\)|SHA256SUMS lines.*|Coverage per origin|Live)$")
 
 
 def assert_inert(report: str) -> None:

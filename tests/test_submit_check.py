@@ -44,7 +44,8 @@ def test_full_check_runs_later_stages_on_an_overlay(tiny_archive) -> None:
     before = tree_digest(repo)
     res = check_submission(repo, folder, resamples=100)
     assert tree_digest(repo) == before
-    assert set(res.stages) == {"integrity", "submission", "checksums", "scores", "replay", "site"}
+    assert set(res.stages) == {"integrity", "submission", "checksums", "live", "scores", "replay", "site"}
+    assert res.stages["live"].status == "skipped"  # a format-1 archive: no Live submission
     assert res.stages["replay"].status == "skipped"  # no traces
     for stage in ("scores", "site"):
         assert res.stages[stage].status in ("passed", "unavailable", "skipped"), (stage, res.stages[stage], res.problems)
@@ -250,8 +251,8 @@ def test_keywords_come_from_the_finding_kind_not_its_wording(tiny_archive, monke
 
     real = files.parse_predictions
 
-    def reworded(path, data, fields, origins):
-        units, findings = real(path, data, fields, origins)
+    def reworded(path, data, fields, origins, **options):
+        units, findings = real(path, data, fields, origins, **options)
         return units, findings + [Finding(path, None, Category.MALFORMED, "gap in the episodes", kind=ProblemKind.COVERAGE),
                                   Finding(path, 7, Category.MALFORMED, "seen before", kind=ProblemKind.DUPLICATE_UNIT),
                                   Finding(path, 8, Category.MALFORMED, "does not cover every episode (wording only)", kind=ProblemKind.SCHEMA)]

@@ -86,7 +86,7 @@ def test_usage() -> None:
 def test_workflows_call_the_script() -> None:
     pr = yaml.safe_load((REPO / ".github" / "workflows" / "pr-check.yml").read_text())
     site = yaml.safe_load((REPO / ".github" / "workflows" / "site.yml").read_text())
-    assert pr[True]["pull_request_target"]["paths"] == ["archive/models/**"]  # YAML 1.1 reads the key `on` as True
+    assert pr[True]["pull_request_target"]["paths"] == ["archive/models/**", "archive/commitments/**"]  # YAML 1.1 reads the key `on` as True
     assert any("github-script" in s.get("uses", "") for s in pr["jobs"]["check"]["steps"])
     assert site[True]["push"]["branches"] == ["main"]
     site_steps = " ".join(s.get("run", "") for s in site["jobs"]["build"]["steps"])
@@ -153,7 +153,7 @@ def test_pr_mode_shows_a_stray_model_name_only_as_safe_text(pr_repo, tmp_path) -
     done = run_script("pr", "--root", str(pr_repo), "--base", "main", "--report", str(report), "--resamples", "50")
     assert done.returncode == 1, done.stdout + done.stderr
     text = report.read_text()
-    assert "`archive/models/x?b?????y/` was removed or changed into a file" in text
+    assert "`archive/models/x?b?????y/` is missing, was removed or changed into a file" in text
     import markdown
 
     assert "<b>" not in markdown.markdown(text, extensions=["tables"])  # elsewhere only inside code spans

@@ -266,3 +266,20 @@ def test_a_history_with_later_origin_units_still_scores_its_origins(history):
     assert max(u.origin for u in archive.predictions("model-a")) == FIRST_OPEN  # the reveal is in the union
     result = compute_scores(archive, resamples=10)
     assert result is not None  # the revealed origin waits for the scorer's --release support; it does not break scoring
+
+
+def test_every_opened_origins_shards_are_in_the_manifest(history):
+    """The Search backend finds a later origin's shards: both readers return release 1's
+    manifests followed by each opened origin's search/<origin>/ manifest."""
+    from rapgen.archive import Archive
+    from rapgen.search.cache import input_digest
+
+    verified = open_verified(history, validate_call=validate_call)
+    plain = Archive(history)
+    for regime in ("fixed", "expanding"):
+        origins = {m.origin for m in verified.manifest(regime)}
+        assert {FIRST_OPEN, SECOND_OPEN} <= origins, regime
+        assert [(m.field_id, m.origin) for m in plain.manifest(regime)] == [(m.field_id, m.origin) for m in verified.manifest(regime)]
+    # The index cache is keyed by the rolled-in windows too, so a roll never reuses a stale index.
+    windows = input_digest(verified)["windows_sha256"]
+    assert windows and all("/benchmark/windows/" in path for path in windows)

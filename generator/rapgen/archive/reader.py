@@ -14,6 +14,7 @@ older imports.
 from __future__ import annotations
 
 import hashlib
+import re
 from functools import cached_property
 from pathlib import Path
 from typing import Callable
@@ -41,7 +42,10 @@ from rapgen.archive.layout import (  # noqa: F401 - re-exported
     model_file,
     origin_file,
     window_file,
+    SEARCH_ORIGIN_PATTERN,
 )
+
+SEARCH_DIR = "archive/search"
 from rapgen.archive.records import Block, Direction, Field, Finding, ModelInfo, Origins, ShardManifest, TraceCall, Unit
 from rapgen.errors import ArchiveError, UsageProblem
 
@@ -118,10 +122,23 @@ class Archive:
         return sorted(blocks, key=lambda b: b.block_id.encode())  # type: ignore[arg-type]
 
     def manifest(self, regime: str) -> list[ShardManifest]:
+        """Every shard of ``regime``: release 1's manifest, then (format 2) the manifests of
+        each origin opened later, ``search/<origin>/manifest_<regime>.jsonl``, by origin."""
         rel = MANIFEST_JSONL[regime]
         value, findings = parse.parse_manifest(rel, self.read_bytes(rel), regime)
         _raise_on(findings)
+        for later in self._later_manifest_paths(regime):
+            more, findings = parse.parse_manifest(later, self.read_bytes(later), regime)
+            _raise_on(findings)
+            value = [*value, *more]
         return value
+
+    def _later_manifest_paths(self, regime: str) -> list[str]:
+        folder = self.root / SEARCH_DIR
+        if not folder.is_dir():
+            return []
+        paths = (f"{SEARCH_DIR}/{d.name}/{Path(MANIFEST_JSONL[regime]).name}" for d in sorted(folder.iterdir()) if d.is_dir())
+        return [p for p in paths if re.match(SEARCH_ORIGIN_PATTERN, p) and (self.root / p).is_file()]
 
     # ------------------------------------------------------------ models
     @cached_property

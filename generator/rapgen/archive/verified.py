@@ -60,12 +60,14 @@ class VerifiedArchive(Archive):
             model_ids=model_ids,
             models=[parsed.models[m] for m in model_ids],
         )
-        self._manifests = {r: list(parsed.manifests[r]) for r in MANIFEST_JSONL}
         self._predictions = dict(format2.predictions if format2 else parsed.predictions)
         self._traces = dict(format2.traces if format2 else parsed.traces)
         history = format2.history if format2 else None
         self.history: HistoryInput = history.input if history is not None else HistoryInput(
             dict(digests), {}, {}, parsed.origins.origins, parsed.origins.strict_origin, parsed.origins.window_months, None)
+        # Release 1's shards, then those of every origin opened later (search/<origin>/), by origin.
+        later = [m for _, entries in sorted((self.history.shards or {}).items()) for m in entries]
+        self._manifests = {r: [*parsed.manifests[r], *(m for m in later if m.regime == r)] for r in MANIFEST_JSONL}
         self.intervention_records: Mapping[str, InterventionRecords] = MappingProxyType(dict(format2.interventions if format2 else {}))
 
     # Typed again here for readers of this class; the values are set in __init__.

@@ -54,24 +54,50 @@ def _cache_option(f):
 @root_option
 @json_option
 @debug_option
+@click.option("--readout", type=click.Choice(["forecast", "state"]), help="The readout prompt of CONDITION's (A3 or A4) recorded evidence, read out as a Forecast or a State answer.")
+@click.option("--budget", type=click.Choice(["all", "matched"]), default="all", show_default=True, help="--readout: all the source's calls, or the first k = min(n_A3, n_A4).")
+@click.option("--model", "model", metavar="ID|DIR", help="--readout: whose evidence: a model folder, or the id of a listed model (ROOT/archive/models/ID).")
 @click.argument("field_id", metavar="FIELD")
 @click.argument("origin")
-@click.argument("condition", type=CONDITION_CHOICE)
+@click.argument("condition", type=click.Choice(["A0", "A1", "A2", "A3", "A4", "O1", "O2", "O3"]))
 @handle_errors
-def prompt(root: Path, as_json: bool, debug: bool, field_id: str, origin: str, condition: str) -> None:
+def prompt(root: Path, as_json: bool, debug: bool, readout: str | None, budget: str, model: str | None,
+           field_id: str, origin: str, condition: str) -> None:
     """Print the benchmark's system prompt and tool schemas for one unit.
 
+    \b
     FIELD is a field id, ORIGIN a forecast origin (YYYY-MM-DD), CONDITION one of
-    A0–A4. The first line gives prompt_sha256, the SHA-256 of exactly what is
-    sent (messages and tools), and template_sha256, the prompt version. With
-    --json: both, the messages and the OpenAI-format tools, ready to send.
+    A0–A4, or O1–O3 for an exact-history unit. With --readout forecast|state,
+    CONDITION (A3 or A4) is the source whose recorded evidence --model's
+    traces.jsonl holds:
+      rapgen prompt nlp-agents 2025-07-01 A4 --readout forecast --budget matched --model submissions/m
+      rapgen prompt nlp-agents 2025-07-01 O2
+    The first line gives prompt_sha256, the SHA-256 of exactly what is sent
+    (messages and tools), and template_sha256, the prompt version (for readout
+    and O units: the SHA-256 of the template file, the prompt_sha256 their
+    records carry). With --json: both, the messages and the OpenAI-format
+    tools, ready to send.
     """
     import json
 
     from rapgen.archive import Archive
-    from rapgen.kit import build_prompt
 
-    result = build_prompt(Archive(root), field_id, origin, condition)
+    archive = Archive(root)
+    if readout is None and (model is not None or budget != "all"):
+        fail("--model and --budget go with --readout", 2)
+    if readout is not None:
+        result = _readout_prompt(archive, root, field_id, origin, condition, readout, budget, model)
+    elif condition.startswith("O"):
+        from rapgen.kit.intervention_inputs import OracleBlocks
+        from rapgen.kit.intervention_prompts import build_oracle_prompt
+        from rapgen.kit.prompt import unit_context
+
+        when = unit_context(archive, field_id, origin)["origin_date"]
+        result = build_oracle_prompt(archive, field_id, origin, condition, OracleBlocks(archive).block(field_id, when, condition))
+    else:
+        from rapgen.kit import build_prompt
+
+        result = build_prompt(archive, field_id, origin, condition)
     if as_json:
         # ASCII-only: archive text reaches the terminal as JSON escapes, never as raw controls.
         click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=True))
@@ -83,6 +109,30 @@ def prompt(root: Path, as_json: bool, debug: bool, field_id: str, origin: str, c
     click.echo(json.dumps(result.tools, indent=2, ensure_ascii=False))
 
 
+def _readout_prompt(archive, root: Path, field_id: str, origin: str, condition: str, readout: str, budget: str, model: str | None):
+    from rapgen.kit.intervention_inputs import EvidenceBuilder, read_model_folder, readout_jobs
+    from rapgen.kit.intervention_prompts import build_readout_prompt
+    from rapgen.kit.prompt import unit_context
+
+    if condition not in ("A3", "A4"):
+        fail(f"--readout reads the evidence of an A3 or A4 unit; CONDITION is {condition}", 2)
+    if not model:
+        fail("--readout needs --model ID|DIR: the model folder whose traces.jsonl holds the evidence", 2)
+    folder = Path(model)
+    if not folder.is_dir():
+        folder = root / "archive" / "models" / model
+        if not folder.is_dir():
+            fail(f"--model {safe(model)}: neither a folder nor a listed model under {safe(root / 'archive' / 'models')}", 2)
+    when = unit_context(archive, field_id, origin)["origin_date"]
+    units, traces = read_model_folder(archive, folder)
+    jobs = [j for j in readout_jobs(units, traces, fields={field_id}, readouts=(readout,), sources=(condition,), budgets=(budget,))
+            if j.origin == when]
+    if not jobs:
+        fail(f"{safe(folder)}: {safe(field_id)} {origin} is not a pair (the readout needs both an A3 and an A4 unit)", 2)
+    evidence = EvidenceBuilder(archive).evidence(jobs[0].calls)
+    return build_readout_prompt(archive, field_id, when, readout, evidence, source_condition=condition, budget=budget)
+
+
 @click.command("serve-search", epilog=EPILOG)
 @root_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Loopback address to bind (127.0.0.1, ::1 or localhost only).")
@@ -92,7 +142,7 @@ def prompt(root: Path, as_json: bool, debug: bool, field_id: str, origin: str, c
 @click.option("--mcp-http", "mcp_port", type=click.IntRange(1, 65535), metavar="PORT", help="Serve the Model Context Protocol over streamable HTTP on loopback PORT (path /mcp), for one unit.")
 @click.option("--field", "field_id", metavar="FIELD", help="MCP: the unit's field id.")
 @click.option("--origin", metavar="DATE", help="MCP: the unit's origin (YYYY-MM-DD).")
-@click.option("--condition", type=click.Choice(["A1", "A2", "A3", "A4"]), help="MCP: the unit's Search condition.")
+@click.option("--condition", type=click.Choice(["A1", "A2", "A3", "A4", "O3"]), help="MCP: the unit's Search condition (O3: the exact-history unit's Search, on the Expanding shard).")
 @_cache_option
 @debug_option
 @handle_errors
@@ -155,6 +205,12 @@ def _split(values: tuple) -> tuple[str, ...] | None:
 @click.option("--proprietary/--open-weights", default=None, help="model.json proprietary flag.")
 @click.option("--knowledge-cutoff", metavar="DATE", help="model.json knowledge_cutoff (YYYY-MM-DD).")
 @click.option("--release-date", metavar="DATE", help="model.json release_date (YYYY-MM-DD).")
+@click.option("--readout", is_flag=True, help="Instead: read out --out's own recorded A3/A4 evidence (every pair) into replays.jsonl.")
+@click.option("--readouts", multiple=True, metavar="forecast|state", help="--readout: only these readouts (default both).")
+@click.option("--sources", multiple=True, metavar="A3|A4", help="--readout: only the evidence of these source conditions (default both).")
+@click.option("--budgets", multiple=True, metavar="all|matched", help="--readout: only these budgets (default both).")
+@click.option("--oracle", "oracle", multiple=True, metavar="O1|O2|O3", help="Instead: run these exact-history conditions into oracle.jsonl (O3's calls into oracle_traces.jsonl).")
+@click.option("--max-output-tokens", type=click.IntRange(1, None), help="Sent as max_tokens in every request (default: not sent).")
 @click.option("--resume", is_flag=True, help="Continue a run: skip the units already in --out (after checking the folder is consistent).")
 @click.option("--force", is_flag=True, help="Delete predictions.jsonl/traces.jsonl already in --out and start again.")
 @json_option
@@ -163,6 +219,7 @@ def _split(values: tuple) -> tuple[str, ...] | None:
 def run(base_url: str, model_name: str, root: Path, out_dir: Path, fields: tuple, origins: tuple, conditions: tuple,
         api_key_env: str, temperature: float, max_turns: int | None, timeout: float, retries: int, display_name: str | None,
         provider: str | None, proprietary: bool | None, knowledge_cutoff: str | None, release_date: str | None,
+        readout: bool, readouts: tuple, sources: tuple, budgets: tuple, oracle: tuple, max_output_tokens: int | None,
         resume: bool, force: bool, as_json: bool, debug: bool) -> None:
     """Drive a chat endpoint through A0–A4 with native tool calls.
 
@@ -173,6 +230,14 @@ def run(base_url: str, model_name: str, root: Path, out_dir: Path, fields: tuple
     traces.jsonl as soon as it finishes, so an interrupted run loses nothing:
     rerun with --resume. model.json is written if missing and records the
     prompt version. Then run `rapgen submit check OUT`.
+
+    \b
+    With --readout: every pair (an A3 and an A4 unit) of OUT is read out again
+    from its recorded evidence, as a Forecast and as a State answer, under the
+    full and the matched budget, into OUT/replays.jsonl. With --oracle O1,O2,O3:
+    exact-history units into OUT/oracle.jsonl (O3's Search calls into
+    OUT/oracle_traces.jsonl). Both keep --resume/--force and never touch
+    model.json, predictions.jsonl or traces.jsonl.
     """
     from rapgen.kit import AgentConfig, run_agent
 
@@ -185,13 +250,34 @@ def run(base_url: str, model_name: str, root: Path, out_dir: Path, fields: tuple
         base_url=base_url, model=model_name, api_key=os.environ.get(api_key_env) or None,
         fields=_split(fields), origins=_split(origins), conditions=_split(conditions) or ("A0", "A1", "A3"),
         temperature=temperature, max_turns=max_turns, timeout=timeout, retries=retries, model_info=info,
+        max_output_tokens=max_output_tokens,
     )
+    if readout or oracle:
+        given = [n for n, v in (("--conditions", conditions), ("--display-name", display_name), ("--provider", provider),
+                                ("--proprietary/--open-weights", proprietary), ("--knowledge-cutoff", knowledge_cutoff),
+                                ("--release-date", release_date)) if v]
+        if readout and oracle:
+            fail("give --readout or --oracle, not both (run them one after the other)", 2)
+        if given:
+            fail(f"{given[0]} is for the main run; --readout and --oracle write only their own files", 2)
+    elif readouts or sources or budgets:
+        fail("--readouts, --sources and --budgets go with --readout", 2)
 
     def tick(done: int, total: int, fid: str, origin: str, condition: str, reason: str) -> None:
         status = f"invalid ({safe(reason)})" if reason else "ok"
         click.echo(f"[{done}/{total}] {condition} {safe(fid)} {origin}: {status}", err=True)
 
-    summary = run_agent(root, out_dir, config, force=force, resume=resume, on_unit=tick)
+    if readout:
+        from rapgen.kit.intervention_runner import run_readouts
+
+        summary = run_readouts(root, out_dir, config, readouts=_split(readouts), sources=_split(sources), budgets=_split(budgets),
+                               force=force, resume=resume, on_unit=tick)
+    elif oracle:
+        from rapgen.kit.intervention_runner import run_oracle
+
+        summary = run_oracle(root, out_dir, config, _split(oracle) or (), force=force, resume=resume, on_unit=tick)
+    else:
+        summary = run_agent(root, out_dir, config, force=force, resume=resume, on_unit=tick)
     if as_json:
         echo_json(summary.to_dict())
         return
@@ -199,7 +285,8 @@ def run(base_url: str, model_name: str, root: Path, out_dir: Path, fields: tuple
         click.echo(f"resumed: {summary.resumed} units were already in {safe(out_dir)}", err=True)
     if summary.dropped_calls:
         click.echo(f"dropped {summary.dropped_calls} trace lines of an interrupted unit (it ran again)", err=True)
-    click.echo(f"{summary.units} units ({summary.valid} valid, {summary.invalid} invalid), {summary.calls} Search calls -> {safe(out_dir)}")
+    what = "readouts" if readout else "units"
+    click.echo(f"{summary.units} {what} ({summary.valid} valid, {summary.invalid} invalid), {summary.calls} Search calls -> {safe(out_dir)}")
     for condition, counts in sorted(summary.by_condition.items()):
         click.echo(f"  {condition}: {counts['valid']} valid, {counts['invalid']} invalid")
     click.echo(f"Next: rapgen submit check --root {safe(root)} {safe(out_dir)}")

@@ -24,10 +24,17 @@ from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, js
     default=None,
     help="Bootstrap resamples (default: bootstrap.resamples from the parameter ledger). Seed and level always come from the ledger.",
 )
+@click.option(
+    "--release",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Score release N alone, from the files it listed (what 'rapgen build --release N' uses); "
+         "releases.csv then covers releases 1..N. Default: the latest release with every merged file.",
+)
 @json_option
 @debug_option
 @handle_errors
-def score(root: Path, out_dir: Path, resamples: int | None, as_json: bool, debug: bool) -> None:
+def score(root: Path, out_dir: Path, resamples: int | None, release: int | None, as_json: bool, debug: bool) -> None:
     """Recompute every leaderboard number from the verified archive.
 
     Verifies the archive first, then computes direction counts under the four
@@ -36,14 +43,20 @@ def score(root: Path, out_dir: Path, resamples: int | None, as_json: bool, debug
     field-clustered sensitivity), the paired contrasts and ranks, and writes
     leaderboard.csv, contrasts.csv, ranks.csv, field_clustered.csv,
     field_scores.csv, origin_scores.csv, compositions.csv, units.parquet,
-    scores.json and diagnostics.json into --out. See docs/scoring.md.
+    scores.json and diagnostics.json into --out, with pairs.csv (every pair of
+    entries) and releases.csv (every release's headline rows). See docs/scoring.md. When
+    models carry intervention records, also --out/interventions/ (the
+    Search-option counterfactual from --out/option_reruns.json, written by
+    'rapgen replay --out', when present). See docs/interventions.md.
     """
     from rapgen.archive import open_verified
     from rapgen.scores import compute_scores, write_scores
-    from rapgen.search import validate_call
+    from rapgen.scores.interventions.compute import read_reruns
+    from rapgen.search import call_is_malformed, validate_call
 
     archive = open_verified(root, validate_call=validate_call)
-    result = compute_scores(archive, resamples=resamples)
+    reruns = read_reruns(out_dir, archive.manifest_sha256)
+    result = compute_scores(archive, resamples=resamples, malformed=call_is_malformed, reruns=reruns, release=release)
     written = write_scores(result, out_dir)
     if as_json:
         echo_json({**result.meta, "out": str(out_dir), "files": [p.name for p in written]})
@@ -55,6 +68,10 @@ def score(root: Path, out_dir: Path, resamples: int | None, as_json: bool, debug
         f"Scored {counts['models']} model{'s' * (counts['models'] != 1)} and {len(meta['policies'])} policies on "
         f"{fields} fields ({meta['resamples']} resamples, seed {meta['seed']})."
     )
+    if "release" in meta:
+        scored = meta["release"]
+        click.echo(f"Release {scored['number']} ({scored['date']}, {scored['kind']})"
+                   + (" with every merged file." if scored["includes_unreleased"] else ", from the files it listed."))
     click.echo(f"Wrote {len(written)} files to {out_dir} (manifest {meta['manifest_sha256'][:12]}).")
 
 

@@ -127,19 +127,28 @@ def replay(jobs, out_dir, models, cache_dir, root, as_json, debug):
     (same total_hits, same ids in the same order) and the first differences.
     Exits 1 if any call does not reproduce. The evidence statistics of the
     same traces are in the score folder's diagnostics.json (search_evidence).
+    O3 calls (oracle_traces.jsonl) replay on the Expanding shard. With --out and
+    intervention records, every well-formed A1-A4 call is also re-run with sort
+    relevance and bounds [T - 6 months, T): OUT/option_reruns.json and
+    OUT/interventions/option_counterfactual.csv (docs/interventions.md).
     """
+    from rapgen.pipeline import intervention_records, write_counterfactual
     from rapgen.search import format_summary, replay_archive, write_replay
 
     archive = _open(root, True)
+    records = intervention_records(archive) if out_dir is not None else None
     bar = _Bar("replaying")
     try:
         report = replay_archive(archive, cache_dir=cache_dir, jobs=jobs, models=list(models) or None,
-                                on_start=bar.start, tick=bar.tick, log=_log)
+                                on_start=bar.start, tick=bar.tick, log=_log, counterfactual=records is not None)
     finally:
         bar.close()
     if out_dir is not None:
         path = write_replay(report, out_dir)
         click.echo(f"wrote {path}", err=True)
+        if records is not None:
+            for path in write_counterfactual(archive, records, report, out_dir):
+                click.echo(f"wrote {path}", err=True)
     if as_json:
         echo_json(report.data)
     else:

@@ -27,11 +27,14 @@ from rapgen.text import escape_terminal
               help="Absolute http(s) URL of the project's repository; the Submit page links its guides there. "
                    "Default: none, the guides are named without links.")
 @click.option("--no-replay", is_flag=True, help="Skip replaying the recorded Search calls (model pages then show no replay status).")
+@click.option("--release", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Render release N's site from the files release N listed (scores of release N alone, no replay); "
+                   "the same bytes whatever later releases added. Default: the latest state.")
 @json_option
 @debug_option
 @handle_errors
 def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | None, scores_dir: Path | None,
-          site_url: str | None, repo_url: str | None, no_replay: bool, as_json: bool, debug: bool) -> None:
+          site_url: str | None, repo_url: str | None, no_replay: bool, release: int | None, as_json: bool, debug: bool) -> None:
     """Verify, score, render and build the leaderboard site.
 
     Runs verify -> score -> replay (when models have Search traces) -> render ->
@@ -41,13 +44,14 @@ def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | No
     \b
       rapgen build                       # ./SHA256SUMS + ./archive -> ./site
       rapgen build --resamples 200       # a quick preview
+      rapgen build --release 1           # the site as release 1 listed it
       python -m http.server -d site      # then open http://localhost:8000/
       rapgen build --site-url https://OWNER.github.io/rapgen/ --repo-url https://github.com/OWNER/rapgen
     """
     from rapgen.pipeline import run_build
 
     result = run_build(root, site_dir, resamples=resamples, work_dir=work_dir, scores_dir=scores_dir, site_url=site_url,
-                       repo_url=repo_url, replay=not no_replay)
+                       repo_url=repo_url, replay=not no_replay, release=release)
     if as_json:
         echo_json({"site_dir": str(result.site_dir), "docs_dir": str(result.docs_dir), "scores_dir": str(result.scores_dir),
                    "pages": result.n_pages, "manifest_sha256": result.manifest_sha256, "synthetic": result.synthetic,

@@ -31,12 +31,13 @@ def submit() -> None:
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the Markdown report to FILE (for a pull-request comment).")
 @click.option("--no-scores", is_flag=True, help="Skip scoring, replay and the site render (fast schema check only).")
 @click.option("--resamples", type=click.IntRange(min=1), default=None, help="Bootstrap resamples for the scores (default: the ledger's value). Fewer is faster, for previews only.")
+@click.option("--now", "now_text", metavar="DATE", help="The date a Live submission is judged by: YYYY-MM-DD or an ISO 8601 time (taken in UTC). CI passes the pull request's opening time. Default: today's date in UTC.")
 @json_option
 @debug_option
 @click.argument("model_dir", type=click.Path(path_type=Path))
 @handle_errors
-def check(root: Path, base: str | None, report_path: Path | None, no_scores: bool, resamples: int | None, as_json: bool,
-          debug: bool, model_dir: Path) -> None:
+def check(root: Path, base: str | None, report_path: Path | None, no_scores: bool, resamples: int | None, now_text: str | None,
+          as_json: bool, debug: bool, model_dir: Path) -> None:
     """Check the submission folder MODEL_DIR as a pull request would add it.
 
     MODEL_DIR is archive/models/<model_id> (the pull-request case) or any other
@@ -51,17 +52,27 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
     validity counts, warnings such as Search conditions without recorded
     calls, every problem with its fix); every text of the submission in it is
     escaped. Exit 1 if any problem; warnings alone exit 0.
+
+    \b
+    Across releases (format 2), MODEL_DIR may also be an existing model that
+    adds a later origin (origins/<origin>/...) or intervention records; its
+    listed files never change. A commitment (archive/commitments/<origin>/
+    <model_id>.json) or an open submission for the open origin must be dated
+    on or before the origin's closes date, judged by --now (default: today in
+    UTC); a reveal must match the committed digests.
     """
     import json
 
     from rapgen.io import atomic_write_bytes
-    from rapgen.submit.review import check_submission, render_report
+    from rapgen.submit.review import check_submission, parse_now, render_report
     from rapgen.text import escape_terminal
 
     if report_path is not None and report_path.parent.exists() and not report_path.parent.is_dir():
         fail(f"--report {escape_terminal(str(report_path))}: {escape_terminal(str(report_path.parent))} is not a folder", 2)
+    now = parse_now(now_text) if now_text is not None else None
     wanted = not no_scores
-    result = check_submission(root, model_dir, base=base, run_scores=wanted, run_replay=wanted, run_site=wanted, resamples=resamples)
+    result = check_submission(root, model_dir, base=base, run_scores=wanted, run_replay=wanted, run_site=wanted, resamples=resamples,
+                              now=now)
     report = render_report(result)
     if report_path is not None:
         try:

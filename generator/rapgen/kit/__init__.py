@@ -11,6 +11,11 @@ Public surface:
   Protocol over stdio or streamable HTTP) — the same session for any harness.
 - :func:`run_agent` / :class:`AgentConfig` / :class:`RunSummary` — drive an
   OpenAI-compatible chat endpoint through A0–A4 (``rapgen agent run``).
+- :func:`run_readouts` / :func:`run_oracle` — the same for the frozen-evidence
+  readouts and the exact-history units (``--readout``, ``--oracle``), with
+  :func:`build_readout_prompt` / :func:`build_oracle_prompt` and the template
+  hashes their records carry (:func:`readout_template_sha256`,
+  :func:`oracle_template_sha256`).
 - :func:`init_submission`, :func:`model_record`, :func:`write_model_json` — the
   one model.json writer (``rapgen submit init``, the driver, the reference agents).
 
@@ -22,6 +27,14 @@ from rapgen.kit.scaffold import init_submission, model_record, write_model_json
 from rapgen.kit.session import SearchOutcome, SearchSession, ToolError, backend_executor
 from rapgen.kit.runner import AgentConfig, RunSummary, run_agent
 from rapgen.kit.serve import serve_search
+from rapgen.kit.intervention_prompts import (
+    InterventionPrompt,
+    build_oracle_prompt,
+    build_readout_prompt,
+    oracle_template_sha256,
+    readout_template_sha256,
+)
+from rapgen.kit.intervention_runner import run_oracle, run_readouts
 
 
 def serve_mcp(*args, **kwargs):
@@ -36,4 +49,6 @@ __all__ = [
     "init_submission", "model_record", "write_model_json",
     "SearchOutcome", "SearchSession", "ToolError", "backend_executor",
     "AgentConfig", "RunSummary", "run_agent", "serve_search", "serve_mcp",
+    "InterventionPrompt", "build_readout_prompt", "build_oracle_prompt", "readout_template_sha256", "oracle_template_sha256",
+    "run_readouts", "run_oracle",
 ]

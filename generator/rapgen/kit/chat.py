@@ -115,6 +115,7 @@ class ChatClient:
         self.api_key = api_key
         self.timeout = timeout
         self.retries = retries
+        self.attempts = 0  # HTTP requests sent so far (retries included)
 
     def complete(self, payload: dict) -> Any:
         """POST ``payload``; the decoded reply body, or :class:`EndpointError`."""
@@ -128,6 +129,7 @@ class ChatClient:
         last = ""
         for attempt in range(self.retries + 1):
             request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+            self.attempts += 1
             retry = True
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:

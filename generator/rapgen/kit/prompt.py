@@ -126,15 +126,19 @@ def finish_schema() -> dict:
     }
 
 
+ORACLE_TOOLS = {"O1": False, "O2": False, "O3": True}  # exact-history conditions (INTERVENTIONS.md §2): Search only in O3
+
+
 def tool_schemas(condition: str) -> list[dict]:
-    """The tools offered in ``condition``: Finish only for A0, Search and Finish otherwise."""
-    if condition not in CONDITIONS:
-        raise UsageProblem(f"condition {condition!r} is not one of {', '.join(CONDITIONS)}")
-    return [finish_schema()] if condition == "A0" else [search_schema(), finish_schema()]
+    """The tools offered in ``condition``: Finish only for A0 (and O1, O2), Search and Finish otherwise."""
+    if condition not in CONDITIONS and condition not in ORACLE_TOOLS:
+        raise UsageProblem(f"condition {condition!r} is not one of {', '.join((*CONDITIONS, *ORACLE_TOOLS))}")
+    search = ORACLE_TOOLS[condition] if condition in ORACLE_TOOLS else condition != "A0"
+    return [search_schema(), finish_schema()] if search else [finish_schema()]
 
 
-def _template_text() -> str:
-    path = templates_dir() / TEMPLATE_NAME
+def template_text(name: str = TEMPLATE_NAME) -> str:
+    path = templates_dir() / name
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -144,7 +148,7 @@ def _template_text() -> str:
 def template_sha256() -> str:
     """The prompt version: template text, user-message formats and every condition's tools."""
     return canonical_sha256({
-        "template": _template_text(), "user": [USER_FORECAST, USER_STATE],
+        "template": template_text(), "user": [USER_FORECAST, USER_STATE],
         "tools": {c: tool_schemas(c) for c in CONDITIONS},
     })
 
@@ -157,7 +161,7 @@ def _compiled(text: str):
     return env.from_string(text)
 
 
-def _render(text: str, **context) -> str:
+def render(text: str, **context) -> str:
     return _compiled(text).render(**context)
 
 
@@ -182,39 +186,41 @@ def choices(values: list[str] | tuple[str, ...], limit: int = 20) -> str:
     return f"{', '.join(values[:limit])}, … ({len(values)} in all; see archive/benchmark/fields.jsonl)"
 
 
-def build_prompt(archive: Archive, field_id: str, origin: str | date, condition: str) -> Prompt:
-    """Render the system prompt, user message and tools for one unit of ``archive``."""
+def unit_context(archive: Archive, field_id: str, origin: str | date) -> dict:
+    """The template variables every prompt of one episode shares: field, directions,
+    origin and windows, the ledger's call cap and ``top_k``, the tool names."""
     if field_id not in archive.field_map:
         raise UsageProblem(f"field {field_id!r} is not a field of this archive; choose from {choices(sorted(archive.field_map))}")
     origin_date = _parse_origin(archive, origin)
-    tools = tool_schemas(condition)
     window = archive.origins.window_months
     target_start, target_end = target_window(origin_date, window)
     recent_start, _ = recent_window(origin_date, window)
-    field = archive.field_map[field_id]
+    return {
+        "field": archive.field_map[field_id],
+        "directions": archive.codebooks[field_id],
+        "origin": origin_date.isoformat(),
+        "origin_date": origin_date,
+        "window_months": window,
+        "target_start": target_start.isoformat(),
+        "target_end": target_end.isoformat(),
+        "recent_start": recent_start.isoformat(),
+        "max_calls": int(archive.ledger["search"]["max_calls"]),
+        "top_k": int(archive.ledger["search"]["top_k"]),
+        "search_name": SEARCH_TOOL_NAME,
+        "finish_name": FINISH_TOOL_NAME,
+    }
+
+
+def build_prompt(archive: Archive, field_id: str, origin: str | date, condition: str) -> Prompt:
+    """Render the system prompt, user message and tools for one unit of ``archive``."""
+    context = unit_context(archive, field_id, origin)
+    tools = tool_schemas(condition)
+    field, origin_date = context["field"], context["origin_date"]
     output = "state" if condition in STATE_CONDITIONS else "forecast"
-    max_calls = int(archive.ledger["search"]["max_calls"])
-    top_k = int(archive.ledger["search"]["top_k"])
-    text = _template_text()
-    system = _render(
-        text,
-        field=field,
-        directions=archive.codebooks[field_id],
-        origin=origin_date.isoformat(),
-        condition=condition,
-        output=output,
-        regime=CONDITION_REGIME.get(condition),
-        window_months=window,
-        target_start=target_start.isoformat(),
-        target_end=target_end.isoformat(),
-        recent_start=recent_start.isoformat(),
-        max_calls=max_calls,
-        top_k=top_k,
-        search_name=SEARCH_TOOL_NAME,
-        finish_name=FINISH_TOOL_NAME,
-    )
+    system = render(template_text(), condition=condition, output=output, regime=CONDITION_REGIME.get(condition),
+                     **{k: v for k, v in context.items() if k != "origin_date"})
     if output == "forecast":
-        user = USER_FORECAST.format(name=field.name, start=target_start, end=target_end, finish=FINISH_TOOL_NAME)
+        user = USER_FORECAST.format(name=field.name, start=context["target_start"], end=context["target_end"], finish=FINISH_TOOL_NAME)
     else:
-        user = USER_STATE.format(name=field.name, start=recent_start, end=origin_date, finish=FINISH_TOOL_NAME)
-    return Prompt(field_id, origin_date, condition, system, user, tools, max_calls, top_k, template_sha256())
+        user = USER_STATE.format(name=field.name, start=context["recent_start"], end=context["origin"], finish=FINISH_TOOL_NAME)
+    return Prompt(field_id, origin_date, condition, system, user, tools, context["max_calls"], context["top_k"], template_sha256())

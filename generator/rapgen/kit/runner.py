@@ -57,6 +57,7 @@ class AgentConfig:
     max_turns: int | None = None  # default: the call cap + 5
     timeout: float = 120.0
     retries: int = 2
+    max_output_tokens: int | None = None  # sent as max_tokens when set
     model_info: dict = field(default_factory=dict)  # display_name, provider, proprietary, knowledge_cutoff, …
 
 
@@ -146,37 +147,108 @@ def _search(session: SearchSession, prompt: Prompt, call) -> dict:
     return content
 
 
-def _episode(client: ChatClient, config: AgentConfig, session: SearchSession, prompt: Prompt, max_turns: int) -> tuple[dict | None, str, str | None]:
-    """Run one unit; return (weights, reason, rationale)."""
+@dataclass
+class Episode:
+    """One unit's outcome, with the §7 provenance the endpoint reported."""
+
+    weights: dict | None
+    reason: str
+    rationale: str | None
+    attempts: int = 0  # HTTP requests sent for the unit, retries included
+    response_model: str | None = None
+    usage: dict | None = None  # summed over the unit's turns; None unless every reply reported it
+
+    def provenance(self) -> dict:
+        """The optional per-unit keys of replays.jsonl / oracle.jsonl (only what is known)."""
+        out: dict = {}
+        if self.response_model is not None:
+            out["response_model"] = self.response_model
+        if self.attempts >= 1:
+            out["attempts"] = self.attempts
+        if self.usage is not None:
+            out["usage"] = self.usage
+        return out
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def reply_usage(reply: Any) -> dict | None:
+    """``usage`` of a chat-completions reply as §7 counts (``prompt_tokens``/``completion_tokens``,
+    or ``input_tokens``/``output_tokens``; reasoning tokens where given), else None."""
+    usage = reply.get("usage") if isinstance(reply, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    tokens_in = _count(usage.get("prompt_tokens", usage.get("input_tokens")))
+    tokens_out = _count(usage.get("completion_tokens", usage.get("output_tokens")))
+    if tokens_in is None or tokens_out is None:
+        return None
+    out = {"input_tokens": tokens_in, "output_tokens": tokens_out}
+    details = usage.get("completion_tokens_details", usage.get("output_tokens_details"))
+    reasoning = _count(details.get("reasoning_tokens")) if isinstance(details, dict) else None
+    if reasoning is not None:
+        out["reasoning_tokens"] = reasoning
+    return out
+
+
+def _add_usage(total: dict | None, turn: dict | None, first: bool) -> dict | None:
+    if turn is None or (total is None and not first):
+        return None
+    if total is None:
+        return dict(turn)
+    out = {k: total[k] + turn[k] for k in ("input_tokens", "output_tokens")}
+    if "reasoning_tokens" in total and "reasoning_tokens" in turn:
+        out["reasoning_tokens"] = total["reasoning_tokens"] + turn["reasoning_tokens"]
+    return out
+
+
+def _payload(config: AgentConfig, messages: list[dict], prompt: Prompt) -> dict:
+    payload = {"model": config.model, "messages": messages, "tools": prompt.tools,
+               "tool_choice": "auto", "temperature": config.temperature}
+    if config.max_output_tokens is not None:
+        payload["max_tokens"] = config.max_output_tokens
+    return payload
+
+
+def run_episode(client: ChatClient, config: AgentConfig, session: SearchSession | None, prompt: Prompt, max_turns: int) -> Episode:
+    """Run one unit; Search is executed when the prompt offers it (through ``session``)."""
     messages: list[dict] = list(prompt.messages)
     tool_names = ", ".join(t["function"]["name"] for t in prompt.tools)
+    offers_search = any(t["function"]["name"] == SEARCH_TOOL_NAME for t in prompt.tools)
+    start = client.attempts
+    meta: dict = {"model": None, "usage": None}
+
+    def done(weights: dict | None, reason: str, rationale: str | None) -> Episode:
+        return Episode(weights, reason, rationale, client.attempts - start, meta["model"], meta["usage"])
+
     for turn in range(max_turns):
         try:
-            reply = client.complete({
-                "model": config.model, "messages": messages, "tools": prompt.tools,
-                "tool_choice": "auto", "temperature": config.temperature,
-            })
+            reply = client.complete(_payload(config, messages, prompt))
             got = read_turn(reply, turn)
         except EndpointError as exc:
-            return None, f"endpoint error: {exc}", None
+            return done(None, f"endpoint error: {exc}", None)
         except ReplyProblem as exc:
-            return None, str(exc), None
+            return done(None, str(exc), None)
+        if isinstance(reply, dict) and isinstance(reply.get("model"), str) and reply["model"]:
+            meta["model"] = reply["model"][:200]
+        meta["usage"] = _add_usage(meta["usage"], reply_usage(reply), turn == 0)
         messages.append(got.message)
         if not got.calls:
             if got.finish_reason == "tool_calls":
-                return None, "the reply says finish_reason tool_calls but holds no tool call", None
-            return None, "no tool call (the model answered in text)", None
+                return done(None, "the reply says finish_reason tool_calls but holds no tool call", None)
+            return done(None, "no tool call (the model answered in text)", None)
         for call in got.calls:
             if call.name == FINISH_TOOL_NAME:
                 if call.problem:
-                    return None, f"Finish: {call.problem}", None
-                return finish_to_unit(call.arguments)
-            if call.name == SEARCH_TOOL_NAME and prompt.condition != "A0":
+                    return done(None, f"Finish: {call.problem}", None)
+                return done(*finish_to_unit(call.arguments))
+            if call.name == SEARCH_TOOL_NAME and offers_search and session is not None:
                 content = _search(session, prompt, call)
             else:
                 content = {"error": f"unknown tool {call.name[:60]!r}; the tools are {tool_names}"}
             messages.append({"role": "tool", "tool_call_id": call.id, "content": _tool_content(content)})
-    return None, f"no Finish call within {max_turns} turns", None
+    return done(None, f"no Finish call within {max_turns} turns", None)
 
 
 def _select(requested: tuple[str, ...] | None, available: list[str], what: str) -> list[str]:
@@ -206,12 +278,13 @@ def _unit_line(prompt: Prompt, weights: dict | None, reason: str, rationale: str
     return line
 
 
-class _Writer:
+class UnitWriter:
     """Appends each finished unit: its trace lines, then its prediction line.
     Until a unit gets past the endpoint, units are held back (see ABORT_AFTER)."""
 
-    def __init__(self, out: Path, model_json: bytes | None):
+    def __init__(self, out: Path, model_json: bytes | None, units: str = "predictions.jsonl", traces: str = "traces.jsonl"):
         self.out = out
+        self.names = (units, traces)
         self.model_json = model_json  # written (atomically) just before the first line
         self.held: list[tuple[list[dict], dict]] = []
         self.started = False
@@ -235,8 +308,8 @@ class _Writer:
         self.started = True
         for held_traces, held_line in [*self.held, (traces, line)]:
             if held_traces:
-                self._file("traces.jsonl").append(held_traces)
-            self._file("predictions.jsonl").append([held_line])
+                self._file(self.names[1]).append(held_traces)
+            self._file(self.names[0]).append([held_line])
         self.held = []
 
     def close(self) -> None:
@@ -244,8 +317,8 @@ class _Writer:
         self.started = True
         for held_traces, held_line in self.held:
             if held_traces:
-                self._file("traces.jsonl").append(held_traces)
-            self._file("predictions.jsonl").append([held_line])
+                self._file(self.names[1]).append(held_traces)
+            self._file(self.names[0]).append([held_line])
         self.held = []
         if self.model_json is not None:
             atomic_write_bytes(self.out / "model.json", self.model_json)
@@ -290,7 +363,7 @@ def run_agent(
     for condition, valid in state.done.values():
         summary.count(condition, valid)
     todo = [(c, f, o) for c in conditions for f in fields for o in origins if (f, o, c) not in state.done]
-    writer = _Writer(out, model_json)
+    writer = UnitWriter(out, model_json)
     buffer: list[dict] = []
     previous = session.on_record
     session.on_record = buffer.append
@@ -298,7 +371,8 @@ def run_agent(
         for n, (condition, fid, origin) in enumerate(todo, start=1):
             prompt = build_prompt(archive, fid, origin, condition)
             buffer.clear()
-            weights, reason, rationale = _episode(client, config, session, prompt, max_turns)
+            episode = run_episode(client, config, session, prompt, max_turns)
+            weights, reason, rationale = episode.weights, episode.reason, episode.rationale
             traces = [{**r, "prompt_sha256": prompt.prompt_sha256} for r in buffer]
             writer.unit(traces, _unit_line(prompt, weights, reason, rationale))
             summary.count(condition, weights is not None)

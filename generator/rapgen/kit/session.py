@@ -24,6 +24,9 @@ Decisions where SEARCH.md is silent (docs/submitting.md repeats them):
   (the validator says so for the query); a value that cannot be written is
   recorded sanitised like any other unrecordable call.
 - Dates: an absent ``date_from``/``date_to`` means null.
+- Besides A1–A4 a session serves O3, the exact-history condition that also
+  searches (INTERVENTIONS.md §2): the Expanding shard as for A3, its lines
+  recorded with condition ``O3`` (the ``oracle_traces.jsonl`` format).
 """
 
 from __future__ import annotations
@@ -38,6 +41,12 @@ from typing import Any, Callable, Protocol
 from rapgen.archive import CONDITION_REGIME, SEARCH_CONDITIONS, Archive
 from rapgen.errors import RapgenError, SearchError
 from rapgen.search import CALL_KEYS, validate_call
+
+
+# The conditions a session serves and the shard each searches: A1–A4 as CONDITION_REGIME says,
+# and the exact-history condition O3 (INTERVENTIONS.md §2), which searches the Expanding shard as A3.
+SESSION_REGIME: dict[str, str] = {**CONDITION_REGIME, "O3": "expanding"}
+SESSION_CONDITIONS: tuple[str, ...] = (*SEARCH_CONDITIONS, "O3")
 
 
 class ToolError(RapgenError):
@@ -178,7 +187,7 @@ class SearchSession:
                 faithful = getattr(exc, "recordable", False) and _fits_trace(arguments)
                 index = self._record(key, _recorded(arguments, faithful), 0, [])
                 return SearchOutcome(index, 0, (), f"malformed call: {exc}", left)
-            regime = CONDITION_REGIME[key[2]]
+            regime = SESSION_REGIME[key[2]]
             total, papers, error = self.executor(key[0], key[1], regime, clean.query, clean.sort, clean.date_from, clean.date_to)
             recorded = _recorded(arguments, True)
             if error is not None:  # the backend's own schema rules
@@ -214,8 +223,8 @@ def check_unit(archive: Archive, field_id: Any, origin: Any, condition: Any) -> 
         origin_date = None
     if origin_date not in archive.origins.origins:
         raise ToolError(f"origin {_show(origin)} is not an origin of this archive")
-    if condition not in SEARCH_CONDITIONS:
-        raise ToolError(f"condition {_show(condition)} has no Search tool (Search conditions: {', '.join(SEARCH_CONDITIONS)})")
+    if condition not in SESSION_CONDITIONS:
+        raise ToolError(f"condition {_show(condition)} has no Search tool (Search conditions: {', '.join(SESSION_CONDITIONS)})")
     return field_id, origin_date, condition
 
 

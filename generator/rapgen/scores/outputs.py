@@ -17,7 +17,7 @@ import numpy as np
 
 from rapgen import io
 from rapgen.errors import OutputError, ScoringError
-from rapgen.scores.schema import FLOAT_COLUMNS, SCORE_FILES
+from rapgen.scores.schema import FLOAT_COLUMNS, OPTIONAL_SCORE_FILES, SCORE_FILES
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def _format_other(values: object) -> list[str]:
 
 def check_columns(table: Table, name: str) -> None:
     """Refuse to write ``name`` unless ``table`` has exactly its declared columns (schema.SCORE_FILES)."""
-    declared = SCORE_FILES.get(name)
+    declared = SCORE_FILES.get(name) or OPTIONAL_SCORE_FILES.get(name)
     if declared is None or tuple(table.columns) != declared:
         raise ScoringError(f"{name}: columns {', '.join(table.columns)} differ from the declared {', '.join(declared or ())}")
 

@@ -9,8 +9,9 @@ canonical rows.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
@@ -18,11 +19,16 @@ import numpy as np
 
 from rapgen.archive import VerifiedArchive
 from rapgen.errors import ScoringError
-from rapgen.scores import outputs, schema, steps, tables
+from rapgen.scores import outputs, ranking, schema, steps, tables
 from rapgen.scores.schema import TRACKS
 from rapgen.scores.counts import POLICIES, Windows
 from rapgen.scores.diagnostics import compute_diagnostics, compute_unit_diagnostics
 from rapgen.scores.diagnostics.evidence import search_evidence
+from rapgen.scores.history_tables import history_tables, history_tracks, release_manifest_sha256, release_meta, unit_options
+from rapgen.scores.release_scopes import scored_release
+from rapgen.scores.interventions.compute import compute_interventions
+from rapgen.scores.interventions.extra import unit_extras
+from rapgen.scores.interventions.sources import effective_cutoffs, model_records, panel_models
 from rapgen.scores.outputs import Table
 from rapgen.scores.units import BASELINE, Entry
 
@@ -62,6 +68,7 @@ class ScoreResult:
     unit_types: dict[str, str]
     diagnostics: dict
     inputs: DiagnosticsInputs | None = field(default=None, repr=False)
+    files: dict[str, bytes] = field(default_factory=dict, repr=False)  # interventions/<name> -> CSV bytes
 
 
 def _ledger_bootstrap(ledger: dict, resamples: int | None) -> tuple[int, int, float]:
@@ -72,20 +79,35 @@ def _ledger_bootstrap(ledger: dict, resamples: int | None) -> tuple[int, int, fl
     return n, int(boot["seed"]), float(boot["level"])
 
 
-def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, diagnostics: bool = True) -> ScoreResult:
+def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, diagnostics: bool = True,
+                   malformed: Callable | None = None, reruns: Mapping | None = None,
+                   release: int | None = None, every_release: bool = True) -> ScoreResult:
     """Every leaderboard number of SCORING.md §1-§5 and §7, recomputed from ``archive``
     (the records ``verify`` parsed from the bytes it hashed: ``open_verified(root)``).
 
     ``resamples`` overrides the ledger's bootstrap.resamples (seed and level
     always come from the ledger). ``diagnostics=False`` skips the §6
     diagnostics (diagnostics.json then says they were not computed).
+
+    When a model carries intervention records (INTERVENTIONS.md), ``malformed``
+    (the Search-call predicate, ``rapgen.search.call_is_malformed``) turns on the
+    interventions: ``files`` gets every ``interventions/`` file and diagnostics.json
+    ``reliability.posterior`` / ``reliability.revision``; ``reruns`` (from
+    ``rapgen replay``'s option_reruns.json) fills option_counterfactual.csv. Panel
+    models are left out of every leaderboard file; forecast_strict uses c_eff.
+    ``release``: score release N alone (format 2): its resolved origins, the files it
+    listed, and releases.csv for releases 1..N. Default: the latest release.
+    ``every_release=False`` limits releases.csv to the release scored (for timing).
     """
     R, seed, level = _ledger_bootstrap(archive.ledger, resamples)
-    fr = steps.frame(archive)
-    counted = steps.count(archive, fr, R, seed)
+    records = model_records(archive)
+    history, scope = scored_release(archive, release)
+    fr = steps.frame(archive) if scope is None else replace(steps.frame(archive), origins=scope.resolved,
+                                                             strict_origin=scope.strict_origin)
+    counted = steps.count(archive, fr, R, seed, panel_models(records), effective_cutoffs(records), **unit_options(scope))
     composed = steps.compose(counted, archive.ledger)
     uv = steps.unit_values(counted.models, composed)
-    tr = steps.tracks(fr, uv)
+    tr = steps.tracks(fr, uv) if scope is None else history_tracks(steps.tracks(fr, uv), scope, fr, counted, uv)
     st = steps.statistics(uv, tr)
     iv, plain = steps.intervals(fr, counted, st, level, meanwhile=lambda: _plain_tables(fr, counted, composed, uv, tr, st))
     score_tables = {**_interval_tables(fr, counted, uv, tr, st, iv), **plain}
@@ -97,13 +119,31 @@ def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, di
         draws=counted.draws, resamples=R, seed=seed, level=level,
     )
     meta = _meta(archive, fr, counted, uv, tr, score_tables, R, seed, level)
+    files: dict[str, bytes] = {}
+    # pairs.csv and releases.csv (issues 16 and 14); scores.json counts the §7 tables only.
+    score_tables.update(history_tables(archive, fr, counted, uv, tr, level, history, scope, every_release))
+    if scope is not None:
+        meta["release"] = release_meta(archive, history, scope, fr, counted, uv, score_tables["releases.csv"], release)
+        meta["manifest_sha256"] = release_manifest_sha256(archive, scope, release)
     if diagnostics:
         section, unit_cols = compute_diagnostics_section(inputs)
+        if records is not None and malformed is not None:
+            files = _interventions(inputs, section, records, malformed, reruns)
     else:
         section, unit_cols = _diagnostics_head(inputs) | {"status": "not computed"}, None
+    section["manifest_sha256"] = meta["manifest_sha256"]  # release N's manifest under --release N
     units, unit_types = tables.units_table(uv.entries, fr.field_ids, fr.field_split, fr.origins, uv.predictions, uv.values,
                                            counted.models.valid, counted.models.reasons, uv.baseline_ok, uv.n_models, unit_cols)
-    return ScoreResult(meta, score_tables, units, unit_types, section, inputs)
+    return ScoreResult(meta, score_tables, units, unit_types, section, inputs, files)
+
+
+def _interventions(inputs: DiagnosticsInputs, section: dict, records: list, malformed: Callable, reruns: Mapping | None) -> dict:
+    """The interventions' files; their §6 reliability additions go into ``section`` in place."""
+    c = POLICIES.index("canonical")
+    extras = unit_extras(inputs.archive.ledger, inputs.y[c], inputs.ewma[c], inputs.origins)
+    out = compute_interventions(inputs, section, records, malformed, extras, reruns)
+    section.setdefault("reliability", {}).update(out.reliability)
+    return out.files
 
 
 def _plain_tables(fr: steps.Frame, counted: steps.Counted, composed: steps.Composed, uv: steps.UnitValues,
@@ -124,7 +164,7 @@ def _interval_tables(fr: steps.Frame, counted: steps.Counted, uv: steps.UnitValu
         "leaderboard.csv": tables.leaderboard_table(uv.entries, lb, fr.splits, iv.estimate, iv.n_fields, iv.bounds, fr.field_split,
                                                     tr.origins, counted.models.valid, uv.baseline_ok, uv.n_models),
         "contrasts.csv": tables.contrasts_table(tr.contrasts, ct, st.n_leaderboard, fr.splits, iv.estimate, iv.n_fields, iv.bounds),
-        "ranks.csv": tables.ranks_table(uv.entries, lb, fr.splits, iv.estimate, iv.bounds, iv.replicates),
+        "ranks.csv": ranking.ranks_table(uv.entries, lb, fr.splits, iv.estimate, iv.bounds, iv.replicates),
         "field_clustered.csv": tables.field_clustered_table(uv.entries, tr.contrasts, lb, ct, fr.splits, iv.estimate, iv.bounds),
     }
 
@@ -184,6 +224,7 @@ def write_scores(result: ScoreResult, out_dir: str | Path) -> list[Path]:
         parquet = pool.submit(outputs.parquet_bytes, result.units, result.unit_types, "units.parquet")
         files = {name: outputs.csv_bytes(table, name) for name, table in result.tables.items()}
         files["units.parquet"] = parquet.result()
+    files.update(result.files)
     files["scores.json"] = outputs.json_bytes(result.meta)
     files["diagnostics.json"] = outputs.json_bytes(result.diagnostics)
     return outputs.write_folder(out_dir, files)

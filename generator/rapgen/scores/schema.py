@@ -22,6 +22,10 @@ SCHEMA_VERSION = 1
 
 # ---------------------------------------------------------------- vocabulary
 TRACKS: tuple[str, ...] = ("all_origin", "forecast_strict")
+# The Live track (RELEASES.md "Tracks"): scored only in an archive with a release history
+# in which an origin was open for sealed or open submissions; releases.csv uses all three.
+LIVE_TRACK = "live"
+HISTORY_TRACKS: tuple[str, ...] = TRACKS + (LIVE_TRACK,)
 POLICIES: tuple[str, ...] = ("canonical", "split", "single", "flip")
 
 # The metric registry's entries, in output order (name, label, higher_is_better
@@ -49,7 +53,24 @@ LEADERBOARD_COLUMNS = (
     "estimate", "ci_low", "ci_high", "n_fields", "n_episodes", "n_valid", "n_invalid",
 )
 CONTRASTS_COLUMNS = ("track", "split", "policy", "entry", "contrast", "metric", "estimate", "ci_low", "ci_high", "n_fields")
-RANKS_COLUMNS = ("track", "split", "policy", "condition", "entry", "estimate", "rank", "p_first")
+RANKS_COLUMNS = ("track", "split", "policy", "condition", "metric", "entry", "estimate", "rank", "p_first")
+# Every pair of entries of a rank group (models with one condition and the baselines; baseline
+# pairs under BASE): estimate = a - b, paired within each field over the origins both define.
+PAIRS_COLUMNS = (
+    "track", "split", "policy", "condition", "metric", "entry_a", "kind_a", "entry_b", "kind_b",
+    "estimate", "ci_low", "ci_high", "n_fields",
+)
+# The Live track of the release scored: a model over its on-time origins (``origins``, space-separated,
+# and their count), a baseline over every live origin and over each models' origin set; ranks compare
+# rows with the same policy, condition, metric and origins (baselines ranked in the A3 groups).
+LIVE_COLUMNS = (
+    "split", "policy", "entry", "kind", "condition", "metric", "origins", "n_origins",
+    "estimate", "ci_low", "ci_high", "n_fields", "rank",
+)
+# One block of headline rows per release, each computed from the files that release listed.
+RELEASES_COLUMNS = (
+    "release", "date", "track", "split", "policy", "entry", "condition", "metric", "estimate", "ci_low", "ci_high", "rank",
+)
 FIELD_CLUSTERED_COLUMNS = ("table", "track", "split", "policy", "entry", "condition", "metric", "estimate", "ci_low", "ci_high")
 FIELD_SCORES_COLUMNS = ("track", "split", "policy", "entry", "kind", "condition", "metric", "field_id", "estimate", "n_origins")
 ORIGIN_SCORES_COLUMNS = ("split", "policy", "entry", "kind", "condition", "metric", "origin", "estimate", "n_fields")
@@ -69,20 +90,42 @@ UNITS_TYPES: dict[str, str] = {
     **{c: "float64" for c in UNITS_COLUMNS if c not in UNIT_KEY_COLUMNS},
 }
 
+# INTERVENTIONS.md §8: DIR/interventions/<name>. "R", the interval row: block (ci_*) and
+# field-clustered (fc_*) intervals of the split's draws. Written only for an archive whose
+# models carry intervention records (docs/interventions.md, Output).
+INTERVENTIONS_DIR = "interventions"
+INTERVAL_COLUMNS: tuple[str, ...] = ("estimate", "ci_low", "ci_high", "fc_low", "fc_high", "n_fields")
+INTERVENTION_FILES: dict[str, tuple[str, ...]] = {
+    "cells.csv": ("analysis", "track", "split", "entry", "subset", "cell", "metric", *INTERVAL_COLUMNS, "n_units", "n_valid", "n_invalid"),
+    "contrasts.csv": ("analysis", "track", "split", "entry", "subset", "contrast", "metric", *INTERVAL_COLUMNS),
+    "fidelity.csv": ("split", "entry", "readout", "metric", *INTERVAL_COLUMNS, "n_units"),
+    "signature.csv": ("split", "entry", "regime", "side", "metric", *INTERVAL_COLUMNS, "n_units"),
+    "strict_masks.csv": ("entry", "origin", "forecast_strict", "joint_strict", "forecast_boundary", "joint_boundary"),
+    "exposure.csv": ("split", "entry", "mask", "contrast", "metric", "stratum", *INTERVAL_COLUMNS, "n_origins"),
+    "option_counterfactual.csv": ("split", "entry", "regime", "budget", "side", "arm", "metric", *INTERVAL_COLUMNS, "n_units"),
+}
+
 # File name -> columns, for every tabular file of a score folder.
 SCORE_FILES: dict[str, tuple[str, ...]] = {
     "leaderboard.csv": LEADERBOARD_COLUMNS,
     "contrasts.csv": CONTRASTS_COLUMNS,
     "ranks.csv": RANKS_COLUMNS,
+    "pairs.csv": PAIRS_COLUMNS,
+    "releases.csv": RELEASES_COLUMNS,
+    "live.csv": LIVE_COLUMNS,
     "field_clustered.csv": FIELD_CLUSTERED_COLUMNS,
     "field_scores.csv": FIELD_SCORES_COLUMNS,
     "origin_scores.csv": ORIGIN_SCORES_COLUMNS,
     "compositions.csv": COMPOSITIONS_COLUMNS,
     "units.parquet": UNITS_COLUMNS,
 }
+# Files a score folder holds only for some archives (the interventions), same contract.
+OPTIONAL_SCORE_FILES: dict[str, tuple[str, ...]] = {
+    f"{INTERVENTIONS_DIR}/{name}": columns for name, columns in INTERVENTION_FILES.items()
+}
 JSON_FILES: tuple[str, ...] = ("scores.json", "diagnostics.json")
 # CSV columns written as floats (shortest round-trip repr); the rest are text or integers.
-FLOAT_COLUMNS = frozenset({"estimate", "ci_low", "ci_high", "p_first", "n_total"} | set(SLOT_NAMES))
+FLOAT_COLUMNS = frozenset({"estimate", "ci_low", "ci_high", "fc_low", "fc_high", "p_first", "n_total"} | set(SLOT_NAMES))
 
 
 # ---------------------------------------------------------------- diagnostics.json layout
@@ -122,6 +165,7 @@ class TableSpec:
     split_by: tuple[str, ...] = ()
     per_episode: bool = False
     flatten: bool = False  # rows are the leaves of the object at ``rows``: (dotted key, value)
+    optional: bool = False  # only some archives have it (the interventions' additions): skipped when absent
 
 
 @dataclass(frozen=True)
@@ -145,6 +189,20 @@ def _est(key: str = "estimate", label: str = "estimate") -> ColumnSpec:
 
 
 _ENTRY = (_c("split"), _c("entry"), _c("kind"), _c("condition"))
+# INTERVENTIONS.md §6, written when the archive's models carry intervention records.
+INTERVENTION_SPLITS: tuple[str, ...] = ("dev", "test", "all")
+POSTERIOR_TABLE = TableSpec(
+    "Posterior-predictive ceiling by split", ("reliability", "posterior"), (
+        _c("split"), _est("estimate", "repeatability"), _est("ceiling", "ceiling"), _est("ewma_gap", "ceiling − EWMA"),
+        _c("n_fields"), _c("n_episodes"), _c("n_defined"),
+    ), keyed_by="split", optional=True,
+)
+REVISION_TABLES: tuple[TableSpec, ...] = tuple(
+    TableSpec(f"Revision-target reliability: {split}", ("reliability", "revision", split), (
+        _c("horizon", "horizon (months)"), _est("estimate", "reliability"), _c("n_fields"), _c("n_pairs"), _c("n_defined"),
+    ), optional=True)
+    for split in INTERVENTION_SPLITS
+)
 
 # Top-level keys that are not sections: the file's identity and the policy and track
 # every section was computed under (``policy_sensitivity`` spans all policies).
@@ -162,6 +220,7 @@ DIAGNOSTIC_SECTIONS: tuple[SectionSpec, ...] = (
             TableSpec("Reliability by episode", ("reliability", "episodes"), (
                 _c("field_id"), _c("origin"), _c("split"), _c("n_papers"), _c("r_bar"), _c("n_splits_defined"), _c("reliability"),
             ), per_episode=True),
+            POSTERIOR_TABLE, *REVISION_TABLES,
         ),
     ),
     SectionSpec(
@@ -332,6 +391,8 @@ def diagnostic_tables(diagnostics: Mapping[str, Any]) -> list[Section]:
         present = isinstance(diagnostics.get(spec.key), Mapping)
         tables: list[Table] = []
         for table in spec.tables if present else ():
+            if table.optional and _lookup(diagnostics, table.rows) is None:
+                continue
             for title, records in _groups(table, table_records(table, diagnostics)):
                 rows = tuple(tuple(_cell(r, c) for c in table.columns) for r in records)
                 tables.append(Table(title, table.columns, rows, table.per_episode))

@@ -24,7 +24,8 @@ from rapgen.scores.bootstrap import bootstrap_intervals, draw_counts, unit_sums
 from rapgen.scores.counts import Windows, build_windows, compositions, compute_counts
 from rapgen.scores.kernels import mean_over, single_threaded_blas
 from rapgen.scores.metrics import METRIC_NAMES
-from rapgen.scores.schema import PRIMARY, TRACKS
+from rapgen.scores.ranking import RANKED_METRICS
+from rapgen.scores.schema import TRACKS
 from rapgen.scores.units import BASELINE, Entry, ModelUnits, baseline_entries, compute_unit_values, read_model_units
 
 UNIT_KINDS: tuple[str, ...] = ("block", "field")  # primary, then the field-clustered sensitivity
@@ -100,7 +101,7 @@ class Statistics:
     leaderboard_keys: list[tuple[int, int, int, int]]  # (track, entry, policy, metric)
     contrast_keys: list[tuple[int, int, int, int]]  # (track, contrast, policy, metric)
     matrix: np.ndarray  # (n_statistics, F): leaderboard rows, then contrast rows
-    rank_rows: np.ndarray  # leaderboard rows of the primary metric (their replicates are kept)
+    rank_rows: np.ndarray  # leaderboard rows of the ranked metrics (their replicates are kept)
 
     @property
     def n_leaderboard(self) -> int:
@@ -163,16 +164,18 @@ def resampling_units(archive: Archive, fr: Frame) -> ResamplingUnits:
     return out
 
 
-def count(archive: Archive, fr: Frame, resamples: int, seed: int) -> Counted:
+def count(archive: Archive, fr: Frame, resamples: int, seed: int, skip: frozenset[str] = frozenset(),
+          cutoffs: dict[str, date | None] | None = None, **unit_options) -> Counted:
     """§1 counts (DuckDB) and the §5 count matrices, in worker threads (both release
     the GIL) while the predictions are parsed. A fresh ``default_rng(seed)`` per
-    (split, unit kind), drawn once."""
+    (split, unit kind), drawn once. ``skip``, ``cutoffs`` and ``unit_options`` (``partial``,
+    ``keep``): as :func:`read_model_units`."""
     units_of = resampling_units(archive, fr)
     windows = build_windows(fr.origins, fr.window_months, fr.history_windows)
     with ThreadPoolExecutor(max_workers=2) as pool:
         counting = pool.submit(compute_counts, archive, fr.field_ids, windows)
         drawing = {key: pool.submit(draw_counts, len(unit_ids), resamples, seed) for key, (unit_ids, _) in units_of.items()}
-        models = read_model_units(archive, fr.field_ids, fr.origins)
+        models = read_model_units(archive, fr.field_ids, fr.origins, skip, cutoffs, **unit_options)
         counts = counting.result()
         draws = {key: (units_of[key][0], future.result()) for key, future in drawing.items()}
     return Counted(windows, counts, units_of, draws, models)
@@ -243,7 +246,8 @@ def statistics(uv: UnitValues, tr: Tracks) -> Statistics:
             ct_keys.extend((t, int(a), int(b), int(c)) for a, b, c in zip(c_i, p_i, m_i))
             ct_rows.append(contrast_scores[c_i, p_i, m_i])
     matrix = np.concatenate(lb_rows + ct_rows, axis=0) if lb_rows + ct_rows else np.zeros((0, F))
-    rank_rows = np.array([i for i, k in enumerate(lb_keys) if k[3] == M_INDEX[PRIMARY.metric]], dtype=np.int64)
+    ranked = {M_INDEX[m] for m in RANKED_METRICS}
+    rank_rows = np.array([i for i, k in enumerate(lb_keys) if k[3] in ranked], dtype=np.int64)
     return Statistics(field_scores, lb_keys, ct_keys, matrix, rank_rows)
 
 

@@ -11,14 +11,14 @@ import numpy as np
 
 from rapgen.archive import SLOTS
 from rapgen.scores import outputs, schema
-from rapgen.scores.aggregate import Contrast, metric_higher_is_better, probability_first, rank_by_intervals
+from rapgen.scores.aggregate import Contrast
 from rapgen.scores.schema import TRACKS
 from rapgen.scores.counts import POLICIES, Windows
 from rapgen.scores.diagnostics import UNIT_COLUMNS as DIAGNOSTIC_UNIT_COLUMNS
 from rapgen.scores.kernels import mean_over
 from rapgen.scores.metrics import METRIC_NAMES
 from rapgen.scores.outputs import Table
-from rapgen.scores.units import BASELINE, Entry
+from rapgen.scores.units import Entry
 
 UNIT_COLUMNS = schema.UNITS_COLUMNS
 PRIMARY_METRIC = schema.PRIMARY.metric
@@ -68,39 +68,6 @@ def contrasts_table(contrasts: list[Contrast], ct_keys, n_lb, splits, est, nfiel
             ))
     rows.sort(key=lambda r: r[0])
     return _table(schema.CONTRASTS_COLUMNS, [r[1] for r in rows])
-
-
-def ranks_table(entries: list[Entry], lb_keys, splits, est, intervals, kept) -> Table:
-    """One group per (track, split, policy, model condition): the models with
-    that condition together with the baselines, on the primary metric."""
-    m_primary = M_INDEX[PRIMARY_METRIC]
-    higher = metric_higher_is_better(PRIMARY_METRIC)
-    by_key = {k: i for i, k in enumerate(lb_keys)}
-    rows = []
-    for split in splits:
-        lo, hi = intervals[(split, "block")]
-        for t, track in enumerate(TRACKS):
-            for p, policy in enumerate(POLICIES):
-                conditions = sorted({entries[e].condition for (tt, e, pp, m) in lb_keys
-                                     if tt == t and pp == p and m == m_primary and entries[e].kind == "model"})
-                baseline_idx = [e for e, entry in enumerate(entries) if entry.kind == BASELINE and (t, e, p, m_primary) in by_key]
-                for condition in conditions:
-                    members = [e for e, entry in enumerate(entries)
-                               if entry.kind == "model" and entry.condition == condition and (t, e, p, m_primary) in by_key]
-                    members += baseline_idx
-                    stat = np.array([by_key[(t, e, p, m_primary)] for e in members], dtype=np.int64)
-                    ranks = rank_by_intervals(lo[stat], hi[stat], higher)
-                    reps = np.stack([kept[split][int(s)] for s in stat], axis=1)
-                    p_first = probability_first(reps, higher)
-                    for k, e in enumerate(members):
-                        entry = entries[e]
-                        rows.append((
-                            (t, split, p, condition, 0 if entry.kind == "model" else 1, entry.entry),
-                            (track, split, policy, condition, entry.entry, _nan_to_none(est[split][stat[k]]),
-                             None if np.isnan(ranks[k]) else int(ranks[k]), _nan_to_none(p_first[k])),
-                        ))
-    rows.sort(key=lambda r: r[0])
-    return _table(schema.RANKS_COLUMNS, [r[1] for r in rows])
 
 
 def field_clustered_table(entries, contrasts, lb_keys, ct_keys, splits, est, intervals) -> Table:

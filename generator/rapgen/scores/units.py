@@ -6,6 +6,7 @@ Axis order everywhere: entry E, policy P, metric M, field F, origin O, slot 8.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
 
@@ -47,18 +48,31 @@ class ModelUnits:
     weights: np.ndarray  # (Em, F, O, 8)
     valid: np.ndarray  # (Em, F, O) bool
     reasons: np.ndarray  # (Em, F, O) object: reason string ('' when valid)
+    covered: np.ndarray | None = None  # (Em, O) bool: the entry has units at the origin (None: every origin)
 
 
-def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date, ...]) -> ModelUnits:
-    """Read every model's predictions; the conditions a model has come from its lines."""
+def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date, ...], skip: frozenset[str] = frozenset(),
+                     cutoffs: Mapping[str, date | None] | None = None, *, partial: bool = False,
+                     keep: Callable[[str, date], bool] | None = None) -> ModelUnits:
+    """Read every model's predictions; the conditions a model has come from its lines.
+    ``skip``: models left out (panel models); ``cutoffs``: model -> c_eff where it is not
+    the plain cut-off (INTERVENTIONS.md §4, ``cutoff_precision``).
+
+    ``partial`` (an archive with a history): a condition may lack whole origins (coverage is
+    per origin, RELEASES.md), and units of origins outside ``origins`` (not resolved in the
+    release scored) are left out; ``covered`` then says which origins each entry has.
+    ``keep(model_id, origin)``: False for units the release scored did not list."""
     field_index = {f: i for i, f in enumerate(field_ids)}
     origin_index = {o: i for i, o in enumerate(origins)}
     entries: list[Entry] = []
-    blocks_w, blocks_v, blocks_r = [], [], []
-    infos: list[ModelInfo] = archive.models
+    blocks_w, blocks_v, blocks_r, blocks_c = [], [], [], []
+    infos: list[ModelInfo] = [info for info in archive.models if info.model_id not in skip]
+    cutoffs = cutoffs or {}
     for info in infos:
         # Format 2: units of origins after the last one scored here (later releases) wait for their release.
         units = [u for u in archive.predictions(info.model_id) if not origins or u.origin <= origins[-1]]
+        if partial:
+            units = [u for u in units if u.origin in origin_index and (keep is None or keep(info.model_id, u.origin))]
         by_condition: dict[str, list] = {}
         for unit in units:
             by_condition.setdefault(unit.condition, []).append(unit)
@@ -89,22 +103,25 @@ def read_model_units(archive: Archive, field_ids: list[str], origins: tuple[date
                 at = np.array(valid_at, dtype=np.int64)
                 w[at[:, 0], at[:, 1]] = np.array(valid_w, dtype=np.float64)
                 v[at[:, 0], at[:, 1]] = True
-            if not seen.all():
-                fi, oi = np.argwhere(~seen)[0]
+            whole = seen.all(axis=0) | (partial & ~seen.any(axis=0))
+            if not whole.all():
+                fi, oi = np.argwhere(~seen & ~whole[None, :])[0]
                 raise ScoringError(
                     f"archive/models/{info.model_id}/predictions.jsonl: condition {condition} does not cover "
                     f"{field_ids[fi]} {origins[oi]} ({int((~seen).sum())} episodes missing)"
                 )
-            entries.append(Entry(info.model_id, MODEL, condition, info.effective_cutoff))
+            entries.append(Entry(info.model_id, MODEL, condition, cutoffs.get(info.model_id, info.effective_cutoff)))
             blocks_w.append(w)
             blocks_v.append(v)
             blocks_r.append(r)
+            blocks_c.append(seen.all(axis=0))
     shape = (0, len(field_ids), len(origins))
     return ModelUnits(
         entries,
         np.stack(blocks_w) if blocks_w else np.zeros(shape + (len(SLOTS),)),
         np.stack(blocks_v) if blocks_v else np.zeros(shape, dtype=bool),
         np.stack(blocks_r) if blocks_r else np.zeros(shape, dtype=object),
+        np.stack(blocks_c) if blocks_c else np.zeros((0, len(origins)), dtype=bool),
     )
 
 

@@ -9,11 +9,13 @@ Public surface:
   :class:`SearchResult` (an error result for a malformed call).
 * :func:`validate_call` — the one validator of a Search call's arguments
   (:data:`SORTS`, the strict ``YYYY-MM-DD`` date rule of :func:`parse_strict_date`);
-  raises :class:`CallProblem` with a one-line reason and ``recordable``.
+  raises :class:`CallProblem` with a one-line reason and ``recordable``;
+  :func:`call_is_malformed` applies it to a recorded trace call.
 * :func:`resolve_unit` — check a user-given field id and origin (a usage
   error listing the choices if either is unknown).
 * :func:`replay_archive` / :class:`ReplayReport` / :func:`format_summary` /
-  :func:`write_replay` — re-execute every recorded call.
+  :func:`write_replay` — re-execute every recorded call; :func:`write_reruns` — the
+  Search-option counterfactual's re-run ids (``option_reruns.json``) for the scorer.
 * :func:`trace_line` — one traces.jsonl object for a call and its result.
 * :func:`tokenize`, :func:`query_terms`, :data:`FIELDS`, :data:`SORTS`,
   :data:`CALL_KEYS` — the frozen analyzer and schema constants.
@@ -33,16 +35,17 @@ from rapgen.search.engine import (
     CallProblem,
     SearchResult,
     Shard,
+    call_is_malformed,
     parse_strict_date,
     resolve_unit,
     validate_call,
 )
-from rapgen.search.replay import ReplayReport, default_jobs, format_summary, replay_archive
+from rapgen.search.replay import OPTION_RERUNS_JSON, ReplayReport, default_jobs, format_summary, replay_archive, write_reruns
 
 __all__ = [
-    "Backend", "CallArgs", "CallProblem", "SearchResult", "Shard", "validate_call", "parse_strict_date", "STRICT_DATE",
+    "Backend", "CallArgs", "CallProblem", "SearchResult", "Shard", "validate_call", "call_is_malformed", "parse_strict_date", "STRICT_DATE",
     "resolve_unit", "REGIME_OF_CONDITION",
-    "ReplayReport", "replay_archive", "format_summary", "write_replay", "default_jobs",
+    "ReplayReport", "replay_archive", "format_summary", "write_replay", "write_reruns", "OPTION_RERUNS_JSON", "default_jobs",
     "trace_line", "resolve_cache_dir",
     "CALL_KEYS", "ENGINE_VERSION", "FIELDS", "SORTS", "query_terms", "tokenize",
 ]

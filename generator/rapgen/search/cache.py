@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import os
 import time
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from rapgen.archive import ASSIGNMENTS_PARQUET, PAPERS_PARQUET, SUMS_NAME, SumsUnreadable, parse_sums, read_sums, sha256_file
+from rapgen.archive import ASSIGNMENTS_PARQUET, PAPERS_PARQUET, WINDOW_FILE_PATTERN, SUMS_NAME, SumsUnreadable, parse_sums, read_sums, sha256_file
 from rapgen.errors import ArchiveError, SearchError
 from rapgen.search.analysis import ENGINE_VERSION, FIELDS, MIN_TOKEN_SIZE, STOPWORDS, TOKEN_RE, WHOOSH_VERSION
 from rapgen.search.index import build_field_arrays, day_number, paper_term_counts, tokenize_corpus, write_index_dir
@@ -41,10 +42,9 @@ def resolve_cache_dir(root: str | Path, cache_dir: str | Path | None = None) -> 
     return Path(cache_dir) / "search"
 
 
-def input_sha256(archive) -> dict[str, str]:
-    """The SHA-256 of both parquet files: a verified archive's recorded digests. An
-    unverified archive (``--no-verify``) takes them from its SHA256SUMS lines, as
-    listed, and hashes a file only when SHA256SUMS does not list it."""
+def _recorded_digests(archive) -> dict[str, str]:
+    """A verified archive's recorded digests; for an unverified one (``--no-verify``),
+    its SHA256SUMS lines as listed."""
     recorded = getattr(archive, "digests", None)
     if recorded is None:
         try:
@@ -52,6 +52,13 @@ def input_sha256(archive) -> dict[str, str]:
             recorded = {e.path: e.digest for e in entries}
         except SumsUnreadable:
             recorded = {}
+    return dict(recorded)
+
+
+def input_sha256(archive) -> dict[str, str]:
+    """The SHA-256 of both parquet files, from the recorded digests; a file that
+    SHA256SUMS does not list is hashed."""
+    recorded = _recorded_digests(archive)
     out = {}
     for rel in (PAPERS, ASSIGNMENTS):
         digest = recorded.get(rel)
@@ -73,7 +80,15 @@ def input_digest(archive) -> dict:
         "analyzer": {"pattern": TOKEN_RE.pattern, "minsize": MIN_TOKEN_SIZE, "stopwords": sorted(STOPWORDS)},
         "papers_sha256": sha[PAPERS],
         "assignments_sha256": sha[ASSIGNMENTS],
+        **_window_digests(archive),
     }
+
+
+def _window_digests(archive) -> dict:
+    """Format 2: the papers and ledger of every window rolled in since release 1 are
+    index inputs too. Absent for an archive without windows, so its key is unchanged."""
+    windows = {p: d for p, d in sorted(_recorded_digests(archive).items()) if re.match(WINDOW_FILE_PATTERN, p)}
+    return {"windows_sha256": windows} if windows else {}
 
 
 def cache_key(digest: dict) -> str:

@@ -153,6 +153,16 @@ def validate_call(args: object) -> CallArgs:
     return CallArgs(query, sort, date_from, date_to, terms)
 
 
+def call_is_malformed(call: Any) -> bool:
+    """Whether a recorded call (a :class:`~rapgen.archive.TraceCall`) has malformed
+    arguments, by :func:`validate_call`: the predicate the scorer and verify are handed."""
+    try:
+        validate_call({"query": call.query, "sort": call.sort, "date_from": call.date_from, "date_to": call.date_to})
+    except CallProblem:
+        return True
+    return False
+
+
 class Shard:
     """One (field, origin, regime) shard: a date range over a field's members."""
 

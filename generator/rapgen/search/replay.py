@@ -5,6 +5,13 @@ A call *reproduces* when re-executing it on its shard gives the same
 malformed call reproduces as ``total_hits`` 0 and no ids). Work is split by
 field across processes; each worker opens the shared index read-only.
 
+The O3 calls of ``oracle_traces.jsonl`` replay on the Expanding shard like
+A3's. With ``counterfactual=True`` every well-formed A1–A4 call is also re-run
+on its own shard with its recorded query and the common options of
+INTERVENTIONS.md §5 (sort ``relevance``, bounds [T − 6 months, T)); the re-run
+ids are handed to the scorer in ``option_reruns.json`` (:func:`write_reruns`),
+which builds ``interventions/option_counterfactual.csv`` from them.
+
 The evidence statistics computed from the same traces (share of recent
 papers, agreement with the recent and future compositions) are scores'
 diagnostics (``diagnostics.json`` section ``search_evidence``), not replay's.
@@ -21,10 +28,15 @@ from typing import Callable, NamedTuple
 
 from rapgen.errors import SearchError, UsageProblem
 from rapgen.archive import CONDITION_REGIME, VerifiedArchive
-from rapgen.search.engine import Backend
+from rapgen.archive.calendar import add_months
+from rapgen.search.engine import Backend, call_is_malformed
 
 SCHEMA_VERSION = 1
 MAX_DIFFERENCES = 5
+REGIME = {**CONDITION_REGIME, "O3": "expanding"}  # O3 searches the Expanding shard, as A3
+TRACES, ORACLE_TRACES, RERUN = "traces.jsonl", "oracle_traces.jsonl", "rerun"
+OPTION_RERUNS_JSON = "option_reruns.json"  # the hand-off to the scorer (docs/interventions.md)
+COMMON_OPTIONS = {"sort": "relevance", "date_from": "T - 6 months", "date_to": "T"}
 
 
 class ReplayCall(NamedTuple):
@@ -40,13 +52,16 @@ class ReplayCall(NamedTuple):
     sort: str
     date_from: str | None
     date_to: str | None
+    source: str = TRACES  # traces.jsonl, oracle_traces.jsonl, or a counterfactual re-run
 
 
 @dataclass
 class ReplayReport:
-    """Everything ``rapgen replay`` prints and writes (see docs/search.md)."""
+    """Everything ``rapgen replay`` prints and writes (see docs/search.md); ``reruns``:
+    the counterfactual's (model, field, origin, condition, call_index, ids) rows, if run."""
 
     data: dict
+    reruns: list[tuple] | None = None
 
     @property
     def ok(self) -> bool:
@@ -75,16 +90,75 @@ def _run_field(job: tuple[str, list[ReplayCall]]) -> tuple[str, list[tuple]]:
         for call in calls:
             args = {"query": call.query, "sort": call.sort, "date_from": call.date_from, "date_to": call.date_to}
             try:
-                result = backend.search(call.field_id, call.origin, CONDITION_REGIME[call.condition], args)
-                out.append((call.model_id, call.line, result.total_hits, list(result.ids), result.error))
+                result = backend.search(call.field_id, call.origin, REGIME[call.condition], args)
+                out.append((call, result.total_hits, list(result.ids), result.error))
             except SearchError as exc:
-                out.append((call.model_id, call.line, None, None, str(exc)))
+                out.append((call, None, None, str(exc)))
     finally:
         backend.release(field_id)
     return field_id, out
 
 
 # ---------------------------------------------------------------- main entry
+def oracle_traces(archive: VerifiedArchive, model_id: str) -> list:
+    """A model's O3 calls (oracle_traces.jsonl, as verify parsed them); none for an
+    archive object that does not carry intervention records."""
+    accessor = getattr(archive, "oracle_traces", None)
+    return list(accessor(model_id)) if callable(accessor) else []
+
+
+def _as_job(mid: str, c, source: str) -> ReplayCall:
+    return ReplayCall(mid, c.line, c.field_id, c.origin.isoformat(), c.condition, c.call_index, c.query, c.sort, c.date_from,
+                      c.date_to, source)
+
+
+def _rerun(mid: str, c, window_months: int) -> ReplayCall:
+    """The call with the common options (§5): its own query, sort relevance, bounds [T − w, T)."""
+    return ReplayCall(mid, c.line, c.field_id, c.origin.isoformat(), c.condition, c.call_index, c.query, "relevance",
+                      add_months(c.origin, -window_months).isoformat(), c.origin.isoformat(), RERUN)
+
+
+def _jobs(archive: VerifiedArchive, model_ids: list[str], counterfactual: bool) -> tuple[dict, dict[str, list[ReplayCall]]]:
+    """The recorded calls per model and source file, and every call to run, grouped by field."""
+    recorded: dict[tuple[str, str], list] = {}
+    by_field: dict[str, list[ReplayCall]] = defaultdict(list)
+    w = archive.origins.window_months
+    for mid in model_ids:
+        recorded[(mid, TRACES)] = archive.traces(mid)
+        recorded[(mid, ORACLE_TRACES)] = oracle_traces(archive, mid)
+        for source in (TRACES, ORACLE_TRACES):
+            for c in recorded[(mid, source)]:
+                by_field[c.field_id].append(_as_job(mid, c, source))
+        if counterfactual:
+            for c in recorded[(mid, TRACES)]:
+                if c.condition in CONDITION_REGIME and not call_is_malformed(c):
+                    by_field[c.field_id].append(_rerun(mid, c, w))
+    return recorded, by_field
+
+
+def _run_all(archive: VerifiedArchive, backend: Backend, by_field: dict[str, list[ReplayCall]], jobs: int,
+             tick: Callable[[int], None] | None) -> dict[tuple[str, str, int], tuple]:
+    jobs_list = sorted(by_field.items(), key=lambda kv: -len(kv[1]))  # big fields first: better balance
+    results: dict[tuple[str, str, int], tuple] = {}
+
+    def take(out: list) -> None:
+        for call, total, ids, error in out:
+            results[(call.model_id, call.source, call.line)] = (total, ids, error)
+        if tick:
+            tick(len(out))
+
+    if jobs > 1 and len(jobs_list) > 1:
+        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+        with ctx.Pool(jobs, initializer=_init_worker, initargs=(str(archive.root), str(backend.folder))) as pool:
+            for _fid, out in pool.imap_unordered(_run_field, jobs_list):
+                take(out)
+    else:
+        _WORKER["backend"] = backend
+        for job in jobs_list:
+            take(_run_field(job)[1])
+    return results
+
+
 def replay_archive(
     archive: VerifiedArchive,
     *,
@@ -94,10 +168,12 @@ def replay_archive(
     on_start: Callable[[int], None] | None = None,
     tick: Callable[[int], None] | None = None,
     log: Callable[[str], None] | None = None,
+    counterfactual: bool = False,
 ) -> ReplayReport:
     """Replay the traces of every model (or of ``models``) of ``archive`` (from
     ``open_verified``: its traces are the records verify parsed, and its recorded
-    parquet digests key the shard index)."""
+    parquet digests key the shard index); with ``counterfactual``, also re-run every
+    well-formed A1–A4 call with the common options (``ReplayReport.reruns``)."""
     jobs = jobs or default_jobs()
     model_ids = list(models) if models else list(archive.model_ids)
     unknown = [m for m in model_ids if m not in archive.model_ids]
@@ -105,42 +181,40 @@ def replay_archive(
         known = ", ".join(archive.model_ids) or "none"
         raise UsageProblem(f"model {unknown[0]!r} is not in the archive; its models are: {known}")
     backend = Backend(archive, cache_dir=cache_dir, jobs=jobs, log=log)
-    traces = {mid: archive.traces(mid) for mid in model_ids}
-    recorded: dict[tuple[str, int], object] = {}
-    by_field: dict[str, list[ReplayCall]] = defaultdict(list)
-    for mid, calls in traces.items():
-        for c in calls:
-            recorded[(mid, c.line)] = c
-            by_field[c.field_id].append(ReplayCall(
-                mid, c.line, c.field_id, c.origin.isoformat(), c.condition, c.call_index, c.query, c.sort, c.date_from, c.date_to
-            ))
-    n_calls = len(recorded)
+    recorded, by_field = _jobs(archive, model_ids, counterfactual)
     if on_start:
-        on_start(n_calls)
-    jobs_list = sorted(by_field.items(), key=lambda kv: -len(kv[1]))  # big fields first: better balance
-    results: dict[tuple[str, int], tuple] = {}
-    if jobs > 1 and len(jobs_list) > 1:
-        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-        with ctx.Pool(jobs, initializer=_init_worker, initargs=(str(archive.root), str(backend.folder))) as pool:
-            for _fid, out in pool.imap_unordered(_run_field, jobs_list):
-                for mid, line, total, ids, error in out:
-                    results[(mid, line)] = (total, ids, error)
-                if tick:
-                    tick(len(out))
-    else:
-        _WORKER["backend"] = backend
-        for job in jobs_list:
-            _fid, out = _run_field(job)
-            for mid, line, total, ids, error in out:
-                results[(mid, line)] = (total, ids, error)
-            if tick:
-                tick(len(out))
+        on_start(sum(len(v) for v in by_field.values()))
+    results = _run_all(archive, backend, by_field, jobs, tick)
+    traces = {mid: [(TRACES, c) for c in recorded[(mid, TRACES)]] + [(ORACLE_TRACES, c) for c in recorded[(mid, ORACLE_TRACES)]]
+              for mid in model_ids}
     data = _summarise(archive, backend, model_ids, traces, results)
-    return ReplayReport(data)
+    reruns = None
+    if counterfactual:
+        # A re-run that failed (no shard, an error) is left out, so its pair is left out of the counterfactual.
+        reruns = [(mid, c.field_id, c.origin.isoformat(), c.condition, c.call_index, results[(mid, RERUN, c.line)][1])
+                  for mid in model_ids for c in recorded[(mid, TRACES)]
+                  if (mid, RERUN, c.line) in results and results[(mid, RERUN, c.line)][2] is None]
+    return ReplayReport(data, reruns)
 
 
-def _difference(c, total, ids, error) -> dict:
-    return {
+def write_reruns(report: ReplayReport, out_dir: str | Path) -> Path:
+    """``OUT/option_reruns.json``: the counterfactual's re-run ids, for the scorer."""
+    import json
+
+    from rapgen.io import atomic_write_bytes
+
+    if report.reruns is None:
+        raise ValueError("the replay ran without the counterfactual")
+    head = json.dumps({"schema_version": SCHEMA_VERSION, "manifest_sha256": report.data["manifest_sha256"], "options": COMMON_OPTIONS},
+                      ensure_ascii=False)
+    rows = ",\n".join(json.dumps(list(r), ensure_ascii=False, separators=(",", ":")) for r in report.reruns)
+    path = Path(out_dir) / OPTION_RERUNS_JSON
+    atomic_write_bytes(path, (head[:-1] + ', "calls": [\n' + rows + "\n]}\n").encode("utf-8"))  # one call per line
+    return path
+
+
+def _difference(source: str, c, total, ids, error) -> dict:
+    return {**({"file": source} if source != TRACES else {}),
         "line": c.line, "field_id": c.field_id, "origin": c.origin.isoformat(), "call_index": c.call_index,
         "query": c.query, "sort": c.sort, "date_from": c.date_from, "date_to": c.date_to,
         "recorded": {"total_hits": c.total_hits, "returned_ids": list(c.returned_ids)},
@@ -150,19 +224,19 @@ def _difference(c, total, ids, error) -> dict:
 
 def _model_summary(mid: str, calls: list, results: dict) -> dict:
     per_condition: dict[str, dict] = {}
-    for c in calls:
+    for source, c in calls:
         cond = per_condition.setdefault(c.condition, {
             "condition": c.condition, "calls": 0, "reproduced": 0, "failed": 0, "errors_recorded": 0, "first_differences": [],
         })
         cond["calls"] += 1
-        total, ids, error = results[(mid, c.line)]
+        total, ids, error = results[(mid, source, c.line)]
         if total == c.total_hits and ids == list(c.returned_ids):
             cond["reproduced"] += 1
             cond["errors_recorded"] += error is not None
         else:
             cond["failed"] += 1
             if len(cond["first_differences"]) < MAX_DIFFERENCES:
-                cond["first_differences"].append(_difference(c, total, ids, error))
+                cond["first_differences"].append(_difference(source, c, total, ids, error))
     conditions = [per_condition[name] for name in sorted(per_condition)]
     n_calls = sum(c["calls"] for c in conditions)
     ok = sum(c["reproduced"] for c in conditions)
@@ -211,7 +285,7 @@ def format_summary(report: ReplayReport) -> str:
                     f"total_hits {rec['total_hits']} → {rep['total_hits']}" if rec["total_hits"] != rep["total_hits"] else "returned ids differ"
                 )
                 lines.append(
-                    f"  DIFF {m['model_id']} traces.jsonl:{diff['line']} {diff['field_id']} {diff['origin']} {c['condition']}"
+                    f"  DIFF {m['model_id']} {diff.get('file', TRACES)}:{diff['line']} {diff['field_id']} {diff['origin']} {c['condition']}"
                     f" call {diff['call_index']} {diff['query']!r}: {why}"
                 )
     return "\n".join(lines)

@@ -59,6 +59,12 @@ def write_config(docs_dir: Path, site_dir: Path, *, synthetic: bool, manifest_sh
     custom = theme.get("custom_dir")
     if custom:
         theme["custom_dir"] = str((base_config.parent / custom).resolve())
+    if (docs_dir / "releases.md").is_file() and isinstance(config.get("nav"), list):
+        at = next((i + 1 for i, item in enumerate(config["nav"]) if isinstance(item, dict) and "Leaderboard" in item), 2)
+        config["nav"].insert(at, {"Releases": "releases.md"})
+    if (docs_dir / "compare.md").is_file() and isinstance(config.get("nav"), list):
+        at = next((i + 1 for i, item in enumerate(config["nav"]) if isinstance(item, dict) and "Leaderboard" in item), 2)
+        config["nav"].insert(at, {"Compare": "compare.md"})
     if check_url("--site-url", site_url):
         config["site_url"] = site_url
     extra = config.setdefault("extra", {}) or {}

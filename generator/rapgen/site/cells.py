@@ -21,7 +21,7 @@ from rapgen.scores import METRICS
 
 SPLITS = ("test", "dev")  # Test is the default tab
 SPLIT_LABEL = {"test": "Test", "dev": "Dev"}
-TRACK_LABEL = {"all_origin": "All-Origin", "forecast_strict": "Forecast-Strict"}
+TRACK_LABEL = {"all_origin": "All-Origin", "forecast_strict": "Forecast-Strict", "live": "Live"}
 LEADER_CONDITIONS = ("A0", "A1", "A3")
 CONDITION_LABEL = {"A0": "Closed (A0)", "A1": "Fixed (A1)", "A2": "Fixed, State (A2)", "A3": "Expanding (A3)",
                    "A4": "Expanding, State (A4)", "BASE": "Baseline"}
@@ -61,6 +61,9 @@ class LeaderRow:
     n_expected: int
     validity_title: str
     reference_agent: bool = False  # one of rapgen's own reference agents (model.json "reference_agent": true)
+    movement: str = ""  # ▲ / ▼ since the previous release (format 2), else empty
+    movement_title: str = ""
+    partial_label: str = ""  # All-Origin partial model: "partial (k of n origins)"; its row is the last complete one
 
 
 @dataclass
@@ -72,6 +75,8 @@ class LeaderPanel:
     baselines: list[LeaderRow]
     chart: str
     empty_note: str = ""
+    partial: list[LeaderRow] = field(default_factory=list)  # unranked partial models (format 2)
+    live: Any = None  # the Live panel's extras (pages.live.LiveExtras)
 
 
 @dataclass
@@ -107,6 +112,7 @@ class FieldPage:
     ewma_note: str
     score_rows: list[dict]
     n_windows: int
+    forecasts: str = ""  # JSON for field.js: every entry's forecast shares against the realised ones
 
 
 @dataclass
@@ -120,6 +126,7 @@ class ModelPage:
     validity: dict[str, list[dict]]
     invalid_reasons: list[dict]
     search: dict | None
+    interventions: dict | None = None  # pages.interventions.model_interventions (replay, oracle, panel, inference)
 
 
 @dataclass
@@ -151,6 +158,11 @@ class SiteModel:
     origins: list[str]
     ledger_level: float
     diagnostics_meta: dict = field(default_factory=dict)
+    releases: Any = None  # pages.releases.ReleasesPage for a format-2 archive, else None
+    figure3: Any = None  # pages.interventions.Figure3 when the score folder has interventions/
+    leader_switch: str = ""  # pages.switch: the leaderboard's metric/policy data (JSON)
+    headline: dict = field(default_factory=dict)  # split -> pages.headline.Headline
+    compare: Any = None  # pages.compare.ComparePage
 
 
 # ------------------------------------------------------------------ helpers shared by the page builders

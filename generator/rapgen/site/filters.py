@@ -7,6 +7,8 @@ an em dash; sort keys put them last whichever way a column is sorted.
 
 from __future__ import annotations
 
+import html
+
 import math
 import re
 from datetime import date
@@ -122,10 +124,12 @@ def rank_title(cell: Any) -> str:
 
 
 def sort_key(value: Any, digits: int = 6) -> str:
-    """A ``data-sort`` attribute for tablesort.number; missing sorts below everything."""
+    """A ``data-sort`` attribute for tablesort.number; missing sorts below everything.
+    Trailing zeros are dropped (``67``, ``0.5``): the diagnostics page has thousands."""
     if is_missing(value):
         return "-1e9"
-    return f"{float(value):.{digits}f}"
+    text = f"{float(value):.{digits}f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
 
 
 def chart_value(value: Any, digits: int = CHART_DIGITS) -> float | None:
@@ -136,7 +140,15 @@ def chart_value(value: Any, digits: int = CHART_DIGITS) -> float | None:
     return 0.0 if v == 0 else v
 
 
+def data_attr(spec: str) -> str:
+    """A JSON document for a single-quoted ``data-`` attribute: its strings were cleaned
+    by the page builder; here ``&``, ``<``, ``>`` and ``'`` become entities (the
+    attribute keeps JSON's double quotes unescaped, as plots.embed does)."""
+    return html.escape(spec, quote=False).replace("'", "&#x27;")
+
+
 FILTERS = {
+    "data_attr": data_attr,
     "score": fmt_score,
     "delta": fmt_delta,
     "ci": fmt_ci,

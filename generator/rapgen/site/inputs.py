@@ -16,12 +16,15 @@ import pandas as pd
 
 from rapgen.errors import SiteError
 from rapgen.scores import SCHEMA_VERSION, SCORE_FILES
+from rapgen.scores.schema import OPTIONAL_SCORE_FILES
 
 # The score files the site reads; their columns are the scorer's declaration.
 SITE_CSVS = ("leaderboard.csv", "contrasts.csv", "ranks.csv", "field_scores.csv", "origin_scores.csv", "compositions.csv")
 # Columns read as text whatever they look like (ids such as "2401" must stay strings).
 _TEXT = {"track", "split", "policy", "entry", "kind", "condition", "metric", "contrast", "field_id", "origin",
-         "window_start", "window_end"}
+         "window_start", "window_end", "date", "analysis", "subset", "cell", "readout", "regime", "side", "arm", "budget",
+         "mask", "stratum", "entry_a", "entry_b", "kind_a", "kind_b"}
+TEXT_COLUMNS = frozenset(_TEXT)
 UNIT_COLUMNS = ("policy", "entry", "kind", "condition", "field_id", "origin")  # read as text
 
 
@@ -41,6 +44,9 @@ class ScoreOutputs:
     diagnostics: dict | None = None
     replay: dict | None = None
     files: dict[str, Path] = field(default_factory=dict)
+    releases: pd.DataFrame | None = None  # releases.csv (RELEASES.md): one block of headline rows per release
+    interventions: dict[str, pd.DataFrame] = field(default_factory=dict)  # "interventions/<name>" -> its rows
+    pairs: pd.DataFrame | None = None  # pairs.csv: every pair of entries' paired difference (the Compare page)
 
 
 def _read_csv(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
@@ -79,6 +85,13 @@ def _read_json(path: Path, required: bool) -> dict | None:
     return obj
 
 
+def _optional_csvs(folder: Path) -> tuple[pd.DataFrame | None, dict[str, pd.DataFrame]]:
+    """releases.csv and the interventions' files, each only when the scorer wrote it (same column check)."""
+    releases = _read_csv(folder / "releases.csv", SCORE_FILES["releases.csv"]) if (folder / "releases.csv").is_file() else None
+    extra = {name: _read_csv(folder / name, columns) for name, columns in OPTIONAL_SCORE_FILES.items() if (folder / name).is_file()}
+    return releases, extra
+
+
 def load_score_outputs(folder: str | Path, *, manifest_sha256: str | None = None) -> ScoreOutputs:
     """Load a score folder, checking every file's columns. With ``manifest_sha256``,
     refuse scores whose ``scores.json`` names a different archive."""
@@ -106,6 +119,8 @@ def load_score_outputs(folder: str | Path, *, manifest_sha256: str | None = None
     if manifest_sha256 is not None and recorded != manifest_sha256:
         raise SiteError(f"{folder / 'scores.json'}: scores were computed from another archive (manifest_sha256 "
                         f"{str(recorded)[:12]}…, this archive {manifest_sha256[:12]}…); run 'rapgen score' again")
+    releases, interventions = _optional_csvs(folder)
+    pairs = _read_csv(folder / "pairs.csv", SCORE_FILES["pairs.csv"]) if (folder / "pairs.csv").is_file() else None
     return ScoreOutputs(
         folder=folder,
         leaderboard=frames["leaderboard.csv"],
@@ -119,4 +134,7 @@ def load_score_outputs(folder: str | Path, *, manifest_sha256: str | None = None
         diagnostics=_read_json(folder / "diagnostics.json", False),
         replay=_read_json(folder / "replay.json", False),
         files={name: folder / name for name in SITE_CSVS},
+        releases=releases,
+        interventions=interventions,
+        pairs=pairs,
     )

@@ -17,8 +17,14 @@ from rapgen.site.inputs import ScoreOutputs
 from rapgen.site.pages.archive import build_artifacts, ledger_json, ledger_rows
 from rapgen.site.pages.diagnostics import build_diagnostics, diagnostics_meta
 from rapgen.site.pages.fields import build_field_pages
+from rapgen.site.pages.interventions import build_figure3, model_interventions
+from rapgen.site.pages.compare import build_compare
+from rapgen.site.pages.headline import build_headline
 from rapgen.site.pages.leaderboard import build_leaderboard
+from rapgen.site.pages.switch import switch_data
+from rapgen.site.pages.live import live_panels, partial_rows
 from rapgen.site.pages.models import build_model_pages
+from rapgen.site.pages.releases import build_releases, movements
 
 __all__ = ["build_site_model", "page_url"]
 
@@ -27,7 +33,13 @@ def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
     """Assemble everything the templates need. Deterministic: every list is sorted."""
     field_pages, field_index = build_field_pages(archive, outputs)
     model_pages, model_index = build_model_pages(archive, outputs)
+    for page in model_pages:
+        page.interventions = model_interventions(page.model_id, _extensions(archive, page.model_id), outputs)
     splits = Counter(f.split for f in archive.fields)
+    panels = build_leaderboard(archive.models, outputs)
+    releases = build_releases(archive, outputs)
+    if releases is not None:
+        _release_rows(archive, outputs, panels, releases.current)
     return SiteModel(
         info=dict(archive.info),
         synthetic=archive.synthetic,
@@ -35,7 +47,7 @@ def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
         scores_meta={k: outputs.scores_json.get(k) for k in ("resamples", "seed", "level") if k in outputs.scores_json},
         counts={"fields": len(archive.fields), "test_fields": splits.get("test", 0), "dev_fields": splits.get("dev", 0),
                 "blocks": len(archive.blocks), "models": len(archive.models), "origins": len(archive.origins.origins)},
-        panels=build_leaderboard(archive.models, outputs),
+        panels=panels,
         field_pages=field_pages,
         field_index=field_index,
         model_pages=model_pages,
@@ -48,4 +60,34 @@ def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
         origins=[o.isoformat() for o in archive.origins.origins],
         ledger_level=float(archive.ledger["bootstrap"]["level"]),
         diagnostics_meta=diagnostics_meta(outputs),
+        releases=releases,
+        figure3=build_figure3(outputs),
+        leader_switch=switch_data(panels, outputs),
+        headline=build_headline(panels, outputs),
+        compare=build_compare(archive, outputs),
     )
+
+
+def _extensions(archive: Archive, model_id: str) -> dict:
+    """model.json's INTERVENTIONS.md keys as verify parsed them (``base_model``, ``inference``); {} unverified."""
+    lookup = getattr(archive, "interventions", None)
+    records = lookup(model_id) if callable(lookup) else None
+    if records is None:
+        return {}
+    ext = records.extensions
+    return {"base_model": ext.base_model or "", "inference": ext.inference}
+
+
+def _release_rows(archive: Archive, outputs: ScoreOutputs, panels: dict, current: int) -> None:
+    """Format 2: movement markers, All-Origin's partial models and the Live panel."""
+    names = {m.model_id: m.display_name for m in archive.models}
+    live = live_panels(archive, outputs, names)
+    for split, split_panels in panels.items():
+        for p in split_panels:
+            marks = movements(outputs.releases, current, p.track, split)
+            for r in p.rows + p.baselines:
+                r.movement, r.movement_title = marks.get(r.entry, ("", ""))
+            if p.track == "all_origin":
+                p.partial = partial_rows(outputs, split, names)
+        if split in live:
+            split_panels.append(live[split])

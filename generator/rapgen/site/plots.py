@@ -38,7 +38,10 @@ def _layout(**extra: Any) -> dict:
 def embed(figure: dict, height: int = 360, title: str = "") -> str:
     """The HTML of one chart: a div carrying the figure JSON in an attribute."""
     spec = json.dumps(figure, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
-    label = f' role="img" aria-label="{html_text(title)}"' if title else ""
+    # role="figure", not "img": plotly's mode bar holds buttons, and an img has no
+    # interactive children (axe: nested-interactive). The text alternative is the
+    # data table each chart sits next to.
+    label = f' role="figure" aria-label="{html_text(title)}"' if title else ""
     # Single-quoted attribute: JSON's many double quotes stay unescaped (about a third
     # smaller than quote-escaping them); only &, <, > and ' need entities.
     attr = html.escape(spec, quote=False).replace("'", "&#x27;")

@@ -25,12 +25,19 @@ from rapgen.site.env import make_environment
 from rapgen.site.inputs import ScoreOutputs, load_score_outputs
 from rapgen.site.cells import CONDITION_LABEL, LEADER_CONDITIONS, METRIC_LABEL, SPLIT_LABEL, SPLITS, TRACK_LABEL, SiteModel, page_url
 from rapgen.site.model import build_site_model
+from rapgen.site.pages.switch import LEADER_METRICS
+from rapgen.scores import POLICIES, SCORE_FILES
+from rapgen.site.inputs import TEXT_COLUMNS
+from rapgen.site.pages.live import SIMULATED_NOTE
 
 STATIC_ASSETS = (
     "assets/javascripts/tablesort.min.js",
     "assets/javascripts/tablesort.number.min.js",
     "assets/javascripts/charts.js",
     "assets/javascripts/tables.js",
+    "assets/javascripts/leaderboard.js",
+    "assets/javascripts/compare.js",
+    "assets/javascripts/field.js",
     "assets/stylesheets/rap.css",
 )
 PLOTLY_ASSET = "assets/javascripts/plotly.min.js"
@@ -72,6 +79,10 @@ def _pages(site: SiteModel) -> list[tuple[str, str, dict]]:
         ("archive.md", "pages/archive.md.j2", {}),
         ("submit.md", "pages/submit.md.j2", {}),
     ]
+    if site.releases is not None:
+        pages.insert(2, ("releases.md", "pages/releases.md.j2", {}))
+    if site.compare is not None:
+        pages.insert(2, ("compare.md", "pages/compare.md.j2", {}))
     pages += [(p.path, "pages/field.md.j2", {"f": p}) for p in site.field_pages]
     pages += [(p.path, "pages/model.md.j2", {"m": p}) for p in site.model_pages]
     return pages
@@ -94,9 +105,39 @@ def _downloads(outputs: ScoreOutputs, site: SiteModel) -> dict[str, str]:
     doc = {"schema_version": 1, "manifest_sha256": site.manifest_sha256, "columns": list(frame.columns), "rows": records}
     out = {"downloads/leaderboard.csv": csv_text,
            "downloads/leaderboard.json": json.dumps(doc, indent=1, sort_keys=False, allow_nan=False) + "\n"}
+    if site.releases is not None and outputs.releases is not None:
+        out["downloads/releases.csv"] = (outputs.folder / "releases.csv").read_text(encoding="utf-8")
+    for name in sorted(outputs.interventions):  # the interventions' files, verbatim (the page shows summaries)
+        out[f"downloads/{name}"] = (outputs.folder / name).read_text(encoding="utf-8")
     if site.diagnostics_meta.get("present"):
         out["downloads/diagnostics.json"] = (outputs.folder / "diagnostics.json").read_text(encoding="utf-8")
     return out
+
+
+def download_tables(folder: Path) -> list[str]:
+    """The score folder's tables offered as downloads (CSV and Parquet): every CSV the
+    contract declares that the scorer wrote, in the declared order."""
+    return [name[:-4] for name in SCORE_FILES if name.endswith(".csv") and (folder / name).is_file()]
+
+
+def _write_tables(outputs: ScoreOutputs, base: Path) -> None:
+    """Each table verbatim as CSV and as Parquet (read back with the declared columns,
+    identifiers as text), and the per-unit scores (units.parquet) as written."""
+    import pandas as pd
+
+    (base / "downloads").mkdir(parents=True, exist_ok=True)
+    loaded = {"leaderboard": outputs.leaderboard, "contrasts": outputs.contrasts, "ranks": outputs.ranks,
+              "field_scores": outputs.field_scores, "origin_scores": outputs.origin_scores,
+              "compositions": outputs.compositions, "pairs": outputs.pairs, "releases": outputs.releases}
+    for name in download_tables(outputs.folder):
+        src = outputs.folder / f"{name}.csv"
+        shutil.copyfile(src, base / "downloads" / f"{name}.csv")
+        frame = loaded.get(name)  # already parsed by load_score_outputs: don't read 27 MB twice
+        if frame is None:
+            frame = pd.read_csv(src, dtype={c: "string" for c in SCORE_FILES[f"{name}.csv"] if c in TEXT_COLUMNS})
+        frame.to_parquet(base / "downloads" / f"{name}.parquet", index=False)
+    if (outputs.folder / "units.parquet").is_file():
+        shutil.copyfile(outputs.folder / "units.parquet", base / "downloads" / "units.parquet")
 
 
 def _template_location(exc: jinja2.TemplateError, template: str, templates_dir: Path) -> tuple[str, int | None]:
@@ -113,7 +154,8 @@ def _template_location(exc: jinja2.TemplateError, template: str, templates_dir: 
     return template, None
 
 
-def render_pages(site: SiteModel, templates_dir: str | Path | None = None, *, repo_url: str | None = None) -> dict[str, str]:
+def render_pages(site: SiteModel, templates_dir: str | Path | None = None, *, repo_url: str | None = None,
+                 site_folder: Path | None = None) -> dict[str, str]:
     """Every Markdown page as text, keyed by its path in the docs folder."""
     templates_dir = Path(templates_dir or packaged_templates())
     env = make_environment(templates_dir)
@@ -121,7 +163,11 @@ def render_pages(site: SiteModel, templates_dir: str | Path | None = None, *, re
         "site": site, "SPLITS": SPLITS, "SPLIT_LABEL": SPLIT_LABEL, "TRACK_LABEL": TRACK_LABEL,
         "CONDITION_LABEL": CONDITION_LABEL, "LEADER_CONDITIONS": LEADER_CONDITIONS, "METRIC_LABEL": METRIC_LABEL,
         "SPLIT_TITLES": [SPLIT_LABEL[s] for s in SPLITS],
-        "repo_url": repo_url.rstrip("/") if repo_url else None,
+        "repo_url": repo_url.rstrip("/") if repo_url else None, "LIVE_SIMULATED": SIMULATED_NOTE,
+        "LEADER_METRIC_CHOICES": [(m, METRIC_LABEL.get(m, m)) for m in LEADER_METRICS],
+        "POLICY_CHOICES": list(POLICIES),
+        "DOWNLOAD_TABLES": download_tables(site_folder) if site_folder else [],
+        "DOWNLOAD_UNITS": bool(site_folder and (site_folder / "units.parquet").is_file()),
     }
     out: dict[str, str] = {}
     for rel, template, extra in _pages(site):
@@ -135,24 +181,46 @@ def render_pages(site: SiteModel, templates_dir: str | Path | None = None, *, re
     return out
 
 
+class ReleaseArchive:
+    """The archive as release N listed it: its models, its files and its manifest's digest
+    (``rapgen build --release N``); everything else is the verified archive's."""
+
+    def __init__(self, archive: Archive, number: int) -> None:
+        from rapgen.archive.history.records import manifest_path
+
+        self._archive = archive
+        view = archive.release_view(number)
+        self.digests = dict(view.files)
+        self.manifest_sha256 = archive.digests[manifest_path(number)]
+        self.models = [m for m in archive.models if m.model_id in view.predictions]
+        self.model_ids = [m.model_id for m in self.models]
+
+    def __getattr__(self, name: str):
+        return getattr(self._archive, name)
+
+
 def render_docs(archive: Archive, scores_dir: str | Path, docs_dir: str | Path,
-                templates_dir: str | Path | None = None, *, repo_url: str | None = None) -> RenderResult:
+                templates_dir: str | Path | None = None, *, repo_url: str | None = None,
+                release: int | None = None) -> RenderResult:
     """Render the whole docs folder from ``scores_dir`` and the archive; replace ``docs_dir`` atomically.
     ``repo_url`` (the project's repository, e.g. ``https://github.com/OWNER/rapgen``) adds
     links to its documents; without it the site names them but links nowhere outside itself."""
     from rapgen.site.build import check_url
 
     check_url("--repo-url", repo_url)
+    if release is not None:
+        archive = ReleaseArchive(archive, release)  # type: ignore[assignment]
     templates_dir = Path(templates_dir or packaged_templates())
     outputs = load_score_outputs(scores_dir, manifest_sha256=archive.manifest_sha256)
     site = build_site_model(archive, outputs)
-    pages = render_pages(site, templates_dir, repo_url=repo_url)
+    pages = render_pages(site, templates_dir, repo_url=repo_url, site_folder=outputs.folder)
     docs_dir = Path(docs_dir)
     docs_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{docs_dir.name}.", dir=docs_dir.parent))
     try:
         for rel, text in pages.items():
             _write(tmp, rel, text)
+        _write_tables(outputs, tmp)
         for rel, text in _downloads(outputs, site).items():
             _write(tmp, rel, text)
         for rel in STATIC_ASSETS:

@@ -237,6 +237,15 @@ def _counterfactual(m: _Model, malformed: Callable[[TraceCall], bool], reruns: R
     return out
 
 
+def counterfactual_rows(grid: Grid, models: Sequence[ModelRecords], malformed: Callable[[TraceCall], bool],
+                        reruns: Reruns) -> list[dict]:
+    """option_counterfactual.csv rows alone (what ``rapgen replay`` writes)."""
+    stats: list[Statistic] = []
+    for records in models:
+        stats += _counterfactual(_Model(grid, records, None), malformed, reruns)
+    return summarise(stats, grid.draws)
+
+
 def assemble_rows(
     grid: Grid,
     models: Sequence[ModelRecords],

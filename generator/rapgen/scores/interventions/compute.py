@@ -15,16 +15,17 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from rapgen.archive import SLOTS
 from rapgen.archive.records import TraceCall
-from rapgen.scores.interventions.assemble import Grid, ModelRecords, assemble_rows
+from rapgen.scores.interventions.assemble import Grid, ModelRecords, Reruns, assemble_rows, counterfactual_rows
 from rapgen.scores.interventions.core import ALL_SPLITS, SplitDraws, draws_from_scorer, split_draws
 from rapgen.scores.interventions.reliability import posterior_ceiling, revision_reliability, revision_section
-from rapgen.scores.interventions.tables import intervention_files
+from rapgen.scores.interventions.tables import FOLDER, build_table, intervention_files
 from rapgen.scores.metrics import METRIC_NAMES
 
 CANONICAL = "canonical"
@@ -113,7 +114,76 @@ def compute_interventions(
 ) -> InterventionOutput:
     """Every ``DIR/interventions/`` file (option_counterfactual.csv holds only its header
     unless ``reruns`` from ``rapgen replay`` are given) and the §6 reliability additions."""
+    from rapgen.scores.interventions.sources import on_origins
+
     first_submitted, labels = ledger_lookups(inputs.archive)
     grid = grid_from_score_inputs(inputs, diagnostics, first_submitted, labels)
-    rows = assemble_rows(grid, records, malformed, extra_metrics, reruns)
+    rows = assemble_rows(grid, on_origins(records, grid.origins), malformed, extra_metrics, reruns)
     return InterventionOutput(intervention_files(rows), reliability_additions(inputs, diagnostics, grid))
+
+
+# ---------------------------------------------------------------- the Search-option counterfactual
+# The hand-off from ``rapgen replay`` (search may not import scores): ``DIR/option_reruns.json`` =
+# {"schema_version": 1, "manifest_sha256", "options", "calls": [[model_id, field_id, origin, condition,
+# call_index, [returned ids]], …]}, one row per re-run call.
+OPTION_RERUNS_JSON = "option_reruns.json"
+COUNTERFACTUAL_CSV = "option_counterfactual.csv"
+
+
+def parse_reruns(data: Mapping, manifest_sha256: str, source: str = OPTION_RERUNS_JSON) -> Reruns | None:
+    """The re-run ids of an option_reruns.json body; None for one made from another archive."""
+    from rapgen.errors import ScoringError
+
+    if not isinstance(data, Mapping):
+        raise ScoringError(f"{source}: not a re-run file of 'rapgen replay' (not a JSON object)")
+    if data.get("manifest_sha256") != manifest_sha256:
+        return None
+    try:
+        return {(m, f, date.fromisoformat(o), c, int(i)): tuple(ids) for m, f, o, c, i, ids in data["calls"]}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ScoringError(f"{source}: not a re-run file of 'rapgen replay' ({exc})") from None
+
+
+def read_reruns(folder: str | Path, manifest_sha256: str) -> Reruns | None:
+    """``folder/option_reruns.json`` if it is there and was made from this archive, else None."""
+    import json
+
+    from rapgen.errors import ScoringError
+
+    path = Path(folder) / OPTION_RERUNS_JSON
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise ScoringError(f"{path}: cannot read the re-run file ({exc})") from None
+    return parse_reruns(data, manifest_sha256, str(path))
+
+
+def counterfactual_file(archive: Any, records: list[ModelRecords], malformed: Callable[[TraceCall], bool], reruns: Reruns,
+                        resamples: int | None = None) -> dict[str, bytes]:
+    """``interventions/option_counterfactual.csv`` alone, on the scorer's episode grid and draws
+    (what ``rapgen replay --out`` writes next to a score folder)."""
+    from dataclasses import replace
+
+    from rapgen.scores.baselines import BASELINES
+    from rapgen.scores.interventions.sources import effective_cutoffs, on_origins, panel_models
+    from rapgen.scores.outputs import csv_bytes
+    from rapgen.scores.history_tables import unit_options
+    from rapgen.scores.release_scopes import scored_release
+    from rapgen.scores.steps import compose, count, frame
+
+    boot = archive.ledger["bootstrap"]
+    R, seed, level = int(boot["resamples"]) if resamples is None else int(resamples), int(boot["seed"]), float(boot["level"])
+    _history, scope = scored_release(archive, None)  # the frame rapgen score scores (a history: its resolved origins)
+    fr = frame(archive) if scope is None else replace(frame(archive), origins=scope.resolved, strict_origin=scope.strict_origin)
+    counted = count(archive, fr, R, seed, panel_models(records), effective_cutoffs(records), **unit_options(scope))
+    composed = compose(counted, archive.ledger)
+    c = 0  # canonical is the first policy
+    first_submitted, labels = ledger_lookups(archive)
+    draws = draws_from_scorer(counted.draws, fr.field_ids, fr.field_split, fr.field_block, level)
+    grid = Grid(fr.field_ids, list(fr.field_split), list(fr.field_block), fr.origins, fr.window_months, fr.strict_origin,
+                composed.y[c], composed.x[c], composed.ewma[c], composed.baselines[BASELINES.index("recent"), c],
+                np.zeros((len(fr.field_ids), len(fr.origins)), dtype=bool), first_submitted, labels, draws)
+    rows = counterfactual_rows(grid, on_origins(records, grid.origins), malformed, reruns)
+    return {f"{FOLDER}/{COUNTERFACTUAL_CSV}": csv_bytes(build_table(COUNTERFACTUAL_CSV, rows))}

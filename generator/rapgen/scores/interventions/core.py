@@ -22,8 +22,8 @@ import numpy as np
 
 from rapgen.scores.bootstrap import bootstrap_intervals, draw_counts, percentiles, unit_sums
 from rapgen.scores.kernels import mean_over
+from rapgen.scores.schema import INTERVAL_COLUMNS  # the contract's interval row
 
-INTERVAL_COLUMNS: tuple[str, ...] = ("estimate", "ci_low", "ci_high", "fc_low", "fc_high", "n_fields")
 ALL_SPLITS = "all"  # §6: every field of the archive, its own fresh draws
 
 

@@ -10,20 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from rapgen.errors import ScoringError
-from rapgen.scores.interventions.core import INTERVAL_COLUMNS
 from rapgen.scores.interventions.exposure import MaskRow
 from rapgen.scores.outputs import Table, csv_bytes
+from rapgen.scores.schema import INTERVENTION_FILES, INTERVENTIONS_DIR
 
-FOLDER = "interventions"
-INTERVENTION_FILES: dict[str, tuple[str, ...]] = {
-    "cells.csv": ("analysis", "track", "split", "entry", "subset", "cell", "metric", *INTERVAL_COLUMNS, "n_units", "n_valid", "n_invalid"),
-    "contrasts.csv": ("analysis", "track", "split", "entry", "subset", "contrast", "metric", *INTERVAL_COLUMNS),
-    "fidelity.csv": ("split", "entry", "readout", "metric", *INTERVAL_COLUMNS, "n_units"),
-    "signature.csv": ("split", "entry", "regime", "side", "metric", *INTERVAL_COLUMNS, "n_units"),
-    "strict_masks.csv": ("entry", "origin", "forecast_strict", "joint_strict", "forecast_boundary", "joint_boundary"),
-    "exposure.csv": ("split", "entry", "mask", "contrast", "metric", "stratum", *INTERVAL_COLUMNS, "n_origins"),
-    "option_counterfactual.csv": ("split", "entry", "regime", "budget", "side", "arm", "metric", *INTERVAL_COLUMNS, "n_units"),
-}
+FOLDER = INTERVENTIONS_DIR
 ANALYSES: tuple[str, ...] = ("replay", "oracle", "panel")
 
 
@@ -69,4 +60,5 @@ def mask_rows(rows: Iterable[MaskRow]) -> list[dict]:
 
 def intervention_files(rows_by_file: Mapping[str, Iterable[Mapping[str, object]]]) -> dict[str, bytes]:
     """``interventions/<name>`` -> CSV bytes for every §8 file (a file without rows gets its header)."""
-    return {f"{FOLDER}/{name}": csv_bytes(build_table(name, rows_by_file.get(name, ()))) for name in INTERVENTION_FILES}
+    return {f"{FOLDER}/{name}": csv_bytes(build_table(name, rows_by_file.get(name, ())), f"{FOLDER}/{name}")
+            for name in INTERVENTION_FILES}

@@ -3,14 +3,17 @@ baseline against the truth, and every entry's score on the field."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rapgen.archive import SLOTS, Archive, Field
 from rapgen.scores import PRIMARY
 from rapgen.site import plots
 from rapgen.site.cells import CONDITION_LABEL, FieldPage, Link, group, index, num, page_url, records
+from rapgen.site.escape import clean
 from rapgen.site.inputs import ScoreOutputs
 
+FORECAST_CONDITION = "A3"  # the models' forecasts a field page's picker offers
 EWMA_ABSENT = "not computed (units.parquet with the EWMA baseline's predictions is absent)"
 EWMA_NO_POINTS = "no origin has both an EWMA forecast and a realised target window"
 SCORE_COLUMNS = (("spearman", "all_origin", "spearman", True), ("spearman_strict", "forecast_strict", "spearman", True),
@@ -45,6 +48,42 @@ def _ewma(rows: list[dict] | None, realised: dict[str, dict], name: str) -> tupl
     if not points:
         return "", EWMA_NO_POINTS
     return plots.embed(plots.ewma_vs_realised(points), 340, f"EWMA forecast versus realised shares, {name}"), ""
+
+
+def _forecasts(rows: list[dict] | None, realised: dict[str, dict], labels: dict[tuple, str]) -> str:
+    """Every entry's forecast shares (``p_D*`` in units.parquet) against the realised
+    window at each origin, for the field page's model picker: {"origins": [...],
+    "realised": {slot: [share per origin]}, "options": [[key, label]], "points": {key:
+    {slot: [forecast per origin]}}} (null where missing). Copied, not computed."""
+    origins = sorted({str(r["origin"]) for r in rows or () if realised.get(str(r["origin"]))})
+    if not origins:
+        return ""
+    at = {o: i for i, o in enumerate(origins)}
+    points: dict[str, dict] = {}
+    for r in rows:
+        key, o = f"{r['entry']}/{r['condition']}", str(r["origin"])
+        if o not in at or (r["entry"], r["condition"]) not in labels:
+            continue
+        per = points.setdefault(key, {s: [None] * len(origins) for s in SLOTS})
+        for s in SLOTS:
+            p = num(r[f"p_{s}"])
+            per[s][at[o]] = None if p is None else round(p, 3)
+    options = [[f"{e}/{c}", label] for (e, c), label in labels.items() if f"{e}/{c}" in points]
+    if len(options) < 2:
+        return ""
+    real = {s: [None if realised[o][s] is None else round(realised[o][s], 3) for o in origins] for s in SLOTS}
+    doc = {"origins": origins, "realised": real, "options": options, "points": points}
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def _entry_labels(out: ScoreOutputs, model_names: dict[str, str]) -> dict[tuple, str]:
+    """(entry, condition) -> picker label: each model's Expanding (A3) forecast, then the
+    baselines, EWMA first. (Every condition would double a full-scale field page.)"""
+    lb = out.leaderboard[out.leaderboard["condition"].isin([FORECAST_CONDITION, "BASE"])]
+    pairs = sorted({(r["kind"], r["entry"], r["condition"]) for r in records(lb[["kind", "entry", "condition"]])},
+                   key=lambda k: (k[0] != "model" and k[1] != "ewma", k[0] != "model", k[1], k[2]))
+    return {(e, c): clean(f"{model_names.get(e, e)} · {CONDITION_LABEL.get(c, c)}" if k == "model" else f"{e} (baseline)")
+            for k, e, c in pairs}
 
 
 def _score_rows(rows: list[dict] | None, path: str, model_names: dict[str, str]) -> list[dict]:
@@ -85,8 +124,17 @@ def _ewma_by_field(out: ScoreOutputs) -> dict[str, list[dict]] | None:
     return group(records(sel[["field_id", "origin", *[f"p_{s}" for s in SLOTS]]].sort_values("origin")), "field_id")
 
 
+def _units_by_field(out: ScoreOutputs) -> dict[str, list[dict]]:
+    units = out.units
+    if units is None or not all(f"p_{s}" in units.columns for s in SLOTS):
+        return {}
+    sel = units[units["policy"] == PRIMARY.policy]
+    cols = ["field_id", "entry", "condition", "origin", *[f"p_{s}" for s in SLOTS]]
+    return group(records(sel[cols].sort_values(["field_id", "entry", "condition", "origin"])), "field_id")
+
+
 def _page(f: Field, archive: Archive, comp: dict, scores: dict, ewma: dict | None, model_names: dict,
-          block_of: dict) -> FieldPage:
+          block_of: dict, units: dict, labels: dict) -> FieldPage:
     path = f"fields/{f.field_id}.md"
     directions = [{"slot": d.slot, "name": d.name, "definition": d.definition, "include": d.include,
                    "exclude": d.exclude, "exemplars": list(d.exemplars)} for d in archive.codebooks.get(f.field_id, ())]
@@ -96,7 +144,8 @@ def _page(f: Field, archive: Archive, comp: dict, scores: dict, ewma: dict | Non
     area, n_windows, realised = _realised(comp.get(f.field_id), f.name, {d["slot"]: d["name"] for d in directions})
     ewma_chart, ewma_note = _ewma(ewma.get(f.field_id, []) if ewma is not None else None, realised, f.name)
     return FieldPage(f.field_id, path, f.name, f.definition, f.split, f.block_id, f.eligible_pre2024, directions, neighbours,
-                     area, ewma_chart, ewma_note, _score_rows(scores.get(f.field_id), path, model_names), n_windows)
+                     area, ewma_chart, ewma_note, _score_rows(scores.get(f.field_id), path, model_names), n_windows,
+                     _forecasts(units.get(f.field_id), realised, labels) if ewma_chart else "")
 
 
 def build_field_pages(archive: Archive, out: ScoreOutputs) -> tuple[list[FieldPage], list[dict]]:
@@ -107,9 +156,10 @@ def build_field_pages(archive: Archive, out: ScoreOutputs) -> tuple[list[FieldPa
     ewma = _ewma_by_field(out)
     model_names = {m.model_id: m.display_name for m in archive.models}
     block_of = {b.block_id: b for b in archive.blocks}
+    units, labels = _units_by_field(out), _entry_labels(out, model_names)
     pages, rows = [], []
     for f in archive.fields:
-        page = _page(f, archive, comp_by_field, scores_by_field, ewma, model_names, block_of)
+        page = _page(f, archive, comp_by_field, scores_by_field, ewma, model_names, block_of, units, labels)
         pages.append(page)
         rows.append({"field_id": f.field_id, "name": f.name, "split": f.split, "block_id": f.block_id,
                      "url": page_url("fields/index.md", page.path), "best_a3": _best_a3(scores_by_field.get(f.field_id)),

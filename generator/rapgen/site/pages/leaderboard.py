@@ -31,9 +31,9 @@ def is_reference_agent(info: Any) -> bool:
 
 
 def rank_lookup(ranks: pd.DataFrame) -> dict[tuple, Rank]:
-    """(track, split, condition, entry) -> (rank, tied, p_first) under the headline policy."""
+    """(track, split, condition, entry) -> (rank, tied, p_first) under the headline policy and metric."""
     groups = defaultdict(list)
-    for r in records(ranks[ranks["policy"] == PRIMARY.policy]):
+    for r in records(ranks[(ranks["policy"] == PRIMARY.policy) & (ranks["metric"] == PRIMARY.metric)]):
         groups[(r["track"], r["split"], r["condition"])].append(r)
     out = {}
     for key, rows in groups.items():

@@ -8,7 +8,8 @@
 """
 
 from rapgen.submit.review.check import check_submission
+from rapgen.submit.review.live import parse_now
 from rapgen.submit.review.report import render_report
 from rapgen.submit.review.result import FIXES, SECTIONS, CheckResult, ConditionCount, Problem, StageStatus
 
-__all__ = ["FIXES", "SECTIONS", "CheckResult", "ConditionCount", "Problem", "StageStatus", "check_submission", "render_report"]
+__all__ = ["FIXES", "SECTIONS", "CheckResult", "ConditionCount", "Problem", "StageStatus", "check_submission", "parse_now", "render_report"]

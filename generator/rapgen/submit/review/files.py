@@ -34,6 +34,7 @@ from rapgen.archive import (
     parse_predictions,
     parse_traces,
 )
+from rapgen.archive.interventions import parse_model_extensions
 from rapgen.errors import RapgenError
 from rapgen.submit.review.result import CheckResult, ConditionCount
 from rapgen.text import BIDI_OVERRIDES as BIDI_CONTROLS
@@ -42,7 +43,11 @@ MODEL_ID = re.compile(MODEL_ID_PATTERN)
 MiB = 1 << 20
 # What a submission's files may weigh. A full-scale submission is a few MiB; the limits keep
 # the check's memory well under 2 GiB whatever a pull request carries.
-SIZE_LIMITS = {"model.json": 1 * MiB, "predictions.jsonl": 64 * MiB, "traces.jsonl": 128 * MiB}
+SIZE_LIMITS = {"model.json": 1 * MiB, "predictions.jsonl": 64 * MiB, "traces.jsonl": 128 * MiB,
+               "replays.jsonl": 64 * MiB, "oracle.jsonl": 64 * MiB, "oracle_traces.jsonl": 128 * MiB, "training.json": 1 * MiB}
+ORIGINS_DIR = "origins"
+ORIGIN_FILES = ("predictions.jsonl", "traces.jsonl")  # what models/<id>/origins/<origin>/ may hold
+_ORIGIN_NAME = re.compile(r"^\d{4}-\d{2}-01$")
 LINE_LIMIT = 1 * MiB
 MAX_TEXT_PROBLEMS = 50  # per file: bidi controls in every line of a big file are one story, not 100,000
 PLACEHOLDER = "TODO"
@@ -64,6 +69,14 @@ class Submission:
     model: ModelInfo | None = None
     units: list[Unit] = field(default_factory=list)
     calls: list[TraceCall] = field(default_factory=list)
+    listed: dict[str, str] = field(default_factory=dict)  # name -> digest of the files already listed (an existing model)
+    origin_units: dict[str, list[Unit]] = field(default_factory=dict)  # origin (ISO) -> units of origins/<origin>/
+    origin_calls: dict[str, list[TraceCall]] = field(default_factory=dict)
+
+    @property
+    def existing(self) -> bool:
+        """An existing, listed model folder: the pull request may only add files to it."""
+        return "model.json" in self.listed
 
     @property
     def refused(self) -> bool:
@@ -71,7 +84,7 @@ class Submission:
         return any(name not in self.data for name in self.present)
 
 
-class _Unreadable(Exception):
+class Unreadable(Exception):
     """A submission file that cannot be read safely; the message is the problem's detail."""
 
     def __init__(self, keyword: str, detail: str) -> None:
@@ -99,13 +112,13 @@ def read_limited(path: Path, limit: int) -> bytes:
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        raise _Unreadable("UNEXPECTED-FILE", f"cannot be opened as a regular file ({exc.strerror or exc})") from None
+        raise Unreadable("UNEXPECTED-FILE", f"cannot be opened as a regular file ({exc.strerror or exc})") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise _Unreadable("UNEXPECTED-FILE", f"is a {_kind(st.st_mode)}, not a regular file")
+            raise Unreadable("UNEXPECTED-FILE", f"is a {_kind(st.st_mode)}, not a regular file")
         if st.st_size > limit:
-            raise _Unreadable("TOO-LARGE", f"is {st.st_size:,} bytes; a submission's {path.name} holds at most {limit // MiB} MiB")
+            raise Unreadable("TOO-LARGE", f"is {st.st_size:,} bytes; a submission's {path.name} holds at most {limit // MiB} MiB")
         os.set_blocking(fd, True)
         chunks, total = [], 0
         while total <= limit:
@@ -115,29 +128,58 @@ def read_limited(path: Path, limit: int) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
         if total > limit:
-            raise _Unreadable("TOO-LARGE", f"grew past {limit // MiB} MiB while it was read")
+            raise Unreadable("TOO-LARGE", f"grew past {limit // MiB} MiB while it was read")
         return b"".join(chunks)
     except OSError as exc:
-        raise _Unreadable("UNEXPECTED-FILE", f"cannot be read ({exc.strerror or exc})") from None
+        raise Unreadable("UNEXPECTED-FILE", f"cannot be read ({exc.strerror or exc})") from None
     finally:
         os.close(fd)
 
 
-def list_folder(result: CheckResult, model_dir: Path, display: str) -> dict[str, Path]:
-    """The folder's model files that are regular files; everything else is a problem (or, outside the archive, a README note)."""
+def list_folder(result: CheckResult, model_dir: Path, display: str, *, predictions_optional: bool = False) -> dict[str, Path]:
+    """The folder's model files that are regular files, by name relative to the folder (a later
+    origin's as ``origins/<origin>/<file>``); everything else is a problem (or, outside the archive,
+    a README note). ``predictions_optional``: the model arrives sealed (a commitment) or is listed."""
     present: dict[str, Path] = {}
     for entry in sorted(os.scandir(model_dir), key=lambda e: e.name):
         mode = entry.stat(follow_symlinks=False).st_mode
         if entry.name in MODEL_FILES and stat.S_ISREG(mode):
             present[entry.name] = Path(entry.path)
             continue
+        if entry.name == ORIGINS_DIR and stat.S_ISDIR(mode):
+            present.update(_list_origins(result, Path(entry.path), display))
+            continue
         if entry.name == "README.md" and not result.in_archive and stat.S_ISREG(mode):
             result.notes.append(f"{display}README.md is ignored: it is not part of the submission (copy only {', '.join(MODEL_FILES)})")
             continue
         result.add("submission", "UNEXPECTED-FILE", display + entry.name, None, f"unexpected {_kind(mode)} in the model folder")
+    later = any(name.startswith(ORIGINS_DIR + "/") for name in present)
     for name in REQUIRED_MODEL_FILES:
-        if name not in present:
+        if name not in present and not (name != "model.json" and (later or predictions_optional)):
             result.add("submission", "MISSING-FILE", display + name, None, f"{name} is missing")
+    return present
+
+
+def _list_origins(result: CheckResult, folder: Path, display: str) -> dict[str, Path]:
+    """``origins/<origin>/{predictions,traces}.jsonl``: a later origin's files (RELEASES.md)."""
+    present: dict[str, Path] = {}
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        mode = entry.stat(follow_symlinks=False).st_mode
+        rel = f"{ORIGINS_DIR}/{entry.name}"
+        if not (_ORIGIN_NAME.match(entry.name) and stat.S_ISDIR(mode)):
+            result.add("submission", "UNEXPECTED-FILE", display + rel, None,
+                       f"unexpected {_kind(mode)} in {ORIGINS_DIR}/ (it holds one folder per origin, named YYYY-MM-01)")
+            continue
+        for inner in sorted(os.scandir(entry.path), key=lambda e: e.name):
+            imode = inner.stat(follow_symlinks=False).st_mode
+            if inner.name in ORIGIN_FILES and stat.S_ISREG(imode):
+                present[f"{rel}/{inner.name}"] = Path(inner.path)
+            else:
+                result.add("submission", "UNEXPECTED-FILE", display + f"{rel}/{inner.name}", None,
+                           f"unexpected {_kind(imode)} in a later origin's folder (it holds predictions.jsonl and traces.jsonl)")
+        if f"{rel}/predictions.jsonl" not in present:
+            result.add("submission", "MISSING-FILE", display + f"{rel}/predictions.jsonl", None,
+                       f"origin {entry.name} has no predictions.jsonl")
     return present
 
 
@@ -148,7 +190,14 @@ def line_limits(archive: Archive) -> dict[str, int]:
     problem instead of being parsed into millions."""
     episodes = len(archive.field_map) * len(archive.origins.origins)
     max_calls = int(archive.ledger["search"]["max_calls"])
-    return {"predictions.jsonl": len(CONDITIONS) * episodes, "traces.jsonl": len(SEARCH_CONDITIONS) * episodes * max_calls}
+    one = len(archive.field_map)  # a later origin's file: every field at one origin
+    return {"predictions.jsonl": len(CONDITIONS) * episodes, "traces.jsonl": len(SEARCH_CONDITIONS) * episodes * max_calls,
+            "origin:predictions.jsonl": len(CONDITIONS) * one, "origin:traces.jsonl": len(SEARCH_CONDITIONS) * one * max_calls}
+
+
+def _limit_key(name: str) -> str:
+    base = name.rsplit("/", 1)[-1]
+    return f"origin:{base}" if name.startswith(ORIGINS_DIR + "/") else base
 
 
 def read_files(result: CheckResult, present: dict[str, Path], display: str, max_lines: dict[str, int]) -> dict[str, bytes]:
@@ -156,15 +205,16 @@ def read_files(result: CheckResult, present: dict[str, Path], display: str, max_
     data: dict[str, bytes] = {}
     for name, path in present.items():
         try:
-            raw = read_limited(path, SIZE_LIMITS[name])
-        except _Unreadable as exc:
+            raw = read_limited(path, SIZE_LIMITS[name.rsplit("/", 1)[-1]])
+        except Unreadable as exc:
             result.add("submission", exc.keyword, display + name, None, f"{name} {exc}")
             continue
-        if name in max_lines:
+        key = _limit_key(name)
+        if key in max_lines:
             lines = raw.count(b"\n") + (0 if raw.endswith(b"\n") or not raw else 1)
-            if lines > max_lines[name]:
+            if lines > max_lines[key]:
                 result.add("submission", "TOO-LARGE", display + name, None,
-                           f"{name} has {lines:,} lines; it can hold at most {max_lines[name]:,} in this archive ({_one_line_per[name]})")
+                           f"{name} has {lines:,} lines; it can hold at most {max_lines[key]:,} in this archive ({_one_line_per[key.split(':')[-1]]})")
                 continue
             if _long_lines(result, display + name, raw):
                 continue
@@ -265,12 +315,13 @@ def _key_line(raw: bytes, key: str) -> int | None:
 
 
 # ---------------------------------------------------------------- the three files
-def check_model_json(result: CheckResult, rel: str, raw: bytes) -> ModelInfo | None:
+def check_model_json(result: CheckResult, rel: str, raw: bytes, *, listed: bool = False) -> ModelInfo | None:
+    """model.json's problems; a listed one (an existing model) is only read: its checks were made when it was added."""
     model, findings = parse_model_json(rel, raw, folder=result.model_id)
     for f in findings:
         result.add("submission", "MODEL-JSON", f.path, f.line, f.detail)
-    if model is None:
-        return None
+    if model is None or listed:
+        return model
     obj = loads_strict(raw.decode("utf-8"))
     for key, value in obj.items():
         if isinstance(value, str) and PLACEHOLDER in value:
@@ -278,6 +329,18 @@ def check_model_json(result: CheckResult, rel: str, raw: bytes) -> ModelInfo | N
     if RESERVED_MODEL_KEY in model.extra:
         result.add("submission", "MODEL-JSON", rel, _key_line(raw, RESERVED_MODEL_KEY), RESERVED_MODEL_KEY_DETAIL)
     return model
+
+
+def check_model_extensions(result: CheckResult, rel: str, raw: bytes, archive: Archive) -> None:
+    """The INTERVENTIONS.md keys of a new model.json (panel, base_model, cutoff_precision, inference)."""
+    origins = set(archive.origins.origins)
+    for record in getattr(archive, "releases", {}).values():  # a verified format-2 archive: every origin of its history
+        origins.update(record.resolved_origins)
+        if record.open_origin is not None:
+            origins.add(record.open_origin.origin)
+    _, findings = parse_model_extensions(rel, raw, sorted(origins), archive.model_ids)
+    for f in findings:
+        result.add("submission", "MODEL-JSON", f.path, f.line, f.detail)
 
 
 # A parser finding's kind -> the report's keyword (every other kind of a line is MALFORMED).
@@ -296,12 +359,13 @@ def keyword_of(finding: Finding) -> str:
 
 def check_predictions(result: CheckResult, rel: str, raw: bytes, archive: Archive, model: ModelInfo | None, model_rel: str) -> list[Unit]:
     fields, origins = archive.field_map, archive.origins.origins
-    units, findings = parse_predictions(rel, raw, fields, origins)
+    panel = model is not None and model.extra.get("panel") is not None  # a panel's coverage is its cells (INTERVENTIONS.md §3)
+    units, findings = parse_predictions(rel, raw, fields, origins, coverage=not panel)
     for f in findings:
         result.add("submission", keyword_of(f), f.path, f.line, f.detail)
     claimed = {u.condition for u in units}
     for condition in FORECAST_CONDITIONS:
-        if condition not in claimed and units:
+        if condition not in claimed and units and not panel:
             result.add("submission", "COVERAGE", rel, None, f"condition {condition} is missing: a submission covers A0, A1 and A3")
     if not units and not findings:
         result.add("submission", "COVERAGE", rel, None, "predictions.jsonl has no units")
@@ -349,9 +413,15 @@ def warn_missing_calls(result: CheckResult, rel: str, units: list[Unit], calls: 
             result.warn("submission", "NO-SEARCH-CALLS", rel, None, f"no Search calls recorded for {condition}: traces.jsonl has no call of any {condition} unit")
 
 
-def read_submission(result: CheckResult, archive: Archive, model_dir: Path, display: str) -> Submission:
-    """The folder's files, listed and read within their limits (nothing parsed yet)."""
-    sub = Submission(present=list_folder(result, model_dir, display))
+def read_submission(result: CheckResult, archive: Archive, model_dir: Path, display: str, *,
+                    listed: dict[str, str] | None = None, sealed: bool = False) -> Submission:
+    """The folder's files, listed and read within their limits (nothing parsed yet).
+
+    ``listed``: the files of an existing model already listed (name -> digest);
+    ``sealed``: the pull request carries a commitment for this model."""
+    listed = dict(listed or {})
+    optional = sealed or ("model.json" in listed and "predictions.jsonl" not in listed)
+    sub = Submission(present=list_folder(result, model_dir, display, predictions_optional=optional), listed=listed)
     try:
         max_lines = line_limits(archive)
     except RapgenError:
@@ -375,12 +445,14 @@ def check_contents(result: CheckResult, archive: Archive, sub: Submission, displ
     for name, raw in sub.data.items():
         check_bidi(result, display + name, raw, lines=name.endswith(".jsonl"))
     if "model.json" in sub.data:
-        sub.model = result.model = check_model_json(result, display + "model.json", sub.data["model.json"])
+        sub.model = result.model = check_model_json(result, display + "model.json", sub.data["model.json"], listed=sub.existing)
+        if sub.model is not None and not sub.existing:
+            check_model_extensions(result, display + "model.json", sub.data["model.json"], archive)
     if not result.in_archive and result.model_id in existing:
         result.add("submission", "EXISTS", display.rstrip("/"), None, f"model {result.model_id!r} already exists in archive/models/{result.model_id}/")
     if "predictions.jsonl" in sub.data:
         sub.units = check_predictions(result, display + "predictions.jsonl", sub.data["predictions.jsonl"], archive, sub.model, display + "model.json")
     if "traces.jsonl" in sub.data:
         sub.calls = check_trace_file(result, display + "traces.jsonl", sub.data["traces.jsonl"], archive, max_calls)
-    if "traces.jsonl" not in sub.present or "traces.jsonl" in sub.data:
+    if "predictions.jsonl" in sub.present and ("traces.jsonl" not in sub.present or "traces.jsonl" in sub.data):
         warn_missing_calls(result, display + "traces.jsonl", sub.units, sub.calls, has_file="traces.jsonl" in sub.present)

@@ -50,6 +50,7 @@ def build_overlay(root: Path, files: dict[str, bytes], digests: dict[str, str], 
     out_dir.mkdir(parents=True, exist_ok=True)
     lines = {s.path: s.digest for s in sums_lines(read_sums(root / SUMS_NAME)) if s.path and s.digest and not s.path.startswith(prefix)}
     for name, data in files.items():
+        (out_dir / name).parent.mkdir(parents=True, exist_ok=True)  # a later origin's files: origins/<origin>/
         (out_dir / name).write_bytes(data)  # the bytes the check read, never the folder again
         lines[prefix + name] = digests[name]
     (target / SUMS_NAME).write_bytes(format_sums(lines))

@@ -24,6 +24,7 @@ SECTION_TITLES = {
     "integrity": "Archive integrity",
     "submission": "Submission files",
     "checksums": "SHA256SUMS lines",
+    "live": "Live deadline and reveals",
     "scores": "Scores with intervals",
     "replay": "Trace replay",
     "site": "Site dry-run render",
@@ -59,6 +60,8 @@ def render_report(result: CheckResult, *, max_problems: int | None = 200) -> str
     out += _sections_table(result)
     out += _leaderboard_section(result)
     out += _validity_section(result)
+    out += _origins_section(result)
+    out += _live_section(result)
     out += _warnings_section(result)
     out += _problems_section(result, max_problems)
     if result.sums_lines:
@@ -156,6 +159,43 @@ def _validity_section(result: CheckResult) -> list[str]:
         reasons = "; ".join(f"{md_text(r)} ×{k}" for r, k in c.reasons) or "—"
         out.append(f"| {c.condition} | {c.expected} | {c.present} | {c.valid} | {c.invalid} | {reasons} |")
     out += ["", "Invalid units are kept, counted and excluded from every mean, never scored as zero.", ""]
+    return out
+
+
+def _origins_section(result: CheckResult) -> list[str]:
+    """Coverage per origin: every origin the model claims, where its units are, and whether it is complete."""
+    if not result.origins:
+        return []
+    out = ["### Coverage per origin", "", "| origin | file | conditions (present / expected) | coverage |", "| --- | --- | --- | --- |"]
+    for row in result.origins:
+        conditions = ", ".join(f"{md_text(c)} {v['present']}/{v['expected']}" for c, v in row["conditions"].items()) or "—"
+        status = "✅ complete" if row["complete"] else "❌ incomplete"
+        listed = " (listed)" if row["listed"] else ""
+        out.append(f"| {md_text(row['origin'])} | {md_code(row['file'])}{listed} | {conditions} | {status} |")
+    out += ["", "Every origin a model claims is complete: all fields × every claimed condition, with A0, A1 and A3.", ""]
+    return out
+
+
+def _live_section(result: CheckResult) -> list[str]:
+    """The model's Live entries (sealed digest and receipt, on time or late) and every unrevealed entry."""
+    if not result.live and not result.unrevealed:
+        return []
+    out = ["### Live", "", f"Deadlines judged on {md_text(result.now)} ({md_text(result.now_source)}).", ""]
+    if result.live:
+        out += ["| origin | entry | sha256 | receipt | closes | timing | status |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        for row in result.live:
+            receipt = (f"release {row['receipt']} ({md_text(row['receipt_date'])})" if row.get("receipt")
+                       else f"this pull request ({md_text(row.get('judged_on') or result.now)})")
+            timing = "—" if row.get("on_time") is None else ("✅ on time" if row["on_time"] else "❌ late")
+            out.append(f"| {md_text(row['origin'])} | {row['kind']} {md_code(row['path'])} | {md_code(row['sha256'][:16])}… | {receipt} "
+                       f"| {md_text(row.get('closes') or '—')} | {timing} | {md_text(row['status'])} |")
+        out.append("")
+    if result.unrevealed:
+        out += [f"**Unrevealed sealed entries in the archive ({len(result.unrevealed)})** — listed, never dropped:", ""]
+        for row in result.unrevealed:
+            out.append(f"- {md_code(row['model_id'])} for {md_text(row['origin'])}: committed {md_code(row['sha256'][:16])}… "
+                       f"in release {row['receipt']} ({md_text(row['receipt_date'] or '—')})")
+        out.append("")
     return out
 
 

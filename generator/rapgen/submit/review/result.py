@@ -12,13 +12,17 @@ from pathlib import Path
 from rapgen.archive import ModelInfo
 
 # The report's sections, in the order the check runs them (cheap to expensive).
-SECTIONS = ("integrity", "submission", "checksums", "scores", "replay", "site")
+SECTIONS = ("integrity", "submission", "checksums", "live", "scores", "replay", "site")
 
 # Fix-it texts, one per problem keyword (STYLE: long texts live as constants).
 FIXES: dict[str, str] = {
     "INTEGRITY": "Restore the frozen file from main (`git checkout origin/main -- PATH`) and rerun `rapgen verify`.",
     "TOUCHED": "Revert every change outside your model folder and `SHA256SUMS`; send unrelated changes in a separate pull request.",
-    "EXISTS": "Choose a new `model_id` (and rename the folder to match); an existing model's files never change.",
+    "EXISTS": "Restore the model's listed files from main: an existing model's files never change. A pull request may add a later origin (`origins/<origin>/…`) or intervention records (replays.jsonl, oracle.jsonl, oracle_traces.jsonl, training.json) to it; a new model needs a new `model_id`.",
+    "ORIGIN": "Put a later origin's units in `origins/<origin>/predictions.jsonl` (and its calls in `traces.jsonl` beside it), for an origin a release resolved or opened; origins.json's origins belong in the main predictions.jsonl.",
+    "LATE": "A Live submission counts only if it is received by the open origin's `closes` date. Once the origin is resolved, add the files as a later origin instead (not a Live entry).",
+    "REVEAL": "Reveal exactly the files you committed: their SHA-256 must equal the digests in `commitments/<origin>/<model_id>.json` (`sha256sum` them before opening the pull request).",
+    "COMMITMENT": "Write the commitment with the keys model_id, origin, files (predictions.jsonl and traces.jsonl digests, 64 lower-case hex or null) and kit, at `archive/commitments/<origin>/<model_id>.json`, and keep its predictions to yourself until the origin is resolved.",
     "FOLDER": "Rename the folder to a model id matching `^[a-z0-9][a-z0-9._-]{0,63}$`.",
     "MISSING-FILE": "Add the file; `rapgen submit init` writes a model.json template and `rapgen agent run` writes the rest.",
     "UNEXPECTED-FILE": "Delete it: a model folder holds only model.json, predictions.jsonl and (for Search conditions) traces.jsonl, as regular files.",
@@ -114,6 +118,11 @@ class CheckResult:
     site_pages: list[str] = field(default_factory=list)
     manifest_sha256: str = ""
     notes: list[str] = field(default_factory=list)
+    origins: list[dict] = field(default_factory=list)  # per-origin coverage: origin, file, conditions, complete
+    live: list[dict] = field(default_factory=list)  # this model's Live entries (sealed or open), with receipt and timing
+    unrevealed: list[dict] = field(default_factory=list)  # every sealed entry of the archive never revealed
+    now: str = ""  # the date the Live deadline was judged by
+    now_source: str = ""  # "--now" or "today (UTC)"
 
     @property
     def ok(self) -> bool:
@@ -146,5 +155,10 @@ class CheckResult:
             "leaderboard": [r for r in self.leaderboard if r.get("entry") == self.model_id],
             "replay": self.replay,
             "site_pages": self.site_pages,
+            "origins": self.origins,
+            "live": self.live,
+            "unrevealed": self.unrevealed,
+            "now": self.now,
+            "now_source": self.now_source,
             "notes": self.notes,
         }

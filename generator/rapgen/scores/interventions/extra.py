@@ -1,0 +1,44 @@
+"""The unit metrics the interventions take from the diagnostics: the three
+EWMA-corrected alignments and ``adapt_h`` (h = 6, 12, 18), for any (F, O, 8)
+prediction array, computed exactly as diagnostics.json computes them for the
+scored entries (same permutations, same rounding).
+
+``adapt_h`` is stored at the pair's first origin T (see :mod:`conditions`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import date
+
+import numpy as np
+
+from rapgen.scores.diagnostics.episodes import revision_alignment
+from rapgen.scores.diagnostics.residual import direct_alignment, direct_permutations, partial_residual
+from rapgen.scores.interventions.assemble import ExtraMetrics
+from rapgen.scores.interventions.reliability import REVISION_HORIZONS
+
+
+def unit_extras(ledger: Mapping, y: np.ndarray, ewma: np.ndarray, origins: Sequence[date]) -> ExtraMetrics:
+    """A function p -> {metric: (F, O) array} over the episode grid of ``y`` (F, O, 8)."""
+    residual = ledger["residual"]
+    perms = direct_permutations(int(residual["direct_permutations"]), int(residual["seed"]))
+    F, O = y.shape[:2]
+    month = np.tile(np.array([d.year * 12 + d.month - 1 for d in origins], dtype=np.int64), F)
+    series = np.repeat(np.arange(F), O)
+    y_rows, e_rows = y.reshape(-1, 8), ewma.reshape(-1, 8)
+
+    def extras(p: np.ndarray, is_state: bool) -> dict[str, np.ndarray]:
+        rows = np.asarray(p, dtype=np.float64).reshape(-1, 8)
+        d = direct_alignment(rows, e_rows, y_rows, perms)
+        pr = partial_residual(rows, e_rows, y_rows)
+        out = {"direct_cos_corrected": d.cos_corrected.reshape(F, O), "direct_spearman_corrected": d.spearman_corrected.reshape(F, O),
+               "partial_residual_corrected": pr.corrected.reshape(F, O)}
+        for h in REVISION_HORIZONS:
+            rev = revision_alignment(rows, y_rows, series, month, h)
+            value = np.full(F * O, np.nan)
+            value[rev.first] = rev.adapt
+            out[f"adapt_{h}"] = value.reshape(F, O)
+        return out
+
+    return extras

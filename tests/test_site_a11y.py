@@ -1,0 +1,158 @@
+"""Accessibility: axe-core (tests/a11y/scan.mjs, driving Debian's chromium with
+puppeteer-core) finds no serious or critical violation on any page type of the
+built sample site.
+
+Skipped only when node or chromium is missing. The npm packages are pinned in
+tests/a11y/package.json and package-lock.json; install them with
+``npm ci --prefix tests/a11y`` (CI does). A missing install is a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+A11Y = REPO / "tests" / "a11y"
+CHROMIUM = Path("/usr/bin/chromium")
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None or not CHROMIUM.exists(), reason="needs node and /usr/bin/chromium")
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+def _serve(folder: Path):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def _scan(base: str, paths: list[str]) -> subprocess.CompletedProcess:
+    if not (A11Y / "node_modules" / "axe-core").is_dir() or not (A11Y / "node_modules" / "puppeteer-core").is_dir():
+        pytest.fail("axe-core/puppeteer-core are not installed: run `npm ci --prefix tests/a11y`")
+    return subprocess.run([NODE, str(A11Y / "scan.mjs"), base, *paths], capture_output=True, text=True, timeout=900)
+
+
+def page_types(site: Path) -> list[str]:
+    """One page of every type the site has: the fixed pages, the first field page, the
+    first model page; the same again under zh/ when built."""
+    def first(folder: Path, keep) -> list[str]:
+        pages = sorted(p.parent.name for p in folder.glob("*/index.html") if keep(p.parent.name)) if folder.is_dir() else []
+        return pages[:1]
+
+    out: list[str] = []
+    for lang in ("", "zh/"):
+        root = site / lang
+        if not (root / "index.html").is_file():
+            continue
+        for name in ("", "leaderboard/", "fields/", "models/", "compare/", "releases/", "live/", "diagnostics/",
+                     "archive/", "submit/"):
+            if (root / name / "index.html").is_file():
+                out.append(lang + name)
+        out += [f"{lang}fields/{p}/" for p in first(root / "fields", lambda n: True)]
+        out += [f"{lang}models/{p}/" for p in first(root / "models", lambda n: True)]
+    return out
+
+
+@pytest.fixture(scope="module")
+def sample_site(tmp_path_factory) -> Path:
+    from rapgen.pipeline import run_build
+
+    base = tmp_path_factory.mktemp("a11y")
+    site = base / "site"
+    run_build(REPO, site, resamples=20, work_dir=base / "work")
+    return site
+
+
+def test_every_page_type_has_no_serious_or_critical_violation(sample_site: Path) -> None:
+    paths = page_types(sample_site)
+    assert {"", "leaderboard/", "fields/", "models/", "diagnostics/"} <= set(paths)
+    assert any(p.startswith("fields/") and p != "fields/" for p in paths)
+    server = _serve(sample_site)
+    try:
+        result = _scan(f"http://127.0.0.1:{server.server_address[1]}/", paths)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode != 2, result.stderr
+    assert result.returncode == 0, "serious/critical axe violations (page rule target):\n" + result.stdout[:6000]
+    assert result.stderr.count("0 serious/critical") == len(paths), result.stderr
+
+
+def test_the_scan_reports_a_bad_page(tmp_path: Path) -> None:
+    """The scan can fail: low-contrast text, an unnamed dialog and a button inside an
+    img are reported with their rule ids and targets, exit 1."""
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "index.html").write_text(
+        '<!doctype html><html lang="en"><head><title>bad</title></head><body><main>'
+        '<p id="faint" style="color:#bbb;background:#fff">faint text</p>'
+        '<div role="dialog" id="nameless"><p>x</p></div>'
+        '<div role="img" aria-label="chart" id="nested"><button>zoom</button></div>'
+        '</main></body></html>', encoding="utf-8")
+    server = _serve(tmp_path)
+    try:
+        result = _scan(f"http://127.0.0.1:{server.server_address[1]}/", ["bad/"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert "bad/ color-contrast #faint" in lines
+    assert "bad/ aria-dialog-name #nameless" in lines
+    assert "bad/ nested-interactive #nested" in lines
+
+
+def test_leaderboard_switch_and_compare_url(sample_site: Path) -> None:
+    """In chromium: choosing TV distance and the split policy rewrites the cells, the
+    forest plot and the URL without a reload, and the URL restores the choice; a
+    header sorts with Enter; /compare/?a=…&b=… opens with those entries and shows the
+    paired differences of pairs.csv; a field page's picker redraws its forecast chart; nothing is requested from another origin."""
+    import json
+
+    pairs = (sample_site / "downloads" / "pairs.csv").read_text(encoding="utf-8").splitlines()
+    first = pairs[1].split(",")  # track,split,policy,condition,metric,entry_a,kind_a,entry_b,...
+    a, b = first[5], first[7]
+    server = _serve(sample_site)
+    try:
+        if not (A11Y / "node_modules" / "puppeteer-core").is_dir():
+            pytest.fail("puppeteer-core is not installed: run `npm ci --prefix tests/a11y`")
+        result = subprocess.run([NODE, str(A11Y / "behaviour.mjs"), f"http://127.0.0.1:{server.server_address[1]}/", a, b],
+                                capture_output=True, text=True, timeout=300)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert seen["errors"] == [] and seen["requests"] == []
+    assert seen["lb_tv"] != seen["lb_before"] and seen["chart_tv"] != seen["chart_before"]
+    assert seen["lb_axis"] == "TV distance"
+    assert seen["lb_url"].endswith("/leaderboard/?metric=tv&policy=split")
+    assert seen["lb_status"] == "Showing TV distance (lower is better), split policy."
+    assert seen["lb_reloaded_choice"] == "tv/split"
+    assert seen["sorted"] in ("ascending", "descending")
+    assert seen["cmp_choice"] == [a, b]
+    # the page opens on All-Origin, Test: every pairs.csv row of that pair there is shown, digit for digit
+    shown = {(r[0], r[1].rstrip(" ↑↓")): r for r in seen["cmp_rows"]}
+    assert shown, seen
+    for line in pairs[1:]:
+        f = line.split(",")
+        if (f[0], f[1], f[2], f[5], f[7]) == ("all_origin", "test", "canonical", a, b):
+            from rapgen.site.cells import CONDITION_LABEL, METRIC_LABEL
+            from rapgen.site.filters import fmt_ci, fmt_delta
+            row = shown[(CONDITION_LABEL[f[3]], METRIC_LABEL[f[4]])]
+            assert row[4] == fmt_delta(float(f[9])) + fmt_ci(float(f[10]), float(f[11]))
+            assert row[5] == f[12]
+    assert seen["cmp_same"] == "Pick two different entries."
+    assert f"a={a}&b={a}" in seen["cmp_url"]
+    # a field page: the picker lists models and baselines (EWMA first shown) and redraws the chart
+    assert "ewma/BASE" in seen["fc_options"] and any(not o.endswith("/BASE") for o in seen["fc_options"])
+    assert seen["fc_after"] != seen["fc_before"] and seen["fc_status"].startswith("Showing ")
