@@ -136,14 +136,20 @@ def _jobs(archive: VerifiedArchive, model_ids: list[str], counterfactual: bool) 
     return recorded, by_field
 
 
+def _key(model_id: str, source: str, call) -> tuple:
+    """A recorded call's identity: its unit and call index (unique across a model's
+    traces files, which a format-2 archive splits by origin; line numbers are not)."""
+    return (model_id, source, call.field_id, str(call.origin), call.condition, call.call_index)
+
+
 def _run_all(archive: VerifiedArchive, backend: Backend, by_field: dict[str, list[ReplayCall]], jobs: int,
-             tick: Callable[[int], None] | None) -> dict[tuple[str, str, int], tuple]:
+             tick: Callable[[int], None] | None) -> dict[tuple, tuple]:
     jobs_list = sorted(by_field.items(), key=lambda kv: -len(kv[1]))  # big fields first: better balance
-    results: dict[tuple[str, str, int], tuple] = {}
+    results: dict[tuple, tuple] = {}
 
     def take(out: list) -> None:
         for call, total, ids, error in out:
-            results[(call.model_id, call.source, call.line)] = (total, ids, error)
+            results[_key(call.model_id, call.source, call)] = (total, ids, error)
         if tick:
             tick(len(out))
 
@@ -191,9 +197,9 @@ def replay_archive(
     reruns = None
     if counterfactual:
         # A re-run that failed (no shard, an error) is left out, so its pair is left out of the counterfactual.
-        reruns = [(mid, c.field_id, c.origin.isoformat(), c.condition, c.call_index, results[(mid, RERUN, c.line)][1])
+        reruns = [(mid, c.field_id, c.origin.isoformat(), c.condition, c.call_index, results[_key(mid, RERUN, c)][1])
                   for mid in model_ids for c in recorded[(mid, TRACES)]
-                  if (mid, RERUN, c.line) in results and results[(mid, RERUN, c.line)][2] is None]
+                  if _key(mid, RERUN, c) in results and results[_key(mid, RERUN, c)][2] is None]
     return ReplayReport(data, reruns)
 
 
@@ -229,7 +235,7 @@ def _model_summary(mid: str, calls: list, results: dict) -> dict:
             "condition": c.condition, "calls": 0, "reproduced": 0, "failed": 0, "errors_recorded": 0, "first_differences": [],
         })
         cond["calls"] += 1
-        total, ids, error = results[(mid, source, c.line)]
+        total, ids, error = results[_key(mid, source, c)]
         if total == c.total_hits and ids == list(c.returned_ids):
             cond["reproduced"] += 1
             cond["errors_recorded"] += error is not None
