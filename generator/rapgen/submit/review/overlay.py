@@ -117,8 +117,25 @@ def _score(result: CheckResult, archive: Archive, out: Path, resamples: int | No
     result.leaderboard = rows
     mine = [r for r in rows if r.get("entry") == result.model_id]
     if not mine:
+        # A format-2 model that covers only some resolved origins is listed as partial,
+        # unranked, and a sealed or open Live entry waits for its origin to resolve:
+        # neither has All-Origin rows yet, and neither is a problem (RELEASES.md).
+        waiting = _waiting_for_origins(scores, result.model_id)
+        if waiting:
+            return waiting
         result.add("scores", "SCORES", result.model_id, None, "the scoring stage produced no leaderboard rows for this model")
     return f"{len(mine)} leaderboard rows for {result.model_id}"
+
+
+def _waiting_for_origins(scores: ScoreResult, model_id: str) -> str | None:
+    release = scores.meta.get("release") or {}
+    partial = release.get("partial", {}).get(model_id)
+    if partial:
+        covered = min(v["origins"] for v in partial.values())
+        return f"no All-Origin rows yet for {model_id}: partial ({covered} of {next(iter(partial.values()))['of']} resolved origins), listed unranked"
+    if model_id in release.get("live", {}) or any(f"/{model_id}." in p or f"/models/{model_id}/" in p for p in release.get("unreleased", [])):
+        return f"no All-Origin rows yet for {model_id}: its entries wait for their origins to resolve"
+    return None
 
 
 def _replay(result: CheckResult, archive: Archive) -> str:
