@@ -279,3 +279,19 @@ def test_a_new_model_json_has_its_intervention_keys_checked(tiny_archive) -> Non
     result = CliRunner().invoke(cli, ["submit", "check", "--no-scores", "--root", str(repo), str(folder)])
     assert result.exit_code == 1
     assert "**MODEL-JSON**" in result.stdout and "'cutoff_precision' must be" in result.stdout
+
+
+@pytest.mark.parametrize("release,expected", [
+    ({}, None),  # format 1: no rows is a real problem
+    ({"partial": {"m": {"A0": {"origins": 1, "of": 3, "last_complete_release": None}}}}, "partial (1 of 3 resolved origins)"),
+    ({"live": {"m": ["2026-01-01"]}}, "wait for their origins to resolve"),
+    ({"unreleased": ["archive/commitments/2026-01-01/m.json"]}, "wait for their origins to resolve"),
+    ({"partial": {"other": {"A0": {"origins": 1, "of": 3, "last_complete_release": None}}}}, None),
+])
+def test_a_model_without_all_origin_rows_is_a_problem_unless_it_waits_for_origins(release, expected) -> None:
+    from types import SimpleNamespace
+
+    from rapgen.submit.review.overlay import _waiting_for_origins
+
+    note = _waiting_for_origins(SimpleNamespace(meta={"release": release} if release else {}), "m")
+    assert (note is None) if expected is None else (expected in note)
