@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rapgen.scores.kernels import mean_over
+
 # Columns of statistics processed at once: bounds memory to R x CHUNK doubles per matrix.
 CHUNK = 128
 
@@ -179,3 +181,14 @@ def bootstrap_intervals(C: np.ndarray, S: np.ndarray, N: np.ndarray, level: floa
     if keep is not None:
         kept = {int(i): kept_unique[int(rep_of[int(i)])] for i in keep}
     return BootstrapResult(low_all, high_all, kept)
+
+
+def split_block_intervals(matrix: np.ndarray, field_split: np.ndarray, split: str, units_of: dict, draws: dict,
+                          level: float) -> tuple[np.ndarray, np.ndarray, BootstrapResult]:
+    """One split's field-macro estimates (with their field counts) and block-bootstrap
+    intervals for every row of ``matrix`` (statistics × fields), on the split's draws."""
+    Z = matrix[:, np.flatnonzero(field_split == split)]
+    estimate, n_fields = mean_over(Z, axis=1)
+    unit_ids, unit_of = units_of[(split, "block")]
+    S, N = unit_sums(Z, unit_of, len(unit_ids))
+    return estimate, n_fields, bootstrap_intervals(draws[(split, "block")][1], S, N, level)

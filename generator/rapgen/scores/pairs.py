@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rapgen.scores import schema
-from rapgen.scores.bootstrap import bootstrap_intervals, unit_sums
+from rapgen.scores.bootstrap import split_block_intervals
 from rapgen.scores.counts import POLICIES
 from rapgen.scores.kernels import mean_over, single_threaded_blas
 from rapgen.scores.metrics import METRIC_NAMES
@@ -115,12 +115,7 @@ def pairs_table(entries: list[Entry], values: np.ndarray, tracks: list[PairTrack
     out = []
     with single_threaded_blas():
         for split in splits:
-            cols = np.flatnonzero(field_split == split)
-            Z = matrix[:, cols]
-            estimate, n_fields = mean_over(Z, axis=1)
-            unit_ids, unit_of = units_of[(split, "block")]
-            S, N = unit_sums(Z, unit_of, len(unit_ids))
-            result = bootstrap_intervals(draws[(split, "block")][1], S, N, level)
+            estimate, n_fields, result = split_block_intervals(matrix, field_split, split, units_of, draws, level)
             for r, (t, i, p, m) in enumerate(keys):
                 pair = pairs[i]
                 ea, eb = entries[pair.a], entries[pair.b]

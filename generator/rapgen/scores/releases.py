@@ -31,7 +31,7 @@ from datetime import date
 import numpy as np
 
 from rapgen.scores import schema
-from rapgen.scores.bootstrap import bootstrap_intervals, unit_sums
+from rapgen.scores.bootstrap import split_block_intervals
 from rapgen.scores.counts import POLICIES
 from rapgen.scores.kernels import mean_over, single_threaded_blas
 from rapgen.scores.metrics import HIGHER_IS_BETTER, METRIC_NAMES
@@ -212,12 +212,7 @@ def resample(keys: list[StatKey], rows: list[np.ndarray], entries: list[Entry], 
     out = []
     with single_threaded_blas():
         for split in splits:
-            cols = np.flatnonzero(field_split == split)
-            Z = matrix[:, cols]
-            estimate, n_fields = mean_over(Z, axis=1)
-            unit_ids, unit_of = units_of[(split, "block")]
-            S, N = unit_sums(Z, unit_of, len(unit_ids))
-            result = bootstrap_intervals(draws[(split, "block")][1], S, N, level)
+            estimate, n_fields, result = split_block_intervals(matrix, field_split, split, units_of, draws, level)
             rank = statistic_ranks(keys, entries, result.low, result.high, **rank_options)
             out.append(Resampled(split, estimate, n_fields, result.low, result.high, rank))
     return out
