@@ -155,8 +155,6 @@ def read_jsonl(path: Path) -> list[dict]:
 
 # ---------------------------------------------------------------- a fake OpenAI-compatible endpoint
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 def scripted_reply(request: dict) -> dict:
