@@ -375,15 +375,21 @@ def _unit_validity(weights: dict) -> tuple[tuple[float, ...] | None, str]:
     return composition, ""
 
 
+def _unit_of(obj: dict, field_set: set[str], origin_set: set[date]) -> tuple[str, date]:
+    """A line's ``field_id`` and ``origin``, each checked against the archive's."""
+    fid = _str(obj, "field_id")
+    if fid not in field_set:
+        raise _Bad(f"field_id {fid!r} is not a field of this archive")
+    origin = _date(obj, "origin")
+    if origin not in origin_set:
+        raise _Bad(f"origin {origin} is not an origin of this archive")
+    return fid, origin
+
+
 def _prediction(field_set: set[str], origin_set: set[date]) -> Callable[[dict, int], Unit]:
     def build(obj: dict, number: int) -> Unit:
         _keys(obj, PREDICTION_REQUIRED, PREDICTION_OPTIONAL)
-        fid = _str(obj, "field_id")
-        if fid not in field_set:
-            raise _Bad(f"field_id {fid!r} is not a field of this archive")
-        origin = _date(obj, "origin")
-        if origin not in origin_set:
-            raise _Bad(f"origin {origin} is not an origin of this archive")
+        fid, origin = _unit_of(obj, field_set, origin_set)
         condition = _one_of(obj, "condition", CONDITIONS)
         check_unit_provenance(obj)
         for key in ("rationale", "reason"):
@@ -469,12 +475,7 @@ TRACE_OPTIONAL_KEYS = ("prompt_sha256",)
 def _trace_call(field_set: set[str], origin_set: set[date], max_calls: int) -> Callable[[dict, int], TraceCall]:
     def build(obj: dict, number: int) -> TraceCall:
         _keys(obj, TRACE_KEYS, TRACE_OPTIONAL_KEYS)
-        fid = _str(obj, "field_id")
-        if fid not in field_set:
-            raise _Bad(f"field_id {fid!r} is not a field of this archive")
-        origin = _date(obj, "origin")
-        if origin not in origin_set:
-            raise _Bad(f"origin {origin} is not an origin of this archive")
+        fid, origin = _unit_of(obj, field_set, origin_set)
         condition = _one_of(obj, "condition", SEARCH_CONDITIONS)
         index = _int(obj, "call_index")
         if index >= max_calls:
