@@ -12,14 +12,15 @@
 * :func:`intervention_files` — all of them for the models of an archive, as
   ``{archive path: bytes}`` (the caller writes them, or hands them to a history).
 
-Both prompt digests are fixed constants: no readout or exact-history template
-exists under ``templates/prompts/``, and these agents render no prompt. Each is
-the SHA-256 of the text in :data:`READOUT_PROMPT_ID` / :data:`ORACLE_PROMPT_ID`.
+These agents render no prompt, but their records carry the kit's prompt
+version all the same: ``prompt_sha256`` is the SHA-256 of the readout or
+exact-history template (:func:`rapgen.kit.readout_template_sha256`,
+:func:`rapgen.kit.oracle_template_sha256`), exactly what ``rapgen agent run
+--readout|--oracle`` writes and ``rapgen prompt`` prints as ``template_sha256``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import defaultdict
 from dataclasses import dataclass
@@ -42,12 +43,9 @@ from rapgen.archive import SLOTS, Archive, add_months
 from rapgen.archive.evidence import PaperText, build_evidence, build_oracle_block, call_arguments, canonical_hash, oracle_windows
 from rapgen.archive.records import TraceCall
 from rapgen.io import dumps_document, dumps_line
+from rapgen.kit import oracle_template_sha256, readout_template_sha256
 from rapgen.search import Backend, CallProblem, trace_line, validate_call
 
-READOUT_PROMPT_ID = "rapgen reference agents: frozen-evidence readout v1 (a deterministic policy, no prompt template)"
-ORACLE_PROMPT_ID = "rapgen reference agents: exact-history unit v1 (a deterministic policy, no prompt template)"
-READOUT_PROMPT_SHA256 = hashlib.sha256(READOUT_PROMPT_ID.encode()).hexdigest()
-ORACLE_PROMPT_SHA256 = hashlib.sha256(ORACLE_PROMPT_ID.encode()).hexdigest()
 ORACLE_DAMPING = {"ref-recent-hits": 0.0, "ref-history-trend": 0.5, "ref-sample-classify": 0.25}  # others: 0.25
 TUNED_DAMPING = 0.25
 PANEL_CONDITIONS = ("A1", "A3")
@@ -137,6 +135,7 @@ def readout_lines(data: ArchiveData, model_id: str) -> list[dict]:
         for c in arch.traces(model_id):
             calls[(c.field_id, c.origin, c.condition)].append(c)
     window = arch.origins.window_months
+    prompt = readout_template_sha256()
     lines = []
     for (fid, origin), have in sorted(conditions.items()):
         if not {"A3", "A4"} <= have:
@@ -149,7 +148,7 @@ def readout_lines(data: ArchiveData, model_id: str) -> list[dict]:
             shares, why = read_evidence(evidence, arch.codebooks[fid], origin, window, readout)
             line = {"field_id": fid, "origin": origin.isoformat(), "source_condition": source, "readout": readout,
                     "budget": budget, "calls_used": used, "evidence_sha256": canonical_hash(evidence),
-                    "prompt_sha256": READOUT_PROMPT_SHA256}
+                    "prompt_sha256": prompt}
             if shares is None:
                 line.update(weights=None, status="invalid", reason=why)
             else:
@@ -165,6 +164,7 @@ def oracle_lines(data: ArchiveData, backend: Backend, model_id: str, damping: fl
     arch = data.archive
     window = arch.origins.window_months
     cells = cells if cells is not None else [(f.field_id, o) for f in arch.fields for o in arch.origins.origins]
+    prompt = oracle_template_sha256()
     units, traces = [], []
     for fid, origin in sorted(cells):
         for condition in ("O1", "O2", "O3"):
@@ -182,7 +182,7 @@ def oracle_lines(data: ArchiveData, backend: Backend, model_id: str, damping: fl
                 shown = len(block["windows"])
                 line.update(weights=_slot_weights(history_shares(block, damping)),
                             rationale=f"exact counts of {shown} window{'s' if shown > 1 else ''}, trend damped by {damping}")
-            line.update(input_sha256=canonical_hash(block), prompt_sha256=ORACLE_PROMPT_SHA256)
+            line.update(input_sha256=canonical_hash(block), prompt_sha256=prompt)
             units.append(line)
         backend.release(fid)
     return units, traces
