@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import date
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -202,8 +204,6 @@ def test_site_marks_reference_agents_and_only_them(tmp_path):
 
 # ---------------------------------------------------------------- intervention records
 from rapgen.agents.interventions import (  # noqa: E402
-    ORACLE_PROMPT_SHA256,
-    READOUT_PROMPT_SHA256,
     ArchiveData,
     intervention_files,
     malformed,
@@ -211,6 +211,13 @@ from rapgen.agents.interventions import (  # noqa: E402
     panel_design,
 )
 from rapgen.agents.policies import history_shares, read_evidence  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def sha256_file(path: Path) -> str:
+    """What ``sha256sum`` prints for a file."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 from rapgen.archive.intervention_folder import ArchiveFacts, check_model_interventions  # noqa: E402
 from rapgen.archive.interventions import parse_training  # noqa: E402
 
@@ -291,8 +298,9 @@ def test_intervention_records_pass_every_check(with_records):
         assert len(records.oracle) == 3 * len(arch.fields) * len(arch.origins.origins)
         assert {c.condition for c in records.oracle_traces} == {"O3"} and max(c.call_index for c in records.oracle_traces) < 20
         lines = [json.loads(x) for x in mine["replays.jsonl"].splitlines()]
-        assert {x["prompt_sha256"] for x in lines} == {READOUT_PROMPT_SHA256}
-        assert {json.loads(x)["prompt_sha256"] for x in mine["oracle.jsonl"].splitlines()} == {ORACLE_PROMPT_SHA256}
+        # The kit's template hashes (what `rapgen agent run --readout|--oracle` writes), not a constant of the agents.
+        assert {x["prompt_sha256"] for x in lines} == {sha256_file(REPO / "templates/prompts/readout.md.j2")}
+        assert {json.loads(x)["prompt_sha256"] for x in mine["oracle.jsonl"].splitlines()} == {sha256_file(REPO / "templates/prompts/oracle.md.j2")}
 
 
 def test_a_tampered_readout_or_oracle_line_is_caught(with_records):
