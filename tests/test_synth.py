@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -210,10 +211,15 @@ def test_synth_small_writes_a_history_with_every_record_kind(tmp_path):
     assert [r["path"] for r in records[-1]["replaced"]] == [changed]
     old = json.loads((out / "archive" / "releases" / "0010" / "superseded" / changed.removeprefix("archive/")).read_text())
     assert old["knowledge_cutoff"] is None and json.loads((out / changed).read_text())["knowledge_cutoff"] == "2025-06-01"
+    templates = Path(__file__).resolve().parent.parent / "templates" / "prompts"
+    kit_hash = {name: hashlib.sha256((templates / template).read_bytes()).hexdigest()
+                for name, template in (("replays.jsonl", "readout.md.j2"), ("oracle.jsonl", "oracle.md.j2"))}
     for mid in DAMPINGS:
         for name in ("replays.jsonl", "oracle.jsonl", "oracle_traces.jsonl"):
             lines = (out / "archive" / "models" / mid / name).read_text().splitlines()
             assert lines, (mid, name)
+            if name in kit_hash:  # the kit's template hash, as `rapgen agent run --readout|--oracle` writes it
+                assert {json.loads(x)["prompt_sha256"] for x in lines} == {kit_hash[name]}, (mid, name)
     panel = json.loads((out / "archive" / "models" / PANEL_ID / "model.json").read_text())
     training = json.loads((out / "archive" / "models" / PANEL_ID / "training.json").read_text())
     assert panel["base_model"] == training["base_model"] == BASE_ID and panel["panel"]["origins"] == ["2026-01-01"]
