@@ -188,7 +188,9 @@ def _est(key: str = "estimate", label: str = "estimate") -> ColumnSpec:
     return ColumnSpec(key, label, low, high)
 
 
-_ENTRY = (_c("split"), _c("entry"), _c("kind"), _c("condition"))
+# A row's entry as shown: its condition tells a baseline (BASE) from a model (A0…A4), so the
+# rows' ``kind`` is not repeated in every table (it stays in diagnostics.json).
+_ENTRY = (_c("split"), _c("entry"), _c("condition"))
 # INTERVENTIONS.md §6, written when the archive's models carry intervention records.
 INTERVENTION_SPLITS: tuple[str, ...] = ("dev", "test", "all")
 POSTERIOR_TABLE = TableSpec(
