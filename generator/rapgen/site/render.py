@@ -128,7 +128,8 @@ def _write_tables(outputs: ScoreOutputs, base: Path) -> None:
     (base / "downloads").mkdir(parents=True, exist_ok=True)
     loaded = {"leaderboard": outputs.leaderboard, "contrasts": outputs.contrasts, "ranks": outputs.ranks,
               "field_scores": outputs.field_scores, "origin_scores": outputs.origin_scores,
-              "compositions": outputs.compositions, "pairs": outputs.pairs, "releases": outputs.releases}
+              "compositions": outputs.compositions, "pairs": outputs.pairs, "releases": outputs.releases,
+              "live": outputs.live}
     for name in download_tables(outputs.folder):
         src = outputs.folder / f"{name}.csv"
         shutil.copyfile(src, base / "downloads" / f"{name}.csv")
