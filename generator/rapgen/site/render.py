@@ -19,6 +19,7 @@ from pathlib import Path
 import jinja2
 
 from rapgen.archive import Archive
+from rapgen.archive.snapshot import release_archive
 from rapgen.errors import SiteError
 from rapgen.resources import templates_dir as packaged_templates
 from rapgen.site.env import make_environment
@@ -209,8 +210,8 @@ def render_docs(archive: Archive, scores_dir: str | Path, docs_dir: str | Path,
     from rapgen.site.build import check_url
 
     check_url("--repo-url", repo_url)
-    if release is not None:
-        archive = ReleaseArchive(archive, release)  # type: ignore[assignment]
+    if release is not None:  # release N's own bytes (an errata release's kept copies), then its files only
+        archive = ReleaseArchive(release_archive(archive, release), release)  # type: ignore[arg-type, assignment]
     templates_dir = Path(templates_dir or packaged_templates())
     outputs = load_score_outputs(scores_dir, manifest_sha256=archive.manifest_sha256)
     site = build_site_model(archive, outputs)
