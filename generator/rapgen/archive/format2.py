@@ -275,7 +275,8 @@ def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, b
         traces = out.traces.get(model_id, [])
         if REPLAYS_JSONL in files:
             facts.papers.want(pid for call in traces for pid in call.returned_ids)
-        records, found = check_model_interventions(folder, files, out.predictions.get(model_id, []), traces, facts)
+        records, found = check_model_interventions(folder, files, out.predictions.get(model_id, []), traces, facts,
+                                                  parsed.models[model_id])
         out.findings.extend(found)
         if records is not None and (names or records.extensions != ModelExtensions()):
             out.interventions[model_id] = records
