@@ -208,6 +208,7 @@ def test_agent_run_defaults_to_the_resolved_origins_each_in_its_file(sample, cac
             (origin, c) for c in ("A0", "A1", "A3")}
         assert {x["origin"] for x in lines(out / "origins" / origin / "traces.jsonl")} == {origin}
     assert not (out / "origins" / OPEN).exists()  # the open origin is a Live entry: run only when asked for
+    assert "Live:" not in result.stdout
     # A line in the wrong origin's file is refused on --resume, naming the file it belongs in.
     wrong = out / "origins" / LATER / "predictions.jsonl"
     wrong.write_text(wrong.read_text() + (out / "predictions.jsonl").read_text().splitlines()[0] + "\n")
@@ -224,6 +225,8 @@ def test_a_new_model_enters_the_live_track_openly(sample, cache, tmp_path) -> No
     result = agent_run(cache, sample, out, "--origins", OPEN)
     assert result.exit_code == 0, result.output
     assert "51 units (51 valid, 0 invalid), 68 Search calls" in result.stdout
+    assert f"Live: {OPEN} is open until 2025-07-15. Open entry: add {out}/origins/{OPEN}/ to the archive; sealed entry: " \
+           f"rapgen submit commit --root {sample} {out}" in result.stdout
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
         "model.json", f"origins/{OPEN}/predictions.jsonl", f"origins/{OPEN}/traces.jsonl"]
     assert all(t["origin"] == OPEN for t in lines(out / "origins" / OPEN / "traces.jsonl"))

@@ -73,6 +73,7 @@ class RunSummary:
     wrote_model_json: bool = False
     prompt_sha256: str = ""
     by_condition: dict = field(default_factory=dict)
+    live: dict | None = None  # {"origin", "closes"} when the run included the open origin (a Live entry)
 
     def count(self, condition: str, valid: bool) -> None:
         counts = self.by_condition.setdefault(condition, {"valid": 0, "invalid": 0})
@@ -85,7 +86,7 @@ class RunSummary:
         return {"out": str(self.out), "units": self.units, "valid": self.valid, "invalid": self.invalid,
                 "calls": self.calls, "resumed": self.resumed, "dropped_calls": self.dropped_calls,
                 "wrote_model_json": self.wrote_model_json, "prompt_sha256": self.prompt_sha256,
-                "by_condition": dict(sorted(self.by_condition.items()))}
+                "by_condition": dict(sorted(self.by_condition.items())), "live": self.live}
 
 
 def _weight(value: Any) -> float | None:
@@ -369,6 +370,9 @@ def run_agent(
                          wrote_model_json=state.wrote_model_json, prompt_sha256=version)
     for condition, valid in state.done.values():
         summary.count(condition, valid)
+    opened = archive.open_origin
+    if opened is not None and opened.origin.isoformat() in origins:
+        summary.live = {"origin": opened.origin.isoformat(), "closes": opened.closes.isoformat()}
     todo = [(c, f, o) for c in conditions for f in fields for o in origins if (f, o, c) not in state.done]
     writer = UnitWriter(out, model_json, route=lambda origin: unit_files(archive, origin))
     buffer: list[dict] = []
