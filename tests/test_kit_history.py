@@ -24,7 +24,7 @@ from rapgen.cli import cli
 from rapgen.kit import SearchSession
 from rapgen.kit.serve import make_server
 from test_kit_serve import _request
-from test_kit_support import FakeChat
+from test_kit_support import FakeChat, tool_reply
 
 REPO = Path(__file__).resolve().parent.parent
 OPEN = "2025-07-01"
@@ -314,3 +314,31 @@ def test_a_listed_model_adds_a_later_origin_with_agent_run(sample, cache, tmp_pa
     resumed = agent_run(cache, sample, folder, "--origins", LATER, "--resume")
     assert resumed.exit_code == 0 and "resumed: 51 units were already in" in resumed.stderr
     assert (folder / "model.json").read_bytes() == listed
+
+
+def test_intervention_runs_cover_the_resolved_later_origins(cache, tmp_path) -> None:
+    """Readouts and exact-history units at a later resolved origin; never at the open one."""
+    folder = tmp_path / "ref-history-trend"
+    folder.mkdir()
+    source = REPO / "archive/models/ref-history-trend"
+    for name in ("model.json", "predictions.jsonl", "traces.jsonl"):
+        shutil.copyfile(source / name, folder / name)
+    shutil.copytree(source / "origins", folder / "origins")
+    reply = lambda request: tool_reply(("Finish", {f"D{k}": k + 1 for k in range(8)}))  # noqa: E731
+    base = ["agent", "run", "--model", "fake-1", "--root", str(REPO), "--out", str(folder), "--fields", FIELD]
+    with FakeChat(reply) as chat:
+        readout = invoke(cache, *base, "--base-url", chat.base_url, "--readout", "--origins", LATER)
+        oracle = invoke(cache, *base, "--base-url", chat.base_url, "--oracle", "O1,O2", "--origins", LATER)
+        refused = invoke(cache, *base, "--base-url", chat.base_url, "--oracle", "O1", "--origins", OPEN)
+    assert readout.exit_code == 0, readout.output
+    replays = lines(folder / "replays.jsonl")
+    calls = [t for t in lines(source / "origins" / LATER / "traces.jsonl") if t["field_id"] == FIELD]
+    n = {c: sum(t["condition"] == c for t in calls) for c in ("A3", "A4")}
+    assert len(replays) == 8 and {r["origin"] for r in replays} == {LATER}
+    assert {(r["source_condition"], r["budget"], r["calls_used"]) for r in replays} == {
+        (c, "all", n[c]) for c in n} | {(c, "matched", min(n.values())) for c in n}
+    assert oracle.exit_code == 0, oracle.output
+    assert {(u["origin"], u["condition"]) for u in lines(folder / "oracle.jsonl")} == {(LATER, "O1"), (LATER, "O2")}
+    assert refused.exit_code == 2 and refused.stderr == (
+        "Error: origin 2025-07-01 is open: intervention records cover resolved origins only "
+        "(2023-01-01, 2023-07-01, 2024-01-01, 2024-07-01, 2025-01-01)\n")
