@@ -146,6 +146,20 @@ def test_a_search_at_the_open_origin_never_returns_a_paper_on_or_after_it(sample
     assert any(r["total_hits"] > 0 for r in session.records)
 
 
+def test_the_index_key_follows_the_windows_an_unverified_reader_indexes(sample) -> None:
+    from rapgen.search.cache import cache_key, input_digest
+
+    before = input_digest(Archive(sample))
+    assert len(before["windows_sha256"]) == 6  # three rolled-in windows, two files each, as SHA256SUMS lists them
+    _add_papers_after(sample, OPEN)
+    after = input_digest(Archive(sample))
+    new = {p: d for p, d in after["windows_sha256"].items() if p not in before["windows_sha256"]}
+    assert sorted(new) == [f"archive/benchmark/windows/{OPEN}/assignments.parquet", f"archive/benchmark/windows/{OPEN}/papers.parquet"]
+    assert new[f"archive/benchmark/windows/{OPEN}/papers.parquet"] == hashlib.sha256(
+        (sample / f"archive/benchmark/windows/{OPEN}/papers.parquet").read_bytes()).hexdigest()
+    assert cache_key(after) != cache_key(before)  # never an index built without the window
+
+
 def test_serve_search_http_serves_later_origins(cache) -> None:
     session = SearchSession(Archive(REPO), cache_dir=cache)
     server = make_server(session, "127.0.0.1", 0)
