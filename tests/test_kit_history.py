@@ -262,6 +262,7 @@ def test_a_sealed_live_entry_made_with_submit_commit(sample, cache, tmp_path) ->
     assert made.exit_code == 0, made.output
     path = sample / "archive/commitments" / OPEN / "live-sealed.json"
     assert made.stdout.startswith(f"wrote {path}: live-sealed sealed for {OPEN}")
+    assert "Warning: today is after 2025-07-01's deadline 2025-07-15; a pull request opened now is LATE." in made.stderr
     digest = {n: hashlib.sha256((out / "origins" / OPEN / n).read_bytes()).hexdigest() for n in ("predictions.jsonl", "traces.jsonl")}
     assert json.loads(path.read_text()) == {"model_id": "live-sealed", "origin": OPEN, "files": digest, "kit": "rapgen 0.1.0"}
     again = invoke(cache, "submit", "commit", "--root", str(sample), str(out))

@@ -46,12 +46,12 @@ from rapgen.archive.layout import (  # noqa: F401 - re-exported
     window_file,
     SEARCH_ORIGIN_PATTERN,
 )
-
-SEARCH_DIR = "archive/search"
 from rapgen.archive.history.records import OpenOrigin, ReleaseRecord, history_origins, parse_release_record, release_number
 from rapgen.archive.layout import RELEASES_DIR
 from rapgen.archive.records import Block, Direction, Field, Finding, ModelInfo, Origins, ShardManifest, TraceCall, Unit
 from rapgen.errors import ArchiveError, UsageProblem
+
+SEARCH_DIR = "archive/search"
 
 
 def _raise_on(findings: list[Finding]) -> None:
@@ -154,8 +154,9 @@ class Archive:
         names = sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
         for name in names:
             rel = f"{RELEASES_DIR}/{name}"
-            if release_number(rel) is not None:
-                out[release_number(rel)] = self._parsed(rel, parse_release_record)  # type: ignore[assignment]
+            number = release_number(rel)
+            if number is not None:
+                out[number] = self._parsed(rel, parse_release_record)  # type: ignore[assignment]
         return MappingProxyType(dict(sorted(out.items())))
 
     @cached_property

@@ -148,6 +148,10 @@ def commit(root: Path, origin: str | None, out_path: str | None, as_json: bool, 
     shown = escape_terminal(str(result.written))
     click.echo(f"{'unchanged' if result.unchanged else 'wrote'} {shown}: {c.model_id} sealed for {c.origin} "
                f"(predictions.jsonl {c.predictions_sha256[:16]}…, traces.jsonl {(c.traces_sha256 or 'none')[:16]}…)")
+    from rapgen.submit.review.live import today_utc
+
+    if today_utc() > result.open_origin.closes:
+        click.echo(f"Warning: today is after {c.origin}'s deadline {result.open_origin.closes}; a pull request opened now is LATE.", err=True)
     click.echo(f"Open the pull request by {result.open_origin.closes} (the deadline, judged by its opening time). "
                f"Keep {escape_terminal(str(model_dir))}/origins/{c.origin}/ unchanged and private until {c.origin} is resolved.")
     if result.written == root / result.path:
