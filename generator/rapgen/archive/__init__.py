@@ -25,7 +25,9 @@ from rapgen.archive.layout import (
     MODEL_JSON,
     MODELS_DIR,
     MODELS_PREFIX,
+    ORIGIN_FILES,
     ORIGINS_JSON,
+    ORIGINS_SUBDIR,
     PAPERS_PARQUET,
     PREDICTIONS_JSONL,
     REQUIRED_FILES,
@@ -33,10 +35,13 @@ from rapgen.archive.layout import (
     SUMS_NAME,
     TRACES_JSONL,
     WINDOW_FILE_PATTERN,
+    commitment_file,
     model_dir,
     model_file,
+    origin_file,
     split_model_path,
 )
+from rapgen.archive.history.records import Commitment, OpenOrigin, format_commitment, parse_commitment
 from rapgen.archive.parse import (
     MODEL_KEYS,
     MODEL_OPTIONAL_KEYS,
@@ -81,7 +86,8 @@ __all__ = [
     "ARCHIVE_DIR", "ARCHIVE_JSON", "ASSIGNMENTS_PARQUET", "BLOCKS_JSONL", "CODEBOOKS_JSONL", "FIELDS_JSONL", "LEDGER_JSON",
     "MANIFEST_JSONL", "WINDOW_FILE_PATTERN", "MODEL_FILES", "MODEL_ID_PATTERN", "MODEL_JSON", "MODELS_DIR", "MODELS_PREFIX", "ORIGINS_JSON",
     "PAPERS_PARQUET", "PREDICTIONS_JSONL", "REQUIRED_FILES", "REQUIRED_MODEL_FILES", "SUMS_NAME", "TRACES_JSONL",
-    "model_dir", "model_file", "split_model_path",
+    "ORIGIN_FILES", "ORIGINS_SUBDIR", "commitment_file", "model_dir", "model_file", "origin_file", "split_model_path",
+    "Commitment", "OpenOrigin", "format_commitment", "parse_commitment",
     "MODEL_KEYS", "MODEL_OPTIONAL_KEYS", "TRACE_KEYS", "TRACE_OPTIONAL_KEYS",
     "as_float", "loads_strict", "parse_model_json", "parse_predictions", "parse_traces", "renormalise",
     "BENCHMARK_LEDGER", "CONDITION_REGIME", "CONDITIONS", "FIELD_ID_PATTERN", "FORECAST_CONDITIONS", "SEARCH_CONDITIONS", "SLOTS", "STATE_CONDITIONS",

@@ -31,6 +31,7 @@ from rapgen.archive import parse
 from rapgen.archive.evidence import PaperText, call_arguments, canonical_counts
 from rapgen.archive.history.check import first_release
 from rapgen.archive.history.load import LoadedHistory, load_history
+from rapgen.archive.history.records import history_origins
 from rapgen.archive.intervention_folder import ArchiveFacts, InterventionRecords, check_model_interventions
 from rapgen.archive.interventions import ModelExtensions
 from rapgen.archive.invariants import NO_LOWER_BOUND, ParsedDocuments, returned_detail
@@ -127,12 +128,7 @@ def check_format2(
 # ------------------------------------------------------------------ later origins
 def known_origins(history: LoadedHistory, parsed: ParsedDocuments) -> tuple[date, ...]:
     """origins.json's origins and every origin a release resolved or opened, ascending."""
-    out = set(parsed.origins.origins if parsed.origins else ())
-    for record in history.input.records.values():
-        out.update(record.resolved_origins)
-        if record.open_origin is not None:
-            out.add(record.open_origin.origin)
-    return tuple(sorted(out))
+    return history_origins(parsed.origins.origins if parsed.origins else (), history.input.records.values())
 
 
 def scored_origins(history: LoadedHistory, parsed: ParsedDocuments) -> tuple[date, ...]:

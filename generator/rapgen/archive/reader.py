@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from datetime import date
 from functools import cached_property
 from pathlib import Path
-from typing import Callable
+from types import MappingProxyType
+from typing import Callable, Mapping
 
 from rapgen.archive import parse
 from rapgen.archive.layout import (  # noqa: F401 - re-exported
@@ -44,10 +46,12 @@ from rapgen.archive.layout import (  # noqa: F401 - re-exported
     window_file,
     SEARCH_ORIGIN_PATTERN,
 )
-
-SEARCH_DIR = "archive/search"
+from rapgen.archive.history.records import OpenOrigin, ReleaseRecord, history_origins, parse_release_record, release_number
+from rapgen.archive.layout import RELEASES_DIR
 from rapgen.archive.records import Block, Direction, Field, Finding, ModelInfo, Origins, ShardManifest, TraceCall, Unit
 from rapgen.errors import ArchiveError, UsageProblem
+
+SEARCH_DIR = "archive/search"
 
 
 def _raise_on(findings: list[Finding]) -> None:
@@ -139,6 +143,44 @@ class Archive:
             return []
         paths = (f"{SEARCH_DIR}/{d.name}/{Path(MANIFEST_JSONL[regime]).name}" for d in sorted(folder.iterdir()) if d.is_dir())
         return [p for p in paths if re.match(SEARCH_ORIGIN_PATTERN, p) and (self.root / p).is_file()]
+
+    # ------------------------------------------------------------ releases (format 2)
+    @cached_property
+    def release_records(self) -> Mapping[int, ReleaseRecord]:
+        """Release number -> its record (``releases/NNNN.json`` on disk), ascending; empty for format 1.
+        A verified archive holds the records verify checked instead."""
+        folder = self.root / RELEASES_DIR
+        out: dict[int, ReleaseRecord] = {}
+        names = sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+        for name in names:
+            rel = f"{RELEASES_DIR}/{name}"
+            number = release_number(rel)
+            if number is not None:
+                out[number] = self._parsed(rel, parse_release_record)  # type: ignore[assignment]
+        return MappingProxyType(dict(sorted(out.items())))
+
+    @cached_property
+    def known_origins(self) -> tuple[date, ...]:
+        """Every origin the history knows, ascending: origins.json's and every origin a release
+        resolved or opened (for format 1, origins.json's). The kit and Search accept exactly these."""
+        return history_origins(self.origins.origins, self.release_records.values())
+
+    @property
+    def open_origin(self) -> OpenOrigin | None:
+        """The latest release's open origin (Live submissions, with its ``closes`` date), or None."""
+        records = self.release_records
+        return records[max(records)].open_origin if records else None
+
+    @property
+    def resolved_origins(self) -> tuple[date, ...]:
+        """The origins with an outcome: the latest release's resolved origins (format 1: origins.json's)."""
+        records = self.release_records
+        return tuple(sorted({*self.origins.origins, *records[max(records)].resolved_origins})) if records else self.origins.origins
+
+    def origin_listing(self) -> str:
+        """The known origins for an error message, the open one marked: ``2023-01-01, …, 2025-07-01 (open)``."""
+        opened = self.open_origin.origin if self.open_origin is not None else None
+        return ", ".join(o.isoformat() + (" (open)" if o == opened else "") for o in self.known_origins)
 
     # ------------------------------------------------------------ models
     @cached_property

@@ -66,6 +66,7 @@ class VerifiedArchive(Archive):
         history = format2.history if format2 else None
         self.history: HistoryInput = history.input if history is not None else HistoryInput(
             dict(digests), {}, {}, parsed.origins.origins, parsed.origins.strict_origin, parsed.origins.window_months, None)
+        self.__dict__["release_records"] = MappingProxyType(dict(sorted(self.history.records.items())))
         # Release 1's shards, then those of every origin opened later (search/<origin>/), by origin.
         later = [m for _, entries in sorted((self.history.shards or {}).items()) for m in entries]
         self._manifests = {r: [*parsed.manifests[r], *(m for m in later if m.regime == r)] for r in MANIFEST_JSONL}

@@ -290,6 +290,10 @@ def run(base_url: str, model_name: str, root: Path, out_dir: Path, fields: tuple
     for condition, counts in sorted(summary.by_condition.items()):
         click.echo(f"  {condition}: {counts['valid']} valid, {counts['invalid']} invalid")
     click.echo(f"Next: rapgen submit check --root {safe(root)} {safe(out_dir)}")
+    live = getattr(summary, "live", None)
+    if live is not None:
+        click.echo(f"Live: {live['origin']} is open until {live['closes']}. Open entry: add {safe(out_dir)}/origins/{live['origin']}/ "
+                   f"to the archive; sealed entry: rapgen submit commit --root {safe(root)} {safe(out_dir)}")
 
 
 @click.group("reference-agents", epilog=EPILOG)

@@ -1,4 +1,5 @@
-"""``rapgen submit check|init``: the pull-request check and the scaffold of a submission folder.
+"""``rapgen submit check|init|commit``: the pull-request check, the scaffold of a submission folder
+and the sealed Live commitment.
 
 The rest of the submitter's kit (``prompt``, ``serve-search``, ``agent run``,
 ``reference-agents``) is in :mod:`rapgen.cli.kit_cmds`. Each command parses
@@ -22,6 +23,7 @@ def submit() -> None:
       rapgen submit init my-model            # model.json template + next steps
       rapgen submit check my-model           # everything a reviewer checks
       rapgen submit check --base origin/main archive/models/my-model
+      rapgen submit commit my-model          # seal my-model's open-origin files (Live)
     """
 
 
@@ -103,6 +105,59 @@ def init(debug: bool, model_dir: Path) -> None:
     for path in init_submission(model_dir):
         click.echo(f"wrote {path}")
     click.echo(f"Next: fill in the TODOs of {model_dir / 'model.json'}, then see {model_dir / 'README.md'}.")
+
+
+@submit.command("commit", epilog=EPILOG)
+@root_option
+@click.option("--origin", metavar="DATE", help="The open origin (YYYY-MM-DD); default: the archive's open origin. Any other origin is refused.")
+@click.option("--out", "out_path", metavar="FILE", help="Write the commitment to FILE instead of ROOT/archive/commitments/<origin>/<model_id>.json; '-' prints it.")
+@json_option
+@debug_option
+@click.argument("model_dir", type=click.Path(path_type=Path))
+@handle_errors
+def commit(root: Path, origin: str | None, out_path: str | None, as_json: bool, debug: bool, model_dir: Path) -> None:
+    """Seal MODEL_DIR's files for the open origin as a Live commitment.
+
+    \b
+    MODEL_DIR is your private submission folder (its name is the model id),
+    holding origins/<origin>/predictions.jsonl and, if the model searched,
+    origins/<origin>/traces.jsonl, as 'rapgen agent run --origins <origin>'
+    writes them. The files are checked against that origin, then their SHA-256
+    digests are written to ROOT/archive/commitments/<origin>/<model_id>.json,
+    the one file (with model.json for a new model) a sealed pull request adds.
+    Keep the files themselves private, unchanged, until the origin is resolved;
+    then reveal them under archive/models/<model_id>/origins/<origin>/.
+    Exit 1 if the origin is not open or the files do not parse, 2 for a bad
+    folder, option or missing file.
+    """
+    from rapgen.submit.commit import make_commitment
+    from rapgen.text import escape_terminal
+
+    to_stdout = out_path == "-"
+    result = make_commitment(root, model_dir, origin, out=None if to_stdout else out_path, to_stdout=to_stdout)
+    c = result.commitment
+    if as_json:
+        echo_json({"path": result.path, "written": str(result.written) if result.written else None, "unchanged": result.unchanged,
+                   "closes": result.open_origin.closes.isoformat(), "commitment": {
+                       "model_id": c.model_id, "origin": c.origin.isoformat(), "kit": c.kit,
+                       "files": {"predictions.jsonl": c.predictions_sha256, "traces.jsonl": c.traces_sha256}}})
+        return
+    if to_stdout:
+        click.echo(result.data.decode("utf-8"), nl=False)
+        return
+    shown = escape_terminal(str(result.written))
+    click.echo(f"{'unchanged' if result.unchanged else 'wrote'} {shown}: {c.model_id} sealed for {c.origin} "
+               f"(predictions.jsonl {c.predictions_sha256[:16]}…, traces.jsonl {(c.traces_sha256 or 'none')[:16]}…)")
+    from rapgen.submit.review.live import today_utc
+
+    if today_utc() > result.open_origin.closes:
+        click.echo(f"Warning: today is after {c.origin}'s deadline {result.open_origin.closes}; a pull request opened now is LATE.", err=True)
+    click.echo(f"Open the pull request by {result.open_origin.closes} (the deadline, judged by its opening time). "
+               f"Keep {escape_terminal(str(model_dir))}/origins/{c.origin}/ unchanged and private until {c.origin} is resolved.")
+    if result.written == root / result.path:
+        folder = escape_terminal(str(root / "archive" / "models" / c.model_id))
+        click.echo(f"Next: a new model copies only its model.json to {folder}/; then rapgen seal --root {escape_terminal(str(root))} "
+                   f"and rapgen submit check --root {escape_terminal(str(root))} {folder}")
 
 
 COMMANDS = [submit]

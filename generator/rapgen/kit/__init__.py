@@ -23,7 +23,7 @@ The kit imports the archive and Search stages only through their public faces.
 """
 
 from rapgen.kit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Prompt, build_prompt, template_sha256, tool_schemas
-from rapgen.kit.scaffold import init_submission, model_record, write_model_json
+from rapgen.kit.scaffold import check_model_id, init_submission, model_record, write_model_json
 from rapgen.kit.session import SearchOutcome, SearchSession, ToolError, backend_executor
 from rapgen.kit.runner import AgentConfig, RunSummary, run_agent
 from rapgen.kit.serve import serve_search
@@ -46,7 +46,7 @@ def serve_mcp(*args, **kwargs):
 
 __all__ = [
     "FINISH_TOOL_NAME", "SEARCH_TOOL_NAME", "Prompt", "build_prompt", "template_sha256", "tool_schemas",
-    "init_submission", "model_record", "write_model_json",
+    "check_model_id", "init_submission", "model_record", "write_model_json",
     "SearchOutcome", "SearchSession", "ToolError", "backend_executor",
     "AgentConfig", "RunSummary", "run_agent", "serve_search", "serve_mcp",
     "InterventionPrompt", "build_readout_prompt", "build_oracle_prompt", "readout_template_sha256", "oracle_template_sha256",

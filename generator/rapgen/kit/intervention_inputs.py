@@ -1,7 +1,9 @@
 """What a readout or an oracle unit is shown, from the archive and the model's folder.
 
 - :func:`read_model_folder` — a model folder's predictions and traces, parsed by
-  the archive's own parsers (a bad line is one error naming file and line).
+  the archive's own parsers (a bad line is one error naming file and line);
+  across a history also each resolved later origin's ``origins/<origin>/``
+  files (intervention records cover the resolved origins).
 - :func:`readout_jobs` — every (pair, source, readout, budget) of the folder,
   with its kept calls: n for ``all``, k = min(n_A3, n_A4) for ``matched``.
 - :class:`EvidenceBuilder` — the evidence list of a job
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from rapgen.archive import PREDICTIONS_JSONL, TRACES_JSONL, Archive, TraceCall, Unit, parse_predictions, parse_traces
+from rapgen.archive import ORIGINS_SUBDIR, PREDICTIONS_JSONL, TRACES_JSONL, Archive, TraceCall, Unit, parse_predictions, parse_traces
 from rapgen.archive.evidence import PaperText, build_evidence, build_oracle_block, call_arguments, canonical_counts, oracle_windows
 from rapgen.archive.intervention_checks import calls_by_unit, replay_pairs
 from rapgen.archive.interventions import BUDGETS, READOUTS, SOURCE_CONDITIONS
@@ -38,16 +40,24 @@ def _read(path: Path) -> bytes | None:
 
 def read_model_folder(archive: Archive, folder: Path) -> tuple[list[Unit], list[TraceCall]]:
     """The folder's predictions and traces; SubmissionError naming the first bad line."""
-    data = _read(folder / PREDICTIONS_JSONL)
-    if data is None:
-        raise UsageProblem(f"{folder / PREDICTIONS_JSONL}: missing; a readout needs the model's own A3 and A4 units")
     max_calls = int(archive.ledger["search"]["max_calls"])
-    units, findings = parse_predictions(str(folder / PREDICTIONS_JSONL), data, archive.field_map, archive.origins.origins)
-    traces_data = _read(folder / TRACES_JSONL)
+    base = archive.origins.origins
+    sources = [(folder, base)] + [(folder / ORIGINS_SUBDIR / o.isoformat(), (o,)) for o in archive.resolved_origins if o not in base]
+    units: list[Unit] = []
     traces: list[TraceCall] = []
-    if traces_data is not None:
-        traces, more = parse_traces(str(folder / TRACES_JSONL), traces_data, archive.field_map, archive.origins.origins, max_calls)
-        findings = [*findings, *more]
+    findings = []
+    for where, origins in sources:
+        data = _read(where / PREDICTIONS_JSONL)
+        if data is None:
+            continue
+        found, problems = parse_predictions(str(where / PREDICTIONS_JSONL), data, archive.field_map, origins)
+        units, findings = [*units, *found], [*findings, *problems]
+        traces_data = _read(where / TRACES_JSONL)
+        if traces_data is not None:
+            calls, more = parse_traces(str(where / TRACES_JSONL), traces_data, archive.field_map, origins, max_calls)
+            traces, findings = [*traces, *calls], [*findings, *more]
+    if not units and not findings:
+        raise UsageProblem(f"{folder / PREDICTIONS_JSONL}: missing; a readout needs the model's own A3 and A4 units")
     findings = [f for f in findings if f.line]  # line problems; coverage is submit check's (a trial run covers part)
     if findings:
         first = findings[0]

@@ -64,7 +64,7 @@ def _first(path: Path, findings: list[Finding]) -> None:
 def done_readouts(archive: Archive, path: Path, template: str, expected: Callable[[tuple], tuple[int, str] | None]) -> dict:
     """key -> valid for the readouts already in ``path``; ``expected(key)`` gives (calls_used,
     evidence_sha256) as the kit would build them today, or None for a key that is no readout of the folder."""
-    records, findings = parse_replays(str(path), _data(path), archive.field_map, archive.origins.origins)
+    records, findings = parse_replays(str(path), _data(path), archive.field_map, archive.resolved_origins)
     _first(path, findings)
     done = {}
     for r in records:
@@ -83,7 +83,7 @@ def done_readouts(archive: Archive, path: Path, template: str, expected: Callabl
 
 def done_oracle(archive: Archive, path: Path, template: str, expected_input: Callable[[str, date, str], str]) -> dict:
     """(field, origin, condition) -> valid for the O units already in ``path``."""
-    records, findings = parse_oracle(str(path), _data(path), archive.field_map, archive.origins.origins)
+    records, findings = parse_oracle(str(path), _data(path), archive.field_map, archive.resolved_origins)
     _first(path, findings)
     done = {}
     for u in records:
@@ -101,7 +101,7 @@ def keep_oracle_traces(archive: Archive, path: Path, done: dict, prompt_of: Call
     ``prompt_of(field, origin)`` is the rendered O3 prompt's sha. Returns (kept, dropped)."""
     data = _data(path)
     max_calls = int(archive.ledger["search"]["max_calls"])
-    calls, findings = parse_oracle_traces(str(path), data, archive.field_map, archive.origins.origins, max_calls)
+    calls, findings = parse_oracle_traces(str(path), data, archive.field_map, archive.resolved_origins, max_calls)
     _first(path, findings)
     lines = data.split(b"\n")[:-1]
     keep: list[bytes] = []

@@ -93,6 +93,15 @@ def _cell(job_or_prompt) -> str:
     return f"{x}->{y}:{job_or_prompt.budget}"
 
 
+def _scored(archive: Archive, requested: tuple[str, ...] | None) -> list[str]:
+    """The requested origins (default all) among those intervention records cover: the resolved ones."""
+    opened = archive.open_origin
+    if opened is not None and requested and opened.origin.isoformat() in requested:
+        raise UsageProblem(f"origin {opened.origin} is open: intervention records cover resolved origins only "
+                           f"({', '.join(o.isoformat() for o in archive.resolved_origins)})")
+    return _select(requested, [o.isoformat() for o in archive.resolved_origins], "origin")
+
+
 def run_readouts(
     root: str | Path, out_dir: str | Path, config: AgentConfig, *,
     readouts: tuple[str, ...] | None = None, sources: tuple[str, ...] | None = None, budgets: tuple[str, ...] | None = None,
@@ -106,7 +115,7 @@ def run_readouts(
     chosen = (_choose(readouts, READOUTS, "readout"), _choose(sources, SOURCE_CONDITIONS, "source"), _choose(budgets, BUDGETS, "budget"))
     archive = Archive(root)
     _select(config.fields, sorted(archive.field_map), "field")
-    _select(config.origins, [o.isoformat() for o in archive.origins.origins], "origin")
+    _scored(archive, config.origins)
     prepare_files(out, (REPLAYS_JSONL,), force=force, resume=resume)
     units, traces = read_model_folder(archive, out)
     everything = {j.key: j for j in readout_jobs(units, traces)}
@@ -160,7 +169,7 @@ def run_oracle(
     chosen = _choose(conditions, ORACLE_CONDITIONS, "oracle condition")
     archive = Archive(root)
     fields = _select(config.fields, sorted(archive.field_map), "field")
-    origins = _select(config.origins, [o.isoformat() for o in archive.origins.origins], "origin")
+    origins = _scored(archive, config.origins)
     prepare_files(out, (ORACLE_JSONL, ORACLE_TRACES_JSONL), force=force, resume=resume)
     blocks = OracleBlocks(archive)
     template = oracle_template_sha256()

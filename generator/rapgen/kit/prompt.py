@@ -173,8 +173,8 @@ def _parse_origin(archive: Archive, origin: str | date) -> date:
             value = date.fromisoformat(origin)
         except ValueError:
             raise UsageProblem(f"origin {origin!r} is not a YYYY-MM-DD date") from None
-    if value not in archive.origins.origins:
-        raise UsageProblem(f"origin {value} is not an origin of this archive ({', '.join(o.isoformat() for o in archive.origins.origins)})")
+    if value not in archive.known_origins:
+        raise UsageProblem(f"origin {value} is not an origin of this archive ({archive.origin_listing()})")
     return value
 
 

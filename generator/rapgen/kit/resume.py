@@ -15,6 +15,15 @@ run refuses with one line naming the file, the line and the problem:
 Trace lines of a unit that has no prediction line yet are the calls of a unit
 cut off mid-way: they are dropped (the file is rewritten atomically) and the
 unit runs again from call 0.
+
+Across a history (RELEASES.md) a unit's files depend on its origin
+(:func:`unit_files`): origins.json's origins go to ``predictions.jsonl`` and
+``traces.jsonl``, any later origin T of the history to
+``origins/T/predictions.jsonl`` and ``origins/T/traces.jsonl`` — where
+``rapgen submit check`` and the archive expect a later origin's files. A run
+reads, replaces or resumes only the files of the origins it runs, and leaves an
+existing ``model.json`` untouched when it runs later origins only (the model is
+already listed, or its model.json is the submitter's).
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rapgen.archive import CONDITIONS, SEARCH_CONDITIONS, TRACE_KEYS, TRACE_OPTIONAL_KEYS, Archive
+from rapgen.archive import CONDITIONS, ORIGIN_FILES, ORIGINS_SUBDIR, SEARCH_CONDITIONS, TRACE_KEYS, TRACE_OPTIONAL_KEYS, Archive
 from rapgen.io import atomic_write_bytes
 from rapgen.errors import SubmissionError, UsageProblem
 from rapgen.kit.chat import decode_json
@@ -32,7 +41,7 @@ from rapgen.kit.prompt import build_prompt
 from rapgen.kit.scaffold import MODEL_KEYS, OPTIONAL_KEYS, check_model_id, model_json_bytes, model_record
 
 PREDICTION_KEYS = ("field_id", "origin", "condition", "weights", "rationale", "status", "reason")
-FILES = ("predictions.jsonl", "traces.jsonl")
+FILES: tuple[str, str] = ORIGIN_FILES  # predictions.jsonl, traces.jsonl
 HINT = "cannot resume; move the folder aside or rerun with --force to start again"
 
 
@@ -67,24 +76,41 @@ def _lines(path: Path) -> list[tuple[int, dict]]:
     return out
 
 
-def _unit(archive: Archive, path: Path, number: int, obj: dict, conditions) -> tuple[str, str, str]:
+def unit_files(archive: Archive, origin: str) -> tuple[str, str]:
+    """(predictions, traces) file of a unit at ``origin`` (ISO), relative to the submission folder."""
+    if origin in {o.isoformat() for o in archive.origins.origins}:
+        return FILES
+    return (f"{ORIGINS_SUBDIR}/{origin}/{FILES[0]}", f"{ORIGINS_SUBDIR}/{origin}/{FILES[1]}")
+
+
+def file_groups(archive: Archive, origins: list[str]) -> dict[tuple[str, str], set[str]]:
+    """(predictions, traces) file pair -> the origins of ``origins`` whose units it holds."""
+    groups: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for origin in origins:
+        groups[unit_files(archive, origin)].add(origin)
+    return dict(groups)
+
+
+def _unit(archive: Archive, path: Path, number: int, obj: dict, conditions, origins: set[str]) -> tuple[str, str, str]:
     fid, origin, condition = obj.get("field_id"), obj.get("origin"), obj.get("condition")
     if fid not in archive.field_map:
         raise _refuse(path, number, f"field_id {str(fid)[:60]!r} is not a field of this archive")
-    if origin not in {o.isoformat() for o in archive.origins.origins}:
-        raise _refuse(path, number, f"origin {str(origin)[:60]!r} is not an origin of this archive")
+    if origin not in origins:
+        known = isinstance(origin, str) and origin in {o.isoformat() for o in archive.known_origins}
+        where = f"its units belong in {unit_files(archive, origin)[0]}" if known else f"not an origin of this archive ({archive.origin_listing()})"
+        raise _refuse(path, number, f"origin {str(origin)[:60]!r} does not belong in this file: {where}")
     if condition not in conditions:
         raise _refuse(path, number, f"condition {str(condition)[:20]!r} is not one of {', '.join(conditions)}")
     return fid, origin, condition
 
 
-def _predictions(archive: Archive, path: Path) -> dict:
+def _predictions(archive: Archive, path: Path, origins: set[str]) -> dict:
     done: dict = {}
     for number, obj in _lines(path):
         extra = sorted(k for k in obj if k not in PREDICTION_KEYS)
         if extra or any(k not in obj for k in PREDICTION_KEYS[:4]):
             raise _refuse(path, number, f"unexpected key {extra[0]!r}" if extra else "missing one of field_id, origin, condition, weights")
-        key = _unit(archive, path, number, obj, CONDITIONS)
+        key = _unit(archive, path, number, obj, CONDITIONS, origins)
         if key in done:
             raise _refuse(path, number, f"unit {' '.join(key)} is there twice")
         if obj["weights"] is not None and not isinstance(obj["weights"], dict):
@@ -93,7 +119,7 @@ def _predictions(archive: Archive, path: Path) -> dict:
     return done
 
 
-def _traces(archive: Archive, path: Path, done: dict) -> tuple[list[dict], int]:
+def _traces(archive: Archive, path: Path, done: dict, origins: set[str]) -> tuple[list[dict], int]:
     """The trace lines to keep, and how many of an unfinished unit were dropped."""
     max_calls = int(archive.ledger["search"]["max_calls"])
     keep: list[dict] = []
@@ -104,7 +130,7 @@ def _traces(archive: Archive, path: Path, done: dict) -> tuple[list[dict], int]:
         extra = sorted(k for k in obj if k not in TRACE_KEYS and k not in TRACE_OPTIONAL_KEYS)
         if extra or any(k not in obj for k in TRACE_KEYS):
             raise _refuse(path, number, f"unexpected key {extra[0]!r}" if extra else "not a traces.jsonl line (a key is missing)")
-        key = _unit(archive, path, number, obj, SEARCH_CONDITIONS)
+        key = _unit(archive, path, number, obj, SEARCH_CONDITIONS, origins)
         if key not in done:
             dropped += 1
             continue
@@ -131,12 +157,15 @@ def _read_model_json(path: Path) -> dict:
     return obj
 
 
-def model_json_plan(out: Path, version: str, values: dict, resume: bool) -> bytes | None:
-    """The bytes model.json must get before the first unit is written (None: leave it)."""
+def model_json_plan(out: Path, version: str, values: dict, resume: bool, *, later_only: bool = False) -> bytes | None:
+    """The bytes model.json must get before the first unit is written (None: leave it).
+    ``later_only``: the run writes only later origins' files, so an existing model.json is kept as it is."""
     path = out / "model.json"
     if not path.exists():
         return model_json_bytes(model_record(check_model_id(out, "--out"), prompt_sha256=version, **values))
     record = _read_model_json(path)
+    if later_only:
+        return None
     recorded = record.get("prompt_sha256")
     if recorded == version:
         return None
@@ -148,26 +177,38 @@ def model_json_plan(out: Path, version: str, values: dict, resume: bool) -> byte
     return model_json_bytes(ordered)
 
 
-def prepare_folder(out: Path, archive: Archive, version: str, values: dict, *, force: bool, resume: bool) -> tuple[FolderState, bytes | None]:
-    """Check (and on --resume, repair) the folder; returns its state and the model.json to write."""
+def prepare_folder(out: Path, archive: Archive, version: str, values: dict, *, force: bool, resume: bool,
+                   origins: list[str] | None = None) -> tuple[FolderState, bytes | None]:
+    """Check (and on --resume, repair) the files of the origins run (default origins.json's);
+    returns the folder's state and the model.json to write."""
     check_model_id(out, "--out")
     if force and resume:
         raise UsageProblem("--force and --resume exclude each other: --force starts again, --resume continues")
     if out.exists() and not out.is_dir():
         raise UsageProblem(f"--out {out}: exists and is not a folder")
-    existing = [out / name for name in FILES if (out / name).exists()]
+    groups = file_groups(archive, origins if origins is not None else [o.isoformat() for o in archive.origins.origins])
+    existing = [out / name for pair in groups for name in pair if (out / name).exists()]
     state = FolderState()
     if existing and not (force or resume):
         raise UsageProblem(f"{existing[0]}: already exists; use --resume to continue the run, --force to replace it, or a new folder")
-    plan = model_json_plan(out, version, values, resume)
+    plan = model_json_plan(out, version, values, resume, later_only=FILES not in groups)
     if force:
         for path in existing:
             path.unlink()
     elif resume:
-        state.done = _predictions(archive, out / "predictions.jsonl")
-        keep, state.dropped_calls = _traces(archive, out / "traces.jsonl", state.done)
-        state.calls = len(keep)
-        if state.dropped_calls:
-            atomic_write_bytes(out / "traces.jsonl", encode_lines(keep))
+        for units, traces in groups:
+            all_origins = _file_origins(archive, units)
+            done = _predictions(archive, out / units, all_origins)
+            keep, dropped = _traces(archive, out / traces, done, all_origins)
+            state.done.update(done)
+            state.calls += len(keep)
+            state.dropped_calls += dropped
+            if dropped:
+                atomic_write_bytes(out / traces, encode_lines(keep))
     state.wrote_model_json = plan is not None
     return state, plan
+
+
+def _file_origins(archive: Archive, units: str) -> set[str]:
+    """Every origin whose units may stand in the predictions file ``units``."""
+    return {o.isoformat() for o in archive.known_origins if unit_files(archive, o.isoformat())[0] == units}

@@ -38,7 +38,7 @@ from rapgen.errors import UsageProblem
 from rapgen.kit.chat import ChatClient, EndpointError, ReplyProblem, check_base_url, read_turn
 from rapgen.kit.journal import LineAppender
 from rapgen.kit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Prompt, build_prompt, choices, template_sha256
-from rapgen.kit.resume import prepare_folder
+from rapgen.kit.resume import prepare_folder, unit_files
 from rapgen.kit.session import SearchSession, ToolError
 
 MAX_RATIONALE = 2000
@@ -73,6 +73,7 @@ class RunSummary:
     wrote_model_json: bool = False
     prompt_sha256: str = ""
     by_condition: dict = field(default_factory=dict)
+    live: dict | None = None  # {"origin", "closes"} when the run included the open origin (a Live entry)
 
     def count(self, condition: str, valid: bool) -> None:
         counts = self.by_condition.setdefault(condition, {"valid": 0, "invalid": 0})
@@ -85,7 +86,7 @@ class RunSummary:
         return {"out": str(self.out), "units": self.units, "valid": self.valid, "invalid": self.invalid,
                 "calls": self.calls, "resumed": self.resumed, "dropped_calls": self.dropped_calls,
                 "wrote_model_json": self.wrote_model_json, "prompt_sha256": self.prompt_sha256,
-                "by_condition": dict(sorted(self.by_condition.items()))}
+                "by_condition": dict(sorted(self.by_condition.items())), "live": self.live}
 
 
 def _weight(value: Any) -> float | None:
@@ -251,9 +252,9 @@ def run_episode(client: ChatClient, config: AgentConfig, session: SearchSession 
     return done(None, f"no Finish call within {max_turns} turns", None)
 
 
-def _select(requested: tuple[str, ...] | None, available: list[str], what: str) -> list[str]:
+def _select(requested: tuple[str, ...] | None, available: list[str], what: str, default: list[str] | None = None) -> list[str]:
     if not requested:
-        return available
+        return available if default is None else default
     unknown = [r for r in requested if r not in available]
     if unknown:
         raise UsageProblem(f"{what} {unknown[0]!r} is not in this archive; choose from {choices(available)}")
@@ -282,9 +283,11 @@ class UnitWriter:
     """Appends each finished unit: its trace lines, then its prediction line.
     Until a unit gets past the endpoint, units are held back (see ABORT_AFTER)."""
 
-    def __init__(self, out: Path, model_json: bytes | None, units: str = "predictions.jsonl", traces: str = "traces.jsonl"):
+    def __init__(self, out: Path, model_json: bytes | None, units: str = "predictions.jsonl", traces: str = "traces.jsonl",
+                 route: Callable[[str], tuple[str, str]] | None = None):
         self.out = out
         self.names = (units, traces)
+        self.route = route  # origin -> (units, traces) file of that origin's units; None: always ``names``
         self.model_json = model_json  # written (atomically) just before the first line
         self.held: list[tuple[list[dict], dict]] = []
         self.started = False
@@ -307,18 +310,20 @@ class UnitWriter:
             return
         self.started = True
         for held_traces, held_line in [*self.held, (traces, line)]:
-            if held_traces:
-                self._file(self.names[1]).append(held_traces)
-            self._file(self.names[0]).append([held_line])
+            self._write(held_traces, held_line)
         self.held = []
+
+    def _write(self, traces: list[dict], line: dict) -> None:
+        units, trace_file = self.route(line["origin"]) if self.route is not None else self.names
+        if traces:
+            self._file(trace_file).append(traces)
+        self._file(units).append([line])
 
     def close(self) -> None:
         """Write what is held back (a short run whose every unit failed at the endpoint)."""
         self.started = True
         for held_traces, held_line in self.held:
-            if held_traces:
-                self._file(self.names[1]).append(held_traces)
-            self._file(self.names[0]).append([held_line])
+            self._write(held_traces, held_line)
         self.held = []
         if self.model_json is not None:
             atomic_write_bytes(self.out / "model.json", self.model_json)
@@ -349,10 +354,13 @@ def run_agent(
         raise UsageProblem(f"condition {unknown[0]!r} is not a condition; choose from {', '.join(CONDITIONS)}")
     archive = Archive(root)
     fields = _select(config.fields, sorted(archive.field_map), "field")
-    origins = _select(config.origins, [o.isoformat() for o in archive.origins.origins], "origin")
+    # Any origin of the history may be asked for; by default the resolved ones (the open origin is a Live entry: ask for it).
+    origins = _select(config.origins, [o.isoformat() for o in archive.known_origins], "origin",
+                      default=[o.isoformat() for o in archive.resolved_origins])
     conditions = [c for c in CONDITIONS if c in config.conditions]
     version = template_sha256()
-    state, model_json = prepare_folder(out, archive, version, _model_values(config, conditions), force=force, resume=resume)
+    state, model_json = prepare_folder(out, archive, version, _model_values(config, conditions), force=force, resume=resume,
+                                       origins=origins)
     if session is None:
         session = SearchSession(archive, keep_records=False)
     max_turns = config.max_turns or session.max_calls + 5
@@ -362,8 +370,11 @@ def run_agent(
                          wrote_model_json=state.wrote_model_json, prompt_sha256=version)
     for condition, valid in state.done.values():
         summary.count(condition, valid)
+    opened = archive.open_origin
+    if opened is not None and opened.origin.isoformat() in origins:
+        summary.live = {"origin": opened.origin.isoformat(), "closes": opened.closes.isoformat()}
     todo = [(c, f, o) for c in conditions for f in fields for o in origins if (f, o, c) not in state.done]
-    writer = UnitWriter(out, model_json)
+    writer = UnitWriter(out, model_json, route=lambda origin: unit_files(archive, origin))
     buffer: list[dict] = []
     previous = session.on_record
     session.on_record = buffer.append

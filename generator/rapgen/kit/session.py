@@ -221,8 +221,8 @@ def check_unit(archive: Archive, field_id: Any, origin: Any, condition: Any) -> 
         origin_date = date.fromisoformat(origin) if isinstance(origin, str) and len(origin) == 10 else None
     except ValueError:
         origin_date = None
-    if origin_date not in archive.origins.origins:
-        raise ToolError(f"origin {_show(origin)} is not an origin of this archive")
+    if origin_date not in archive.known_origins:
+        raise ToolError(f"origin {_show(origin)} is not an origin of this archive ({archive.origin_listing()})")
     if condition not in SESSION_CONDITIONS:
         raise ToolError(f"condition {_show(condition)} has no Search tool (Search conditions: {', '.join(SESSION_CONDITIONS)})")
     return field_id, origin_date, condition

@@ -86,8 +86,21 @@ def input_digest(archive) -> dict:
 
 def _window_digests(archive) -> dict:
     """Format 2: the papers and ledger of every window rolled in since release 1 are
-    index inputs too. Absent for an archive without windows, so its key is unchanged."""
-    windows = {p: d for p, d in sorted(_recorded_digests(archive).items()) if re.match(WINDOW_FILE_PATTERN, p)}
+    index inputs too — exactly the windows the index is built from (``archive.ledger_files()``:
+    a verified archive's listed ones, an unverified reader's complete windows on disk), each by
+    its recorded digest, or hashed when SHA256SUMS does not list it yet. Absent for an archive
+    without windows, so its key is unchanged."""
+    recorded = _recorded_digests(archive)
+    papers, rows = archive.ledger_files()
+    windows = {}
+    for rel in sorted(p for p in (*papers, *rows) if re.match(WINDOW_FILE_PATTERN, p)):
+        digest = recorded.get(rel)
+        if digest is None:
+            try:
+                digest = sha256_file(Path(archive.root) / rel)
+            except ArchiveError as exc:
+                raise SearchError(str(exc)) from None
+        windows[rel] = digest
     return {"windows_sha256": windows} if windows else {}
 
 

@@ -299,15 +299,14 @@ def resolve_unit(archive, field_id: str, origin: str | date) -> date:
     fields = sorted(archive.field_map)
     if field_id not in archive.field_map:
         raise UsageProblem(f"field {field_id!r} is not a field of this archive; choose from {_listing(fields)}")
-    origins = [o.isoformat() for o in archive.origins.origins]
     value = origin
     if isinstance(origin, str):
         try:
             value = parse_strict_date(origin)
         except ValueError:
             value = None
-    if value not in archive.origins.origins:
-        raise UsageProblem(f"origin {str(origin)!r} is not an origin of this archive; choose from {', '.join(origins)}")
+    if value not in archive.known_origins:
+        raise UsageProblem(f"origin {str(origin)!r} is not an origin of this archive; choose from {archive.origin_listing()}")
     return value
 
 

@@ -93,6 +93,17 @@ class Commitment:
         return self.predictions_sha256 if name == "predictions.jsonl" else self.traces_sha256
 
 
+def history_origins(base: tuple[date, ...] | list[date], records) -> tuple[date, ...]:
+    """Every origin a history knows, ascending: ``base`` (origins.json's) and every origin a
+    release record (``records``, any iterable of :class:`ReleaseRecord`) resolved or opened."""
+    out = set(base)
+    for record in records:
+        out.update(record.resolved_origins)
+        if record.open_origin is not None:
+            out.add(record.open_origin.origin)
+    return tuple(sorted(out))
+
+
 # ---------------------------------------------------------------- paths
 def record_path(number: int) -> str:
     return f"{RELEASES_DIR}/{number:04d}.json"
