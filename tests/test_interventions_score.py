@@ -209,6 +209,7 @@ def test_replay_runs_o3_and_the_counterfactual(archive_root, replayed):
     assert reruns["manifest_sha256"] == archive.manifest_sha256
     wellformed = [c for c in archive.traces("model-a") if not call_is_malformed(c)]
     assert len(reruns["calls"]) == len(wellformed) > 0
+    assert len(wellformed) < len(archive.traces("model-a"))  # malformed calls are recorded, and get no re-run
     backend = Backend(archive, cache_dir=archive_root.parent / "cache", jobs=1)
     for mid, fid, origin, condition, k, ids in reruns["calls"][:: max(1, len(reruns["calls"]) // 7)]:
         call = next(c for c in wellformed if (c.field_id, c.origin.isoformat(), c.condition, c.call_index) == (fid, origin, condition, k))

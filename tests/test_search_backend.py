@@ -172,3 +172,24 @@ def test_cli_search_shows_control_characters_in_titles_escaped(tiny_archive, mon
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.stdout and "\u202e" not in result.stdout and "\r" not in result.stdout
     assert "evil\\x1b[2J\\u202etitle\\x0d" in result.stdout
+
+
+def test_search_variants_answer_each_call_as_search_does(tiny_archive, tmp_path):
+    # Shared scoring between calls of one query must not leak one call's options into another's.
+    archive = Archive(tiny_archive.root)
+    backend = Backend(archive, cache_dir=tmp_path / "c")
+    variants = []
+    for q in ("parsing translation", "model data speech", "parsing translation"):
+        variants += [
+            {"query": q, "sort": "relevance"},
+            {"query": q, "sort": "date"},
+            {"query": q, "sort": "relevance", "date_from": "2024-01-01", "date_to": "2024-07-01"},
+            {"query": q, "sort": "relevance", "date_from": "2023-01-01"},
+            {"query": q, "sort": "date", "date_to": "2023-06-01"},
+        ]
+    variants.insert(3, {"query": "  ", "sort": "relevance"})  # malformed, in the middle of a shared query
+    together = backend.search_variants("beta", "2024-07-01", "expanding", variants)
+    alone = [backend.search("beta", "2024-07-01", "expanding", v) for v in variants]
+    assert together == alone
+    assert together[3].error == "the query is empty"
+    assert len({(r.total_hits, r.ids) for r in together if r.ok}) > 3  # the options really change the answers

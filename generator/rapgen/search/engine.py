@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -193,6 +193,27 @@ class Shard:
             return SearchResult(0, error=str(exc))
         return self.execute(call, top_k=top_k, k1=k1, b=b)
 
+    def search_variants(self, variants: Sequence[object], *, top_k: int, k1: float, b: float) -> list[SearchResult]:
+        """Several calls on this shard, each answered exactly as :meth:`search` would.
+
+        Calls with the same query terms share the postings, the hit set and the BM25
+        scores, which depend on the terms and the shard only; the options (sort, date
+        bounds) only filter and order them. The Search-option counterfactual re-runs
+        each recorded query with the common options, so this halves its work."""
+        out: list[SearchResult] = []
+        shared: dict[tuple[str, ...], _Matched] = {}
+        for args in variants:
+            try:
+                call = validate_call(args)
+            except CallProblem as exc:
+                out.append(SearchResult(0, error=str(exc)))
+                continue
+            matched = shared.get(call.terms)
+            if matched is None:
+                matched = shared[call.terms] = self._match(call.terms)
+            out.append(self._answer(call, matched, top_k=top_k, k1=k1, b=b))
+        return out
+
     # -------------------------------------------------------------- core
     def _clauses(self, terms: tuple[str, ...]) -> list[tuple[str, np.ndarray, np.ndarray]]:
         out = []
@@ -250,22 +271,31 @@ class Shard:
         return value(items[0][1])
 
     def execute(self, call: CallArgs, *, top_k: int, k1: float, b: float) -> SearchResult:
-        index = self.index
-        clauses = self._clauses(call.terms)
-        hit = np.zeros(index.n, dtype=bool)
+        return self._answer(call, self._match(call.terms), top_k=top_k, k1=k1, b=b)
+
+    def _match(self, terms: tuple[str, ...]) -> _Matched:
+        clauses = self._clauses(terms)
+        hit = np.zeros(self.index.n, dtype=bool)
         for _, docs, _ in clauses:
             hit[docs] = True
+        return _Matched(clauses, hit)
+
+    def _answer(self, call: CallArgs, matched: _Matched, *, top_k: int, k1: float, b: float) -> SearchResult:
+        index = self.index
+        hit = matched.hit
         # the call's bounds, clipped to the shard (shard membership is already in `hit`)
         if call.date_from is not None:
-            hit &= index.days >= day_number(call.date_from)
+            hit = hit & (index.days >= day_number(call.date_from))
         if call.date_to is not None:
-            hit &= index.days < day_number(call.date_to)
+            hit = hit & (index.days < day_number(call.date_to))
         candidates = np.flatnonzero(hit)
         total = int(len(candidates))
         if total == 0:
             return SearchResult(0, (), (), () if call.sort == "relevance" else None)
         if call.sort == "relevance":
-            scores = self._scores(clauses, k1, b)[candidates]
+            if matched.scores is None or matched.scored_with != (k1, b):
+                matched.scores, matched.scored_with = self._scores(matched.clauses, k1, b), (k1, b)
+            scores = matched.scores[candidates]
             order = np.lexsort((candidates, -scores))[:top_k]
             chosen = candidates[order]
             chosen_scores: tuple[float, ...] | None = tuple(float(s) for s in scores[order])
@@ -279,6 +309,17 @@ class Shard:
             tuple(day_date(d) for d in index.days[chosen]),
             chosen_scores,
         )
+
+
+@dataclass
+class _Matched:
+    """A query's clauses on one shard, the union of their documents, and (once a
+    relevance call needs them) the BM25 scores of every document."""
+
+    clauses: list[tuple[str, np.ndarray, np.ndarray]]
+    hit: np.ndarray
+    scores: np.ndarray | None = None
+    scored_with: tuple[float, float] | None = None
 
 
 _NONE_I = np.zeros(0, dtype=np.int32)
@@ -398,6 +439,11 @@ class Backend:
     def search(self, field_id: str, origin: date | str, regime: str, args: object) -> SearchResult:
         """Run one call on one shard; a malformed call gives an error result."""
         return self.shard(field_id, origin, regime).search(args, top_k=self.top_k, k1=self.k1, b=self.b)
+
+    def search_variants(self, field_id: str, origin: date | str, regime: str, variants: Sequence[object]) -> list[SearchResult]:
+        """Run several calls on one shard (see :meth:`Shard.search_variants`); each result is the one
+        :meth:`search` gives for that call."""
+        return self.shard(field_id, origin, regime).search_variants(variants, top_k=self.top_k, k1=self.k1, b=self.b)
 
     def paper_texts(self, ids) -> list[tuple[str, str]]:
         """(title, abstract) of each id, from one in-memory copy of papers.parquet (loaded on first use)."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 from collections import defaultdict
+from itertools import groupby
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -29,7 +30,7 @@ from typing import Callable, NamedTuple
 from rapgen.errors import SearchError, UsageProblem
 from rapgen.archive import CONDITION_REGIME, VerifiedArchive
 from rapgen.archive.calendar import add_months
-from rapgen.search.engine import Backend, call_is_malformed
+from rapgen.search.engine import Backend
 
 SCHEMA_VERSION = 1
 MAX_DIFFERENCES = 5
@@ -87,13 +88,17 @@ def _run_field(job: tuple[str, list[ReplayCall]]) -> tuple[str, list[tuple]]:
     backend: Backend = _WORKER["backend"]
     out = []
     try:
-        for call in calls:
-            args = {"query": call.query, "sort": call.sort, "date_from": call.date_from, "date_to": call.date_to}
+        # A call and its counterfactual re-run are adjacent (see _jobs) and share their
+        # shard and query, so they go to the backend together and share the scoring.
+        for (origin, regime, _query), group in groupby(calls, key=lambda c: (c.origin, REGIME[c.condition], c.query)):
+            group = list(group)
+            variants = [{"query": c.query, "sort": c.sort, "date_from": c.date_from, "date_to": c.date_to} for c in group]
             try:
-                result = backend.search(call.field_id, call.origin, REGIME[call.condition], args)
-                out.append((call, result.total_hits, list(result.ids), result.error))
+                results = backend.search_variants(field_id, origin, regime, variants)
             except SearchError as exc:
-                out.append((call, None, None, str(exc)))
+                out.extend((call, None, None, str(exc)) for call in group)
+                continue
+            out.extend((call, r.total_hits, list(r.ids), r.error) for call, r in zip(group, results))
     finally:
         backend.release(field_id)
     return field_id, out
@@ -129,9 +134,9 @@ def _jobs(archive: VerifiedArchive, model_ids: list[str], counterfactual: bool) 
         for source in (TRACES, ORACLE_TRACES):
             for c in recorded[(mid, source)]:
                 by_field[c.field_id].append(_as_job(mid, c, source))
-        if counterfactual:
-            for c in recorded[(mid, TRACES)]:
-                if c.condition in CONDITION_REGIME and not call_is_malformed(c):
+                if counterfactual and source == TRACES and c.condition in CONDITION_REGIME:
+                    # next to its call: they share the scoring, and the call's own answer tells
+                    # whether it was malformed (replay_archive keeps only well-formed calls' re-runs)
                     by_field[c.field_id].append(_rerun(mid, c, w))
     return recorded, by_field
 
@@ -196,10 +201,15 @@ def replay_archive(
     data = _summarise(archive, backend, model_ids, traces, results)
     reruns = None
     if counterfactual:
-        # A re-run that failed (no shard, an error) is left out, so its pair is left out of the counterfactual.
-        reruns = [(mid, c.field_id, c.origin.isoformat(), c.condition, c.call_index, results[_key(mid, RERUN, c)][1])
-                  for mid in model_ids for c in recorded[(mid, TRACES)]
-                  if _key(mid, RERUN, c) in results and results[_key(mid, RERUN, c)][2] is None]
+        # Only well-formed calls re-run (INTERVENTIONS.md §5): a recorded call is malformed exactly
+        # when its own replay answered with the validator's error. A re-run that failed (no shard)
+        # is left out too, so its pair is left out of the counterfactual.
+        reruns = []
+        for mid in model_ids:
+            for c in recorded[(mid, TRACES)]:
+                rerun = results.get(_key(mid, RERUN, c))
+                if rerun is not None and rerun[2] is None and results[_key(mid, TRACES, c)][2] is None:
+                    reruns.append((mid, c.field_id, c.origin.isoformat(), c.condition, c.call_index, rerun[1]))
     return ReplayReport(data, reruns)
 
 
