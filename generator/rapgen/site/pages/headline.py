@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from rapgen.scores import PRIMARY
 from rapgen.site.cells import Cell, LeaderPanel, cell, index, num
+from rapgen.site.i18n import t
 from rapgen.site.inputs import ScoreOutputs
 
 HEADLINE_CONDITION = "A3"
@@ -34,7 +35,7 @@ def _diag_cell(doc: dict | None, path: tuple[str, ...], key: str) -> Cell:
     for part in path:
         node = node.get(part) if isinstance(node, dict) else None
     if not isinstance(node, dict) or num(node.get(key)) is None:
-        return Cell(None, note="not in diagnostics.json")
+        return Cell(None, note=t("lb.not_in_diagnostics"))
     low, high = ("ci_low", "ci_high") if key == "estimate" else (f"{key}_ci_low", f"{key}_ci_high")
     return Cell(num(node.get(key)), num(node.get(low)), num(node.get(high)))
 
@@ -53,7 +54,7 @@ def build_headline(panels: dict[str, list[LeaderPanel]], out: ScoreOutputs) -> d
         gap = idx.get((PRIMARY.track, split, best.entry, f"{HEADLINE_CONDITION}-ewma"))
         found[split] = Headline(
             best.entry, best.name, best.url, best.cells[HEADLINE_CONDITION],
-            cell(gap, "no defined contrast") if gap is not None else Cell(None, note="not in contrasts.csv"),
+            cell(gap, t("lb.no_contrast")) if gap is not None else Cell(None, note=t("lb.not_in_contrasts")),
             _diag_cell(out.diagnostics, ("reliability", "splits", split), "ceiling"),
             _diag_cell(out.diagnostics, ("reliability", "posterior", split), "ewma_gap"),
         )
