@@ -88,6 +88,10 @@ def test_every_page_type_has_no_serious_or_critical_violation(sample_site: Path)
     paths = page_types(sample_site)
     assert {"", "leaderboard/", "fields/", "models/", "diagnostics/"} <= set(paths)
     assert any(p.startswith("fields/") and p != "fields/" for p in paths)
+    # the Chinese edition: home, leaderboard, a field, a model, compare, diagnostics, releases
+    assert {"zh/", "zh/leaderboard/", "zh/compare/", "zh/diagnostics/", "zh/releases/", "zh/fields/", "zh/models/"} <= set(paths)
+    assert any(p.startswith("zh/fields/") and p != "zh/fields/" for p in paths)
+    assert any(p.startswith("zh/models/") and p != "zh/models/" for p in paths)
     server = _serve(sample_site)
     try:
         result = _scan(f"http://127.0.0.1:{server.server_address[1]}/", paths)

@@ -9,11 +9,19 @@ before each page is rendered, ``extra.alternate`` is set to the page's two addre
 relative to the site root (``leaderboard/`` and ``zh/leaderboard/``); Material's ``url``
 filter makes them relative to the page, so the site works from any folder. Static
 templates (the 404 page) get the two home pages.
+
+Each language's build writes the theme's ``404.html`` to the site root, the last one
+winning; the English one is put back at the root and the others moved under their
+language's folder (``zh/404.html``).
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 PREFIXES = {"en": "", "zh": "zh/"}  # the site's languages and where each is built (rapgen.site.i18n)
+_ROOT_404: dict[str, bytes] = {}
 
 
 def _links(config, url: str) -> None:
@@ -34,3 +42,16 @@ def on_page_context(context, page, config, nav):
 def on_pre_template(template, template_name, config):
     _links(config, "")
     return template
+
+
+def on_post_build(config):
+    site = Path(config.site_dir)
+    page, lang = site / "404.html", config.theme.get("language", "en")
+    if not page.is_file():
+        return
+    if not PREFIXES.get(lang):
+        _ROOT_404[str(site)] = page.read_bytes()
+    elif str(site) in _ROOT_404:
+        (site / PREFIXES[lang]).mkdir(parents=True, exist_ok=True)
+        os.replace(page, site / PREFIXES[lang] / "404.html")
+        page.write_bytes(_ROOT_404[str(site)])
