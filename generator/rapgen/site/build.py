@@ -67,7 +67,8 @@ def write_config(docs_dir: Path, site_dir: Path, *, synthetic: bool, manifest_sh
     if isinstance(nav, list):
         for page in ("releases.md", "compare.md"):  # after the Leaderboard, when rendered
             if (docs_dir / page).is_file():
-                at = next((i + 1 for i, item in enumerate(nav) if isinstance(item, dict) and "leaderboard.md" in item.values()), 2)
+                at = next((i + 1 for i, item in enumerate(nav)
+                           if isinstance(item, dict) and "leaderboard.md" in item.values()), 2)
                 nav.insert(at, {page: page})
         config["nav"] = [{catalogues[DEFAULT_LANGUAGE].text(nav_key(file)): file} for item in nav for file in item.values()]
     if check_url("--site-url", site_url):
