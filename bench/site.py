@@ -86,10 +86,13 @@ def main() -> None:
             if scores is None:
                 from rapgen.archive import open_verified
                 from rapgen.scores import compute_scores, write_scores
+                from rapgen.search import call_is_malformed, validate_call
 
                 t0 = time.perf_counter()
                 scores = base / "scores"
-                write_scores(compute_scores(open_verified(root), resamples=args.resamples), scores)
+                # As rapgen score: with the Search-call validator, so the intervention sections are built and measured.
+                archive = open_verified(root, validate_call=validate_call)
+                write_scores(compute_scores(archive, resamples=args.resamples, malformed=call_is_malformed), scores)
                 print(f"scored {root} with {args.resamples} resamples in {time.perf_counter() - t0:.1f} s (not part of the site figure)")
         archive = Archive(root)
         t0 = time.perf_counter()

@@ -125,3 +125,66 @@ def test_posterior_ceiling_and_ewma_gap_per_replicate():
     assert row["ewma_gap_n_fields"] == 3
     assert row["n_episodes"] == 12 and row["n_defined"] == 9
     assert out["all"]["estimate"] == row["estimate"]  # one split holds every field here
+
+
+def _brute_gap_interval(rep_fv, entry_fv, unit_of, n_units, resamples, seed, level=0.95):
+    """SCORING.md §5 by hand: a fresh default_rng(seed), draws (R, K), then per replicate
+    the entry's ΣcS/ΣcN minus √ of the repeatability's ΣcS/ΣcN, on the same row of draws."""
+    draws = np.random.default_rng(seed).integers(0, n_units, size=(resamples, n_units))
+    gaps = []
+    for r in range(resamples):
+        c = [int((draws[r] == k).sum()) for k in range(n_units)]
+        sums = {"rep": [0.0, 0.0], "entry": [0.0, 0.0]}
+        for f, k in enumerate(unit_of):
+            for name, fv in (("rep", rep_fv), ("entry", entry_fv)):
+                if not np.isnan(fv[f]):
+                    sums[name][0] += c[k] * fv[f]
+                    sums[name][1] += c[k]
+        if sums["rep"][1] > 0 and sums["entry"][1] > 0:
+            gaps.append(sums["entry"][0] / sums["entry"][1] - np.sqrt(sums["rep"][0] / sums["rep"][1]))
+    return tuple(np.percentile(gaps, [100 * (1 - level) / 2, 100 * (1 + level) / 2]))
+
+
+def test_ceiling_gap_hand_computed_and_paired_on_the_split_draws():
+    from rapgen.scores.interventions import ceiling_gaps
+
+    nan = np.nan
+    # Four test fields in blocks x, x, y, z (two origins each) and one dev field.
+    rep = np.array([[0.81, 0.81], [0.64, nan], [0.49, 0.49], [0.36, 0.36], [0.25, 0.25]])
+    entry_a = [[0.5, 0.3], [0.2, nan], [nan, nan], [0.1, 0.1], [0.4, nan]]
+    undefined = [[nan, nan]] * 5
+    ids, splits, blocks = ["f1", "f2", "f3", "f4", "d1"], ["test"] * 4 + ["dev"], ["x", "x", "y", "z", "w"]
+    draws = split_draws(ids, splits, blocks, 200, 7, 0.95)
+    rows = ceiling_gaps(rep, np.array([entry_a, undefined]), [("m", "model", "A3"), ("none", "model", "A1")], draws)
+    assert [(r["split"], r["entry"]) for r in rows] == [("dev", "m"), ("dev", "none"), ("test", "m"), ("test", "none")]
+    dev, dev_none, test, test_none = rows
+    # test: repeatability field values .81 .64 .49 .36 -> mean .575, ceiling √.575 = 0.758288 (0.7582875);
+    # the entry's field values .4 .2 (undefined) .1 -> mean 0.2333333; gap -0.524954 over 3 fields.
+    assert test["estimate"] == pytest.approx(0.7 / 3 - np.sqrt(0.575), abs=1e-12)
+    assert round(test["estimate"], 6) == -0.524954 and test["n_fields"] == 3
+    assert (test["track"], test["policy"], test["metric"]) == ("all_origin", "canonical", "spearman")
+    assert dev["estimate"] == pytest.approx(0.4 - 0.5, abs=1e-12) and dev["n_fields"] == 1
+    # Block interval (blocks x y z, byte order) and field interval (f1..f4), each from its own fresh rng.
+    rep_fv, entry_fv = np.array([0.81, 0.64, 0.49, 0.36]), np.array([0.4, 0.2, nan, 0.1])
+    assert (test["ci_low"], test["ci_high"]) == pytest.approx(
+        _brute_gap_interval(rep_fv, entry_fv, [0, 0, 1, 2], 3, 200, 7), abs=1e-9)
+    assert (test["fc_low"], test["fc_high"]) == pytest.approx(
+        _brute_gap_interval(rep_fv, entry_fv, [0, 1, 2, 3], 4, 200, 7), abs=1e-9)
+    assert test["ci_low"] < test["estimate"] < test["ci_high"]
+    # The dev split has one block: every replicate is the estimate itself.
+    assert dev["ci_low"] == pytest.approx(-0.1, abs=1e-12) and dev["ci_high"] == pytest.approx(-0.1, abs=1e-12)
+    for row in (dev_none, test_none):
+        assert (row["estimate"], row["ci_low"], row["ci_high"], row["n_fields"]) == (None, None, None, 0)
+
+
+def test_ceiling_gap_is_minus_the_ewma_gap_for_the_ewma_entry():
+    from rapgen.scores.interventions import ceiling_gaps
+
+    rep = np.array([[0.81, 0.64, np.nan], [0.49, np.nan, np.nan], [0.25, 0.36, 0.16], [0.9, 0.7, 0.8]])
+    ewma = np.array([[0.5, 0.4, 0.3], [0.2, 0.1, np.nan], [np.nan, np.nan, np.nan], [0.6, 0.6, 0.6]])
+    draws = split_draws(["a", "b", "c", "d"], ["test"] * 4, ["x", "x", "y", "z"], 40, 0, 0.95)
+    (gap,) = ceiling_gaps(rep, ewma[None], [("ewma", "baseline", "BASE")], draws)
+    post = posterior_ceiling(rep, ewma, draws)["test"]
+    assert gap["estimate"] == pytest.approx(-post["ewma_gap"], abs=1e-12)
+    assert (gap["ci_low"], gap["ci_high"]) == pytest.approx((-post["ewma_gap_ci_high"], -post["ewma_gap_ci_low"]), abs=1e-12)
+    assert gap["n_fields"] == post["ewma_gap_n_fields"] == 3

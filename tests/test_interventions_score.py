@@ -28,7 +28,7 @@ from rapgen.archive.evidence import canonical_counts
 from rapgen.cli import cli
 from rapgen.scores import compute_scores, diagnostic_tables
 from rapgen.scores.bootstrap import draw_counts, percentiles
-from rapgen.scores.schema import INTERVENTION_FILES, POSTERIOR_TABLE, REVISION_TABLES, table_records
+from rapgen.scores.schema import CEILING_GAP_TABLE, INTERVENTION_FILES, POSTERIOR_TABLE, REVISION_TABLES, table_records
 from rapgen.search import Backend, call_is_malformed
 
 R = 40
@@ -100,6 +100,23 @@ def test_reliability_additions_are_declared_and_read_through_the_contract(scored
         assert [r["horizon"] for r in rows] == [6, 12, 18]
     titles = [t.title for s in diagnostic_tables(body) if s.key == "reliability" for t in s.tables]
     assert POSTERIOR_TABLE.title in titles and all(t.title in titles for t in REVISION_TABLES)
+
+
+def test_ceiling_gap_is_each_leaderboard_row_minus_the_posterior_ceiling(scored):
+    body = json.loads((scored / "diagnostics.json").read_text())
+    gaps = table_records(CEILING_GAP_TABLE, body)
+    lb = {(r["split"], r["entry"], r["kind"], r["condition"]): r for r in _csv(scored / "leaderboard.csv")
+          if (r["track"], r["policy"], r["metric"]) == ("all_origin", "canonical", "spearman")}
+    assert sorted((r["split"], r["entry"], r["kind"], r["condition"]) for r in gaps) == sorted(lb)  # one row per leaderboard row
+    for row in gaps:
+        ceiling = body["reliability"]["posterior"][row["split"]]["ceiling"]
+        assert row["estimate"] == pytest.approx(float(lb[row["split"], row["entry"], row["kind"], row["condition"]]["estimate"])
+                                                - ceiling, abs=1e-12)
+        assert row["ci_low"] <= row["estimate"] <= row["ci_high"] and row["fc_low"] <= row["fc_high"]
+    ewma = {r["split"]: r for r in gaps if r["entry"] == "ewma"}
+    for split, row in ewma.items():  # the EWMA row is the posterior table's ewma_gap, negated
+        post = body["reliability"]["posterior"][split]
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((-post["ewma_gap_ci_high"], -post["ewma_gap_ci_low"]), abs=1e-12)
 
 
 def _target_counts(archive: Archive) -> dict[tuple[str, date], list[int]]:

@@ -1,6 +1,7 @@
 """Accessibility: axe-core (tests/a11y/scan.mjs, driving Debian's chromium with
 puppeteer-core) finds no serious or critical violation on any page type of the
-built sample site.
+built sample site (a release history: its Releases page and the leaderboard's Live
+panels included), each page in every tab state.
 
 Skipped when node or chromium is missing. The npm packages are pinned in
 tests/a11y/package.json and package-lock.json; install them with
@@ -92,6 +93,11 @@ def test_every_page_type_has_no_serious_or_critical_violation(sample_site: Path)
     assert {"zh/", "zh/leaderboard/", "zh/compare/", "zh/diagnostics/", "zh/releases/", "zh/fields/", "zh/models/"} <= set(paths)
     assert any(p.startswith("zh/fields/") and p != "zh/fields/" for p in paths)
     assert any(p.startswith("zh/models/") and p != "zh/models/" for p in paths)
+    # The committed sample is a release history (format 2): its Releases page, and the Live
+    # panel under each split tab of the leaderboard, are scanned too.
+    assert "releases/" in paths
+    board = (sample_site / "leaderboard" / "index.html").read_text(encoding="utf-8")
+    assert 'id="leaderboard-test-live-title"' in board and 'id="leaderboard-dev-live-title"' in board
     server = _serve(sample_site)
     try:
         result = _scan(f"http://127.0.0.1:{server.server_address[1]}/", paths)
@@ -101,6 +107,9 @@ def test_every_page_type_has_no_serious_or_critical_violation(sample_site: Path)
     assert result.returncode != 2, result.stderr
     assert result.returncode == 0, "serious/critical axe violations (page rule target):\n" + result.stdout[:6000]
     assert result.stderr.count("0 serious/critical") == len(paths), result.stderr
+    # Tabbed pages are scanned in every tab state (axe skips hidden content): Test and Dev.
+    for page in ("leaderboard/", "releases/", "diagnostics/"):
+        assert f"\n{page}: 0 serious/critical (2 tab states)" in "\n" + result.stderr, result.stderr
 
 
 def test_the_scan_reports_a_bad_page(tmp_path: Path) -> None:
@@ -112,6 +121,14 @@ def test_the_scan_reports_a_bad_page(tmp_path: Path) -> None:
         '<p id="faint" style="color:#bbb;background:#fff">faint text</p>'
         '<div role="dialog" id="nameless"><p>x</p></div>'
         '<div role="img" aria-label="chart" id="nested"><button>zoom</button></div>'
+        # a second tab, hidden until its label is clicked (the site's tab markup and rule)
+        '<style>.tabbed-block{display:none}.tabbed-set>input:nth-child(1):checked~.tabbed-content>:nth-child(1),'
+        '.tabbed-set>input:nth-child(2):checked~.tabbed-content>:nth-child(2){display:block}'
+        '.tabbed-set>input{position:absolute;opacity:0}</style>'
+        '<div class="tabbed-set"><input checked id="t-1" name="t" type="radio"><input id="t-2" name="t" type="radio">'
+        '<div class="tabbed-labels"><label for="t-1">Test</label><label for="t-2">Dev</label></div>'
+        '<div class="tabbed-content"><div class="tabbed-block"><p>shown</p></div>'
+        '<div class="tabbed-block"><p id="tabfaint" style="color:#bbb;background:#fff">hidden faint text</p></div></div></div>'
         '</main></body></html>', encoding="utf-8")
     server = _serve(tmp_path)
     try:
@@ -124,6 +141,8 @@ def test_the_scan_reports_a_bad_page(tmp_path: Path) -> None:
     assert "bad/ color-contrast #faint" in lines
     assert "bad/ aria-dialog-name #nameless" in lines
     assert "bad/ nested-interactive #nested" in lines
+    assert "bad/ color-contrast #tabfaint" in lines  # found only once the second tab is shown
+    assert "bad/: 4 serious/critical (2 tab states)" in result.stderr
 
 
 def test_leaderboard_switch_and_compare_url(sample_site: Path) -> None:

@@ -6,6 +6,7 @@ and review the diff.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
@@ -170,8 +171,8 @@ def test_diagnostics_follow_the_declared_layout(small, tmp_path):
     residual = [t.title for t in by_key["residual-alignment"].tables]
     assert residual == ["Residual alignment: direct_cosine", "Residual alignment: partial_residual"]
     policy = by_key["policy-sensitivity"].tables[0]
-    assert policy.columns == ["split", "entry", "kind", "condition", "canonical", "split", "single", "flip", "range"]
-    assert policy.rows == [["test", "ewma", "baseline", "BASE", 0.5, 0.49, 0.52, 0.47, 0.05]]
+    assert policy.columns == ["split", "entry", "condition", "canonical", "split", "single", "flip", "range"]
+    assert policy.rows == [["test", "ewma", "BASE", 0.5, 0.49, 0.52, 0.47, 0.05]]
     assert not by_key["revision-alignment"].computed and not by_key["sampling-frame"].computed
     bare = tmp_path / "scores"
     shutil.copytree(scores, bare)
@@ -346,7 +347,7 @@ def test_stale_replay_is_not_shown(small, tmp_path):
     assert all(r["replay"] is None for r in search["rows"])
 
 
-def test_long_diagnostic_lists_are_cut_with_a_histogram_and_a_count(small, tmp_path):
+def test_per_episode_lists_are_downloads_with_a_histogram_and_a_count(small, tmp_path):
     root, scores = small
     other = tmp_path / "scores"
     shutil.copytree(scores, other)
@@ -357,10 +358,16 @@ def test_long_diagnostic_lists_are_cut_with_a_histogram_and_a_count(small, tmp_p
     site = build_site_model(Archive(root), load_score_outputs(other))
     by_key = {s.key: s for s in site.diagnostics}
     episodes = next(t for t in by_key["reliability"].tables if t.title == "Reliability by episode")
-    assert len(episodes.rows) == 200 and episodes.truncated == 50 and '"type":"histogram"' in episodes.chart
+    assert episodes.rows == [] and episodes.download == "diagnostics/reliability-by-episode.csv"
+    assert episodes.download_rows == 250 and episodes.download_csv.count("\n") == 251
+    assert episodes.download_csv.splitlines()[:2] == ["field_id,origin,split,n_papers,r_bar,n_splits_defined,reliability",
+                                                      "f000,2025-07-01,,,,,0.0"]
+    figure = json.loads(html.unescape(re.search(r"data-figure='([^']*)'", episodes.chart).group(1)))
+    assert figure["data"][0]["type"] == "bar" and sum(figure["data"][0]["y"]) == 250  # 40 bins, not 250 values
     assert "mystery" not in " ".join(by_key)  # an undeclared section is not shown
     text = render_pages(site)["diagnostics.md"]
-    assert "*50 more rows are in `diagnostics.json`.*" in text and "mystery" not in text
+    assert "*One row per episode (250 rows): [reliability-by-episode.csv](downloads/diagnostics/reliability-by-episode.csv)" in text
+    assert "f000" not in text and "mystery" not in text
 
 
 def test_every_figure_is_valid_plotly(small):

@@ -1,6 +1,7 @@
 // Accessibility scan of a served site: axe-core in headless chromium (puppeteer-core).
 // Usage: node scan.mjs BASE_URL PATH... ; prints one line per serious/critical violation
 // ("path rule-id target") and exits 1 if there is any, 0 otherwise, 2 on a usage or browser error.
+// Every page is scanned in each of its tab states (see scan below); stderr gives one summary line per page.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import puppeteer from "puppeteer-core";
@@ -15,11 +16,9 @@ if (!base || paths.length === 0) {
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const SEVERE = new Set(["serious", "critical"]);
 
-async function scan(page, path) {
-  await page.goto(new URL(path, base).href, { waitUntil: "load" });
+async function violations(page, path) {
   await page.waitForFunction(() => document.querySelectorAll("div.plotly-chart[data-figure]:not(.js-plotly-plot)").length === 0,
                              { timeout: 20000 }).catch(() => {});
-  await page.evaluate(axeSource);
   const result = await page.evaluate(() => axe.run(document, { resultTypes: ["violations"] }));
   const found = [];
   for (const v of result.violations) {
@@ -28,6 +27,28 @@ async function scan(page, path) {
       (process.env.A11Y_VERBOSE ? `\n    ${node.failureSummary.replace(/\n/g, " ")}` : ""));
   }
   return found;
+}
+
+// axe skips what is not displayed, so a page with tabs (splits, the Live panel under each,
+// the releases' tabs) is scanned once per tab position: the k-th tab of every tab set
+// chosen by clicking its label, as a reader would. Returns the violations (each once)
+// and the number of tab states scanned.
+async function scan(page, path) {
+  await page.goto(new URL(path, base).href, { waitUntil: "load" });
+  await page.evaluate(axeSource);
+  const seen = new Set(await violations(page, path));
+  const positions = await page.evaluate(() => Math.max(0, ...[...document.querySelectorAll(".tabbed-set")]
+    .map((set) => set.querySelectorAll(":scope > input[type=radio]").length)));
+  for (let k = 1; k < positions; k++) {
+    await page.evaluate((k) => {
+      for (const set of document.querySelectorAll(".tabbed-set")) {
+        const label = set.querySelectorAll(":scope > .tabbed-labels > label")[k];
+        if (label) label.click();
+      }
+    }, k);
+    for (const line of await violations(page, path)) seen.add(line);
+  }
+  return { found: [...seen], states: Math.max(1, positions) };
 }
 
 let browser;
@@ -44,10 +65,10 @@ try {
   const page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 900 });
   for (const path of paths) {
-    const found = await scan(page, path);
+    const { found, states } = await scan(page, path);
     total += found.length;
     for (const line of found) console.log(line);
-    console.error(`${path}: ${found.length} serious/critical`);
+    console.error(`${path}: ${found.length} serious/critical (${states} tab state${states === 1 ? "" : "s"})`);
   }
 } catch (err) {
   console.error(`scan failed: ${err.message.split("\n")[0]}`);

@@ -58,6 +58,7 @@ class DiagnosticsInputs:
     resamples: int
     seed: int
     level: float
+    participates: dict[str, np.ndarray] | None = None  # track -> (E,) bool, as the leaderboard's rows (None: every entry)
 
 
 @dataclass
@@ -116,7 +117,7 @@ def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, di
         policies=POLICIES, windows=counted.windows, counts=counted.counts,
         target_counts=counted.counts[:, :, counted.windows.target], recent_counts=counted.counts[:, :, counted.windows.history[:, -1]],
         y=composed.y, x=composed.x, ewma=composed.ewma, entries=uv.entries, predictions=uv.predictions, values=uv.values,
-        draws=counted.draws, resamples=R, seed=seed, level=level,
+        draws=counted.draws, resamples=R, seed=seed, level=level, participates=tr.participates,
     )
     meta = _meta(archive, fr, counted, uv, tr, score_tables, R, seed, level)
     files: dict[str, bytes] = {}

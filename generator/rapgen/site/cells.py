@@ -96,6 +96,9 @@ class SimpleTable:
     rows: list[list[Any]]
     chart: str = ""
     truncated: int = 0  # rows left out of the page (still in the source file)
+    download: str = ""  # a per-episode list: its rows are this file under downloads/, not on the page
+    download_rows: int = 0
+    download_csv: str = ""
 
 
 @dataclass

@@ -15,6 +15,8 @@ import html
 import json
 from typing import Any, Sequence
 
+import numpy as np
+
 from rapgen.site.escape import chart_text, html_text
 from rapgen.site.filters import chart_value
 from rapgen.site.i18n import t
@@ -169,9 +171,16 @@ def bars(labels: Sequence[str], values: Sequence[float | None], *, y_title: str)
                               yaxis={"title": {"text": y_title}, "gridcolor": "#eee"}, showlegend=False)}
 
 
-def histogram(values: Sequence[float], *, x_title: str) -> dict:
-    """Distribution of per-episode values (plotly bins them in the browser)."""
-    return {"data": [{"type": "histogram", "x": [chart_value(v) for v in values], "marker": {"color": PALETTE[0]},
-                      "nbinsx": 40, "hovertemplate": "%{x}: %{y}<extra></extra>"}],
+HISTOGRAM_BINS = 40
+
+
+def histogram(values: Sequence[float], *, x_title: str, bins: int = HISTOGRAM_BINS) -> dict:
+    """Distribution of per-episode values, binned here (equal-width bins over the values'
+    range, as ``numpy.histogram``): the page carries ``bins`` counts, not every value."""
+    counts, edges = np.histogram(np.asarray(values, dtype=np.float64), bins=bins)
+    centres = [chart_value((a + b) / 2) for a, b in zip(edges[:-1], edges[1:])]
+    width = chart_value(edges[1] - edges[0])
+    return {"data": [{"type": "bar", "x": centres, "y": [int(c) for c in counts], "width": width, "marker": {"color": PALETTE[0]},
+                      "hovertemplate": t("plot.bin_hover", half=chart_value(width / 2)) + "<extra></extra>"}],
             "layout": _layout(xaxis={"title": {"text": x_title}, "gridcolor": "#eee"},
                               yaxis={"title": {"text": t("plot.episodes")}, "gridcolor": "#eee"}, showlegend=False, bargap=0.05)}

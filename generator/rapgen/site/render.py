@@ -112,6 +112,8 @@ def _downloads(outputs: ScoreOutputs, site: SiteModel) -> dict[str, str]:
         out[f"downloads/{name}"] = (outputs.folder / name).read_text(encoding="utf-8")
     if site.diagnostics_meta.get("present"):
         out["downloads/diagnostics.json"] = (outputs.folder / "diagnostics.json").read_text(encoding="utf-8")
+    for section in site.diagnostics:  # the per-episode lists the Diagnostics page links to
+        out.update({f"downloads/{t.download}": t.download_csv for t in section.tables if t.download})
     return out
 
 

@@ -31,7 +31,7 @@ from rapgen.scores.interventions.exposure import (
     masks_of,
     strict_mask_rows,
 )
-from rapgen.scores.interventions.reliability import posterior_ceiling, revision_reliability, revision_section
+from rapgen.scores.interventions.reliability import ceiling_gaps, posterior_ceiling, revision_reliability, revision_section
 from rapgen.scores.interventions.replay import CELLS, CONTRASTS, CellUnits, fidelity_statistics, readout_values, replay_statistics
 from rapgen.scores.interventions.signature import (
     Call,
@@ -46,7 +46,7 @@ from rapgen.scores.interventions.tables import INTERVENTION_FILES, build_table, 
 __all__ = [
     "ALL_SPLITS", "CELLS", "CONTRASTS", "INTERVAL_COLUMNS", "INTERVENTION_FILES",
     "Call", "CellUnits", "Grid", "InterventionOutput", "MaskRow", "ModelRecords", "PairSignature", "SplitDraws", "Statistic", "UnitValues",
-    "assemble_rows", "build_table", "cell_statistics", "compute_interventions", "contrast_statistics", "counterfactual_statistics", "counterfactual_values",
+    "assemble_rows", "build_table", "ceiling_gaps", "cell_statistics", "compute_interventions", "contrast_statistics", "counterfactual_statistics", "counterfactual_values",
     "effective_cutoff", "exposure_statistics", "fidelity_statistics", "field_values", "forecast_strict",
     "intervention_files", "interval_arrays", "joint_strict", "mask_kind", "mask_rows", "masks_of", "oracle_statistics",
     "pair_signature", "paired_field_values", "panel_statistics", "posterior_ceiling", "readout_values", "replay_statistics",

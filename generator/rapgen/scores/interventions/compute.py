@@ -24,7 +24,7 @@ from rapgen.archive import SLOTS
 from rapgen.archive.records import TraceCall
 from rapgen.scores.interventions.assemble import Grid, ModelRecords, Reruns, assemble_rows, counterfactual_rows
 from rapgen.scores.interventions.core import ALL_SPLITS, SplitDraws, draws_from_scorer, split_draws
-from rapgen.scores.interventions.reliability import posterior_ceiling, revision_reliability, revision_section
+from rapgen.scores.interventions.reliability import GAP_TRACK, ceiling_gaps, posterior_ceiling, revision_reliability, revision_section
 from rapgen.scores.interventions.tables import FOLDER, build_table, intervention_files
 from rapgen.scores.metrics import METRIC_NAMES
 
@@ -36,7 +36,7 @@ PAPER_DATES_SQL = "SELECT arxiv_id, first_submitted FROM papers"
 @dataclass(frozen=True)
 class InterventionOutput:
     files: dict[str, bytes]  # "interventions/<name>" -> CSV bytes
-    reliability: dict  # {"posterior": {split: …}, "revision": {split: […]}} for diagnostics.json
+    reliability: dict  # {"posterior": {split: …}, "revision": {split: […]}, "ceiling_gap": […]} for diagnostics.json
 
 
 def ledger_lookups(archive: Any) -> tuple[dict[str, date], dict[str, dict[str, int]]]:
@@ -90,7 +90,8 @@ def grid_from_score_inputs(inputs: Any, diagnostics: Mapping, first_submitted: M
 
 
 def reliability_additions(inputs: Any, diagnostics: Mapping, grid: Grid) -> dict:
-    """``reliability.posterior`` and ``reliability.revision`` for dev, test and ``all``."""
+    """``reliability.posterior`` and ``reliability.revision`` for dev, test and ``all``;
+    ``reliability.ceiling_gap`` for dev and test (the leaderboard's splits)."""
     c = list(inputs.policies).index(CANONICAL)
     draws = dict(grid.draws)
     fresh = split_draws(grid.field_ids, grid.field_split, grid.field_block, inputs.resamples, inputs.seed, inputs.level, with_all=True)
@@ -101,7 +102,12 @@ def reliability_additions(inputs: Any, diagnostics: Mapping, grid: Grid) -> dict
     posterior = posterior_ceiling(repeatability, np.asarray(inputs.values[ewma_index, c, spearman_index]), draws)
     par = inputs.archive.ledger["reliability"]
     pairs = revision_reliability(np.asarray(inputs.target_counts[c]), grid.field_ids, grid.origins, int(par["splits"]), int(par["seed"]))
-    return {"posterior": posterior, "revision": revision_section(pairs, len(grid.field_ids), draws)}
+    # Every All-Origin leaderboard entry against the ceiling, on the leaderboard's own draws (dev, test).
+    takes_part = getattr(inputs, "participates", None)  # None: every entry takes part
+    chosen = [e for e in range(len(inputs.entries)) if takes_part is None or takes_part[GAP_TRACK][e]]
+    gaps = ceiling_gaps(repeatability, np.asarray(inputs.values[chosen, c, spearman_index]),
+                        [(inputs.entries[e].entry, inputs.entries[e].kind, inputs.entries[e].condition) for e in chosen], grid.draws)
+    return {"posterior": posterior, "revision": revision_section(pairs, len(grid.field_ids), draws), "ceiling_gap": gaps}
 
 
 def compute_interventions(

@@ -5,6 +5,10 @@
   and field-macro'd; the ceiling is its square root, the interval the square
   roots of the interval's ends, and ``ewma_gap`` the ceiling minus EWMA's
   ``all_origin`` spearman, replicate by replicate on the same draws.
+* **Gap to the ceiling.** For every entry of the leaderboard's All-Origin
+  track, its spearman (canonical) minus the ceiling, also replicate by
+  replicate: ``entry[r] − √repeatability[r]`` on the split's own draws, so the
+  interval is a paired one (``reliability.ceiling_gap[]``).
 * **Revision-target reliability.** How reliably the *change* of the target
   composition between origins T and T+h is measured: each window's counted
   papers are split in halves at random, the two halves' changes compared by
@@ -30,6 +34,9 @@ from rapgen.scores.kernels import mean_over, rounded, spearman
 
 REVISION_HORIZONS: tuple[int, ...] = (6, 12, 18)
 TOL = 1e-12  # Spearman–Brown is undefined at r̄ = −1
+# The ceiling is a property of the canonical target over every origin, scored by spearman:
+# its gap exists for this track, policy and metric only.
+GAP_TRACK, GAP_POLICY, GAP_METRIC = "all_origin", "canonical", "spearman"
 
 
 def _num(v: float) -> float | None:
@@ -81,6 +88,41 @@ def posterior_ceiling(
         row["n_defined"] = int((~np.isnan(np.asarray(repeatability)[cols])).sum())
         out[name] = row
     return out
+
+
+def ceiling_gaps(
+    repeatability: np.ndarray, entry_spearman: np.ndarray, entries: Sequence[tuple[str, str, str]],
+    draws: Mapping[str, SplitDraws],
+) -> list[dict]:
+    """``reliability.ceiling_gap[]``: per split of ``draws`` and entry, the entry's
+    All-Origin spearman minus the posterior-predictive ceiling, with both intervals.
+
+    ``repeatability``: (F, O) as :func:`posterior_ceiling`; ``entry_spearman``: (E, F, O)
+    unit spearman (canonical, every origin) of the ``entries`` ``(entry, kind, condition)``.
+    The estimate is the entry's field-macro minus the ceiling (each over its own
+    defined fields, as on the leaderboard); each replicate is the entry's replicate
+    minus the root of the repeatability's replicate on the same count matrix.
+    ``n_fields`` counts the fields where both are defined (as ``ewma_gap_n_fields``).
+    """
+    rep_fv = mean_over(np.asarray(repeatability, dtype=np.float64), axis=-1)[0]
+    spearman = np.asarray(entry_spearman, dtype=np.float64).reshape(len(entries), *np.shape(repeatability))
+    entry_fv = mean_over(spearman, axis=-1)[0]
+    Z = np.vstack([rep_fv[None], entry_fv])
+    rows = []
+    for name, d in draws.items():
+        estimate = interval_arrays(Z, d)["estimate"]
+        ceiling = _sqrt(_num(estimate[0]))
+        gap = {"estimate": estimate[1:] - (np.nan if ceiling is None else ceiling)}
+        for prefix, kind in (("ci", "block"), ("fc", "field")):
+            reps = replicates(Z, d, kind)
+            with np.errstate(invalid="ignore"):
+                root = np.sqrt(np.where(reps[0] >= 0, reps[0], np.nan))
+            gap[f"{prefix}_low"], gap[f"{prefix}_high"] = percentile_interval(reps[1:] - root[None], d.level)
+        gap["n_fields"] = (~np.isnan(Z[1:, d.columns]) & ~np.isnan(Z[:1, d.columns])).sum(axis=1)
+        for i, (entry, kind, condition) in enumerate(entries):
+            rows.append({"split": name, "entry": entry, "kind": kind, "condition": condition, "track": GAP_TRACK,
+                         "policy": GAP_POLICY, "metric": GAP_METRIC, **_row(gap, i)})
+    return sorted(rows, key=lambda r: tuple(r[k].encode("utf-8") for k in ("split", "entry", "kind", "condition")))
 
 
 def _halves(counts: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -167,4 +209,4 @@ def revision_section(pairs: Sequence[RevisionPair], n_fields: int, draws: Mappin
     return out
 
 
-__all__ = ["ALL_SPLITS", "REVISION_HORIZONS", "RevisionPair", "posterior_ceiling", "revision_reliability", "revision_section"]
+__all__ = ["ALL_SPLITS", "REVISION_HORIZONS", "RevisionPair", "ceiling_gaps", "posterior_ceiling", "revision_reliability", "revision_section"]

@@ -5,6 +5,9 @@ baseline family). The site infers no table from the file's shape."""
 
 from __future__ import annotations
 
+import csv
+import io
+import re
 from typing import Any, Callable
 
 import pandas as pd
@@ -15,7 +18,8 @@ from rapgen.site.cells import METRIC_LABEL, Cell, DiagnosticSection, SimpleTable
 from rapgen.site.i18n import t, term, term_title
 from rapgen.site.inputs import ScoreOutputs
 
-MAX_TABLE_ROWS = 200  # per-episode lists stay in diagnostics.json beyond this
+MAX_TABLE_ROWS = 200  # a longer declared table is cut here (its rows stay in diagnostics.json)
+EPISODE_DOWNLOADS = "diagnostics"  # per-episode lists: downloads/diagnostics/<title>.csv, a histogram on the page
 MAX_CHART_ROWS = 60
 # Where the score-file sections sit among the declared ones (after this key).
 SCORE_SECTIONS_AFTER = {"change_rich": "state_vs_forecast", "revision_alignment": "baseline_family"}
@@ -55,11 +59,35 @@ def _histogram(table: SimpleTable) -> str:
     return plots.embed(plots.histogram(values, x_title=table.columns[-1]), 280, table.title)
 
 
+def _csv_value(value: Any) -> str:
+    if isinstance(value, Interval):
+        value = value.estimate
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _episode_csv(table: Table) -> str:
+    """A per-episode list as CSV: the declared columns' keys, the JSON values as written
+    (shortest round-trip floats, empty for null, true/false), one line per episode."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([c.key for c in table.columns])
+    writer.writerows([_csv_value(v) for v in row] for row in table.rows)
+    return buffer.getvalue()
+
+
 def _declared_table(table: Table) -> SimpleTable:
     # A column per counting policy (``estimates.<policy>``) is headed by the policy's name, as the files write it.
     labels = [c.label if c.key.startswith("estimates.") else term(c.label) for c in table.columns]
     out = SimpleTable(term_title(table.title), labels, [[_cell(v) for v in row] for row in table.rows])
     out.chart = _histogram(out) if table.per_episode else _forest(out, table.columns)
+    if table.per_episode:  # per-episode detail is a download (1,390 rows at full scale), the page shows its histogram
+        out.download = f"{EPISODE_DOWNLOADS}/{re.sub(r'[^a-z0-9]+', '-', table.title.lower()).strip('-')}.csv"
+        out.download_rows, out.download_csv, out.rows = len(out.rows), _episode_csv(table), []
+        return out
     if len(out.rows) > MAX_TABLE_ROWS:
         out.truncated = len(out.rows) - MAX_TABLE_ROWS
         out.rows = out.rows[:MAX_TABLE_ROWS]

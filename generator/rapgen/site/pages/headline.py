@@ -2,9 +2,10 @@
 
 Every number is read from the score outputs: the model's estimate from the
 leaderboard panel, the gap to EWMA from ``contrasts.csv`` (``A3-ewma``), the
-ceiling from ``diagnostics.json`` (``reliability.splits``) and, when the scorer
-wrote it, the ceiling's own gap to EWMA (``reliability.posterior``). The site
-subtracts nothing.
+split-half ceiling from ``diagnostics.json`` (``reliability.splits``) and, when
+the scorer wrote them, the posterior-predictive ceiling with its own gap to
+EWMA (``reliability.posterior``) and the model's gap to it, paired on the same
+draws (``reliability.ceiling_gap``). The site subtracts nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rapgen.scores import PRIMARY
+from rapgen.scores.schema import CEILING_GAP_TABLE, table_records
 from rapgen.site.cells import Cell, LeaderPanel, cell, index, num
 from rapgen.site.i18n import t
 from rapgen.site.inputs import ScoreOutputs
@@ -28,6 +30,8 @@ class Headline:
     gap_to_ewma: Cell
     ceiling: Cell
     ceiling_gap_to_ewma: Cell
+    posterior_ceiling: Cell  # reliability.posterior.<split>.ceiling
+    gap_to_ceiling: Cell  # the model's spearman minus the posterior ceiling (reliability.ceiling_gap)
 
 
 def _diag_cell(doc: dict | None, path: tuple[str, ...], key: str) -> Cell:
@@ -38,6 +42,14 @@ def _diag_cell(doc: dict | None, path: tuple[str, ...], key: str) -> Cell:
         return Cell(None, note=t("lb.not_in_diagnostics"))
     low, high = ("ci_low", "ci_high") if key == "estimate" else (f"{key}_ci_low", f"{key}_ci_high")
     return Cell(num(node.get(key)), num(node.get(low)), num(node.get(high)))
+
+
+def _gap_cell(doc: dict | None, split: str, entry: str) -> Cell:
+    for row in table_records(CEILING_GAP_TABLE, doc or {}):
+        if (row.get("split"), row.get("entry"), row.get("kind"), row.get("condition")) == (split, entry, "model", HEADLINE_CONDITION):
+            value = num(row.get("estimate"))
+            return Cell(value, num(row.get("ci_low")), num(row.get("ci_high")), "" if value is not None else t("common.undefined"))
+    return Cell(None, note=t("lb.not_in_diagnostics"))
 
 
 def build_headline(panels: dict[str, list[LeaderPanel]], out: ScoreOutputs) -> dict[str, Headline]:
@@ -57,5 +69,7 @@ def build_headline(panels: dict[str, list[LeaderPanel]], out: ScoreOutputs) -> d
             cell(gap, t("lb.no_contrast")) if gap is not None else Cell(None, note=t("lb.not_in_contrasts")),
             _diag_cell(out.diagnostics, ("reliability", "splits", split), "ceiling"),
             _diag_cell(out.diagnostics, ("reliability", "posterior", split), "ewma_gap"),
+            _diag_cell(out.diagnostics, ("reliability", "posterior", split), "ceiling"),
+            _gap_cell(out.diagnostics, split, best.entry),
         )
     return found

@@ -19,7 +19,7 @@ from typing import Callable
 from rapgen.archive import MODELS_PREFIX, SUMS_NAME, Archive, format_sums, model_file, open_verified, read_sums, sums_lines
 from rapgen.errors import RapgenError
 from rapgen.scores import SCORE_FILES, ScoreResult, compute_scores, write_scores
-from rapgen.search import replay_archive
+from rapgen.search import call_is_malformed, replay_archive, validate_call
 from rapgen.site import render_docs
 from rapgen.submit.review.result import CheckResult, StageStatus
 
@@ -66,7 +66,7 @@ def run_overlay_sections(result: CheckResult, files: dict[str, bytes], digests: 
 
         def opened() -> Archive:
             if "archive" not in holder:
-                holder["archive"] = open_verified(overlay)
+                holder["archive"] = open_verified(overlay, validate_call=validate_call)  # as rapgen score opens it
             return holder["archive"]
 
         scores_dir = Path(tmp) / "scores"
@@ -111,7 +111,8 @@ def leaderboard_rows(scores: ScoreResult) -> list[dict]:
 
 
 def _score(result: CheckResult, archive: Archive, out: Path, resamples: int | None) -> str:
-    scores = compute_scores(archive, resamples=resamples)
+    # With the Search-call validator, as rapgen score: the interventions' files and rows are in the preview too.
+    scores = compute_scores(archive, resamples=resamples, malformed=call_is_malformed)
     write_scores(scores, out)  # for the site render
     rows = leaderboard_rows(scores)
     result.leaderboard = rows
