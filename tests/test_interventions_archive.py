@@ -30,12 +30,14 @@ from rapgen.archive.intervention_checks import (
 )
 from rapgen.archive.interventions import (
     Panel,
+    model_extensions,
     parse_model_extensions,
     parse_oracle,
     parse_oracle_traces,
     parse_replays,
     parse_training,
 )
+from rapgen.archive.parse import parse_model_json
 from rapgen.archive.records import Block, Category, Field, TraceCall, Unit
 from rapgen.search import CallProblem, validate_call
 
@@ -374,6 +376,28 @@ def test_model_extensions_malformed(over, message):
     assert ext is None and len(findings) == 1
     assert findings[0].path == "archive/models/tuned/model.json"
     assert message in findings[0].detail, findings[0].detail
+    # one parse: model.json as parse_model_json decoded it gives the very same finding
+    info, problems = parse_model_json("archive/models/tuned/model.json", full_model(**over), folder="tuned")
+    assert problems == [] and info is not None
+    again, found = model_extensions("archive/models/tuned/model.json", info, ORIGINS, ["base", "tuned"])
+    assert again is None and found == findings
+
+
+def full_model(**over) -> bytes:
+    """A model.json parse_model_json accepts (every spec key), with ``over`` on top."""
+    base = {"model_id": "tuned", "display_name": "Tuned", "provider": "p", "proprietary": False,
+            "knowledge_cutoff": "2024-06-01", "release_date": None, "cutoff_source": None, "diagnostic": False,
+            "submitted": None, "contact": None, "notes": None, **over}
+    return json.dumps(base).encode()
+
+
+def test_model_json_parsed_once_carries_the_extension_keys():
+    data = full_model(panel=PANEL, base_model="base", cutoff_precision="month", inference=INFERENCE)
+    info, problems = parse_model_json("m.json", data, folder="tuned")
+    assert problems == [] and info.document["panel"] == PANEL and info.document["display_name"] == "Tuned"
+    ext, findings = model_extensions("m.json", info, ORIGINS, ["base", "tuned"])
+    assert findings == [] and ext == parse_model_extensions("m.json", data, ORIGINS, ["base", "tuned"])[0]
+    assert ext.panel == Panel(("test",), (T2,), ("A1", "A3")) and ext.base_model == "base"
 
 
 # ---------------------------------------------------------------- training.json

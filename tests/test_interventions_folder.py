@@ -98,3 +98,19 @@ def test_panel_folder_checks_units_traces_and_base():
         ("predictions.jsonl", 2, "f1 2025-07-01 is outside the panel's cells"),
         ("traces.jsonl", 1, "call for f1 2025-07-01 A1, which has no unit"),
     ]
+
+
+def test_a_parsed_model_json_is_not_decoded_again():
+    from rapgen.archive.parse import parse_model_json
+
+    files = folder_files()
+    info, problems = parse_model_json("archive/models/m/model.json", json.dumps({
+        "model_id": "m", "display_name": "M", "provider": "p", "proprietary": False, "knowledge_cutoff": None,
+        "release_date": None, "cutoff_source": None, "diagnostic": False, "submitted": None, "contact": None,
+        "notes": None, "cutoff_precision": "month"}).encode(), folder="m")
+    assert problems == []
+    files["model.json"] = b"not json: the bytes are not read when the parsed model.json is given"
+    records, findings = check_model_interventions("archive/models/m", files, UNITS, TRACES, FACTS, info)
+    assert findings == [] and records.extensions.cutoff_precision == "month"
+    _, findings = check_model_interventions("archive/models/m", files, UNITS, TRACES, FACTS)
+    assert [f.path for f in findings] == ["archive/models/m/model.json"]  # without it, the bytes are parsed

@@ -5,6 +5,7 @@ partial models; a format-1 archive shows none of them."""
 from __future__ import annotations
 
 import hashlib
+import shutil
 from datetime import date
 from pathlib import Path
 
@@ -147,9 +148,10 @@ class _Out:
 
 def test_partial_model_listed_unranked_with_last_complete_row():
     rel = _releases([(1, "p", .42, 1), (2, "q", .5, 1)])
-    meta = {"number": 2, "partial": {"p": {"A3": {"origins": 1, "of": 2, "last_complete_release": 1}}}}
+    meta = {"number": 2, "partial": {"p": {"A3": {"origins": 1, "of": 2, "last_complete_release": 1}},
+                                     "q": {"A2": {"origins": 1, "of": 2, "last_complete_release": None}}}}
     rows = partial_rows(_Out(rel, meta), "test", {"p": "Model P"})
-    assert len(rows) == 1
+    assert len(rows) == 1  # q is partial only in A2, a column the leaderboard does not show
     r = rows[0]
     assert r.partial_label == "partial (1 of 2 origins)" and r.name == "Model P"
     assert r.cells["A3"].value == pytest.approx(.42) and r.cells["A3"].rank is None  # unranked
@@ -162,3 +164,72 @@ def test_release_headline_orders_by_expanding_estimate_zero_included():
     rows = [{"split": "test", "entry": e, "condition": "A3", "estimate": v, "ci_low": None, "ci_high": None, "rank": 1}
             for e, v in (("a", 0.0), ("b", -0.5), ("c", None), ("d", 0.3))]
     assert [r[0] for r in _headline(rows, "test").rows] == ["d", "a", "b", "c"]
+
+
+def _live_panel(board: str, split: str = "Test") -> str:
+    start = board.index(f"Live · {split}</h2>")
+    return board[start:board.index("</div>", start)]
+
+
+def _build_from(root: Path, scores: Path, out: Path) -> CliRunner:
+    return CliRunner().invoke(cli, ["build", "--root", str(root), "--scores", str(scores), "--work-dir", str(out / "work"),
+                                    "--site-dir", str(out / "site")])
+
+
+def test_live_panel_shows_live_csv_rows_with_their_origin_set(history):
+    root, tmp, _ = history
+    scores = tmp / "live-scores"
+    shutil.copytree(tmp / "latest/work/scores", scores)
+    live = pd.read_csv(scores / "live.csv", dtype={"origins": str})
+    head = (live["split"] == "test") & (live["policy"] == "canonical") & (live["metric"] == "spearman")
+    model = head & (live["entry"] == "model-a") & (live["condition"] == "A3")
+    assert model.sum() == 1 and live.loc[model, "origins"].item() == FIRST_OPEN.isoformat()
+    # numbers only live.csv holds: the panel must show these, whatever releases.csv says
+    live.loc[model, ["estimate", "ci_low", "ci_high", "rank"]] = [0.8125, 0.6875, 0.9375, 4]
+    ewma = head & (live["entry"] == "ewma")
+    live.loc[ewma, ["estimate", "ci_low", "ci_high"]] = [-0.5625, -0.75, -0.375]
+    live.to_csv(scores / "live.csv", index=False)
+    rel = pd.read_csv(scores / "releases.csv")
+    rel[rel["track"] != "live"].to_csv(scores / "releases.csv", index=False)
+    res = _build_from(root, scores, tmp / "from-live")
+    assert res.exit_code == 0, res.output
+    panel = _live_panel((tmp / "from-live/work/docs/leaderboard.md").read_text())
+    assert "0.812" in panel and "[0.688, 0.938]" in panel and "rank 4" in panel
+    assert f'title="on-time origins: {FIRST_OPEN.isoformat()}"' in panel and ">1/1</td>" in panel
+    assert "On-time origins" in panel and "Live origins" in panel
+    assert "-0.562" in panel  # the baselines' own rows over every live origin, from live.csv too
+    assert "Sealed entries" not in panel  # the reveal resolved model-a's commitment
+
+
+def test_live_panel_refuses_live_csv_without_a_declared_column(history):
+    root, tmp, _ = history
+    scores = tmp / "bad-live-scores"
+    shutil.copytree(tmp / "latest/work/scores", scores)
+    live = pd.read_csv(scores / "live.csv")
+    live.drop(columns=["origins"]).to_csv(scores / "live.csv", index=False)
+    res = _build_from(root, scores, tmp / "bad-live")
+    assert res.exit_code == 1, res.output
+    assert f"{scores / 'live.csv'}: line 1: missing column 'origins'" in res.output and "Traceback" not in res.output
+    (scores / "live.csv").unlink()
+    res = _build_from(root, scores, tmp / "no-live")
+    assert res.exit_code == 1 and "live.csv: missing" in res.output, res.output
+
+
+def test_live_rows_grouped_by_origin_set():
+    from rapgen.site.pages.live import _baselines, _rows
+
+    cols = SCORE_FILES["live.csv"]
+    def row(entry, kind, cond, origins, est, rank):
+        return ("test", "canonical", entry, kind, cond, "spearman", origins, len(origins.split()), est, est - .1, est + .1, 3, rank)
+    two, one = "2025-01-01 2025-07-01", "2025-07-01"
+    live = pd.DataFrame([row("m1", "model", "A3", one, .9, 1), row("m2", "model", "A3", two, .2, 1),
+                         row("m3", "model", "A3", two, .4, 1), row("ewma", "baseline", "BASE", two, .1, 2),
+                         row("ewma", "baseline", "BASE", one, .3, 2),
+                         ("test", "tv", "m1", "model", "A3", "spearman", one, 1, .0, .0, .0, 3, 1)], columns=list(cols))
+    base, n_live = _baselines(live, "test")
+    assert n_live == 2 and [(b.entry, b.cells["BASE"].value) for b in base] == [("ewma", .1)]
+    rows = _rows(live, "test", n_live, {"m1": "Model 1"}, "leaderboard.md")
+    # the full origin set first, then by Expanding estimate; ranks are those of each set
+    assert [(r.entry, r.n_valid, r.n_expected) for r in rows] == [("m3", 2, 2), ("m2", 2, 2), ("m1", 1, 2)]
+    assert rows[2].name == "Model 1" and rows[2].cells["A3"].value == .9 and rows[2].validity_title == f"on-time origins: {one}"
+    assert rows[0].cells["A0"].value is None

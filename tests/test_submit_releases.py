@@ -295,3 +295,54 @@ def test_a_model_without_all_origin_rows_is_a_problem_unless_it_waits_for_origin
 
     note = _waiting_for_origins(SimpleNamespace(meta={"release": release} if release else {}), "m")
     assert (note is None) if expected is None else (expected in note)
+
+
+# ---------------------------------------------------------------- later-origin traces
+def _window_ids(root: Path, field_id: str) -> list[str]:
+    import pandas as pd
+
+    rows = pd.read_parquet(root / f"archive/benchmark/windows/{FIRST_OPEN.isoformat()}/assignments.parquet")
+    return sorted(rows.loc[rows["field_id"] == field_id, "arxiv_id"])
+
+
+def _trace_lines(origin: date, returned: list[list[str]]) -> bytes:
+    lines = [{"field_id": "alpha", "origin": origin.isoformat(), "condition": "A1", "call_index": i, "query": "parsing methods",
+              "sort": "date", "date_from": None, "date_to": None, "total_hits": len(ids), "returned_ids": ids}
+             for i, ids in enumerate(returned)]
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def _verify(root: Path):
+    return CliRunner().invoke(cli, ["verify", "--root", str(root)])
+
+
+def test_later_origin_traces_are_checked_against_the_full_ledger(history) -> None:
+    # the open origin's fixed shard is the window rolled in by release 3: in the full ledger only
+    window = _window_ids(history, "alpha")
+    assert window and all(i.startswith("w") for i in window)
+    traces = reveal_path("model-b", SECOND_OPEN, "traces.jsonl")
+    add_lines(history, {reveal_path("model-b", SECOND_OPEN, "predictions.jsonl"): prediction_lines(SECOND_OPEN, seed=5),
+                        traces: _trace_lines(SECOND_OPEN, [window[:2], window[2:]])})
+    assert _verify(history).exit_code == 0, _verify(history).output
+    assert check(history, MODEL_B, "--now", "2026-01-05").exit_code == 0
+    # a returned paper that is in no shard of the ledger (here: no paper at all), on the second line
+    add_lines(history, {traces: _trace_lines(SECOND_OPEN, [window[:2], [window[0], "2599.00001"]])})
+    result = _verify(history)
+    assert result.exit_code == 1, result.output
+    bad = [line for line in result.output.splitlines() if "returned paper" in line]
+    assert bad == [f"INVARIANT {traces}:2: returned paper 2599.00001 is not a member of the field"], result.output
+    submitted = check(history, MODEL_B, "--now", "2026-01-05")
+    assert submitted.exit_code == 1 and "returned paper 2599.00001" in submitted.output and "Traceback" not in submitted.output
+
+
+def test_later_origin_trace_returning_a_paper_on_or_after_its_origin(history) -> None:
+    # origin 2025-07-01's fixed shard ends where the window (rolled in by release 3) starts
+    window = _window_ids(history, "alpha")
+    traces = reveal_path("model-b", FIRST_OPEN, "traces.jsonl")
+    add_lines(history, {reveal_path("model-b", FIRST_OPEN, "predictions.jsonl"): prediction_lines(FIRST_OPEN, seed=5),
+                        traces: _trace_lines(FIRST_OPEN, [[window[0]]])})
+    result = _verify(history)
+    assert result.exit_code == 1, result.output
+    bad = [line for line in result.output.splitlines() if "returned paper" in line]
+    assert len(bad) == 1 and bad[0].startswith(f"INVARIANT {traces}:1: returned paper {window[0]} dated 2025-"), bad
+    assert "lies outside the episode's shard" in bad[0]

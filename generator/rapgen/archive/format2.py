@@ -33,7 +33,7 @@ from rapgen.archive.history.check import first_release
 from rapgen.archive.history.load import LoadedHistory, load_history
 from rapgen.archive.intervention_folder import ArchiveFacts, InterventionRecords, check_model_interventions
 from rapgen.archive.interventions import ModelExtensions
-from rapgen.archive.invariants import ParsedDocuments
+from rapgen.archive.invariants import NO_LOWER_BOUND, ParsedDocuments, returned_detail
 from rapgen.archive.layout import (
     ASSIGNMENTS_PARQUET,
     COMMITMENT_PATTERN,
@@ -48,6 +48,7 @@ from rapgen.archive.layout import (
     model_file,
 )
 from rapgen.archive.records import FORECAST_CONDITIONS, Category, Finding, ProblemKind, TraceCall, Unit
+from rapgen.archive.shards import condition_shard_start
 
 _ORIGIN_FILE = re.compile(ORIGIN_FILE_PATTERN)
 _WINDOW_FILE = re.compile(WINDOW_FILE_PATTERN)
@@ -118,7 +119,7 @@ def check_format2(
     out.findings += history.findings
     out.predictions = {m: list(u) for m, u in parsed.predictions.items()}
     out.traces = {m: list(t) for m, t in parsed.traces.items()}
-    _origin_files(history, documents, verified, parsed, out)
+    _origin_files(root, history, documents, verified, parsed, out)
     _interventions(root, history, documents, verified, parsed, out, malformed_by(validate_call))
     return out
 
@@ -147,12 +148,14 @@ def _has_panel(documents: Mapping[str, bytes], model_id: str) -> bool:
     return parse.names_panel(documents.get(model_file(model_id, MODEL_JSON)))
 
 
-def _origin_files(history: LoadedHistory, documents: Mapping[str, bytes], verified: set[str], parsed: ParsedDocuments,
-                  out: Format2Result) -> None:
-    """Predictions and traces of a later origin, each parsed against that origin alone."""
+def _origin_files(root: Path, history: LoadedHistory, documents: Mapping[str, bytes], verified: set[str],
+                  parsed: ParsedDocuments, out: Format2Result) -> None:
+    """Predictions and traces of a later origin, each parsed against that origin alone; every
+    paper a later-origin trace returned must be in its episode's shard of the full ledger."""
     paths = sorted(p for p in history.input.root if _ORIGIN_FILE.match(p))
     if not paths:
         return
+    traced: list[tuple[str, str, list[TraceCall]]] = []  # (path, "release k: ", calls) of each parsed traces file
     known = set(known_origins(history, parsed))
     base = set(parsed.origins.origins if parsed.origins else ())
     for path in paths:
@@ -172,15 +175,56 @@ def _origin_files(history: LoadedHistory, documents: Mapping[str, bytes], verifi
             out.findings.append(Finding(path, None, Category.INVARIANT, f"{tag}model {model_id} has no model.json"))
         if path not in verified or parsed.fields is None or parsed.ledger is None:
             continue
-        found = _parse_origin_file(path, documents[path], kind, origin, model_id, documents, parsed, out)
+        found = _parse_origin_file(path, documents[path], kind, origin, model_id, documents, parsed, out, traced, tag)
         out.findings.extend(Finding(f.path, f.line, Category.INVARIANT, tag + f.detail, kind=f.kind) for f in found)
+    out.findings += _returned_outside_shards(root, history, verified, parsed, traced)
+
+
+# A later-origin trace's returned papers against the full ledger (benchmark/ and every window):
+# each must be a member of the call's field dated in [date_from, origin), as for traces.jsonl.
+RETURNED_OUTSIDE_LEDGER_SHARD = """
+    SELECT r.file, r.line, r.arxiv_id, a.first_submitted
+    FROM returned_frame r
+    LEFT JOIN assignments a ON a.field_id = r.field_id AND a.arxiv_id = r.arxiv_id
+    WHERE a.arxiv_id IS NULL OR a.first_submitted >= r.origin OR a.first_submitted < r.date_from
+    ORDER BY r.file, r.line, r.arxiv_id
+"""
+
+
+def _returned_outside_shards(root: Path, history: LoadedHistory, verified: set[str], parsed: ParsedDocuments,
+                             traced: list[tuple[str, str, list[TraceCall]]]) -> list[Finding]:
+    recs = [(i, c.line, c.field_id, c.origin, condition_shard_start(c.condition, c.origin, parsed.origins.window_months)
+             or NO_LOWER_BOUND, rid) for i, (_, _, calls) in enumerate(traced) for c in calls for rid in c.returned_ids]
+    if not recs:
+        return []
+    rows = _ledger_files(history.input.root, verified)[1]
+    if ASSIGNMENTS_PARQUET not in verified:
+        return [Finding(path, None, Category.NOT_EVALUATED, f"{tag}returned papers not checked: {ASSIGNMENTS_PARQUET} did not verify")
+                for path, tag, _ in traced]
+    import duckdb
+    import pandas as pd
+
+    con = duckdb.connect()
+    try:
+        con.read_parquet([str(root / p) for p in rows]).create_view("assignments")
+        con.register("returned_frame", pd.DataFrame(recs, columns=["file", "line", "field_id", "origin", "date_from", "arxiv_id"]))
+        bad = con.execute(RETURNED_OUTSIDE_LEDGER_SHARD).fetchall()
+    finally:
+        con.close()
+    out = []
+    for i, line, arxiv_id, when in bad:
+        path, tag, _ = traced[i]
+        out.append(Finding(path, line, Category.INVARIANT, tag + returned_detail(arxiv_id, when), kind=ProblemKind.TRACE))
+    return out
 
 
 def _parse_origin_file(path: str, data: bytes, kind: str, origin: date, model_id: str, documents: Mapping[str, bytes],
-                       parsed: ParsedDocuments, out: Format2Result) -> list[Finding]:
+                       parsed: ParsedDocuments, out: Format2Result, traced: list, tag: str) -> list[Finding]:
     field_ids = [f.field_id for f in parsed.fields or ()]
     if kind == "traces":
         calls, found = parse.parse_traces(path, data, field_ids, [origin], int(parsed.ledger["search"]["max_calls"]))
+        if parsed.origins is not None:
+            traced.append((path, tag, calls))
         if not found:
             out.traces.setdefault(model_id, []).extend(calls)
         return found
@@ -231,7 +275,8 @@ def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, b
         traces = out.traces.get(model_id, [])
         if REPLAYS_JSONL in files:
             facts.papers.want(pid for call in traces for pid in call.returned_ids)
-        records, found = check_model_interventions(folder, files, out.predictions.get(model_id, []), traces, facts)
+        records, found = check_model_interventions(folder, files, out.predictions.get(model_id, []), traces, facts,
+                                                  parsed.models[model_id])
         out.findings.extend(found)
         if records is not None and (names or records.extensions != ModelExtensions()):
             out.interventions[model_id] = records

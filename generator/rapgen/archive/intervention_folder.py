@@ -31,13 +31,14 @@ from rapgen.archive.interventions import (
     OracleUnit,
     Readout,
     Training,
+    model_extensions,
     parse_model_extensions,
     parse_oracle,
     parse_oracle_traces,
     parse_replays,
     parse_training,
 )
-from rapgen.archive.records import Block, Field, Finding, TraceCall, Unit
+from rapgen.archive.records import Block, Field, Finding, ModelInfo, TraceCall, Unit
 
 REPLAYS_JSONL = "replays.jsonl"
 ORACLE_JSONL = "oracle.jsonl"
@@ -91,18 +92,23 @@ def check_model_interventions(
     units: Sequence[Unit],
     traces: Sequence[TraceCall],
     facts: ArchiveFacts,
+    model: ModelInfo | None = None,
 ) -> tuple[InterventionRecords | None, list[Finding]]:
     """Parse and check one model folder's intervention files.
 
     ``folder``: the archive-relative folder (``archive/models/<id>``), used in
     every message; ``files``: name -> bytes of the files present (model.json
-    at least); ``units``/``traces``: the model's parsed predictions and traces.
-    Returns None for the records when model.json itself cannot be read.
+    at least); ``units``/``traces``: the model's parsed predictions and traces;
+    ``model``: model.json as ``parse_model_json`` read it (its keys are then not
+    decoded again). Returns None for the records when model.json itself cannot be read.
     """
     field_ids = [f.field_id for f in facts.fields]
     field_split = {f.field_id: f.split for f in facts.fields}
     path = lambda name: f"{folder}/{name}"  # noqa: E731
-    ext, findings = parse_model_extensions(path("model.json"), files["model.json"], facts.origins, facts.model_ids)
+    if model is not None:
+        ext, findings = model_extensions(path("model.json"), model, facts.origins, facts.model_ids)
+    else:
+        ext, findings = parse_model_extensions(path("model.json"), files["model.json"], facts.origins, facts.model_ids)
     if ext is None:
         return None, findings
     training = None

@@ -28,6 +28,7 @@ from rapgen.archive.jsonparse import (
     _int,
     _keys,
     _one_of,
+    _guard,
     _parse_document,
     _parse_lines,
     _sha256_hex,
@@ -41,7 +42,7 @@ from rapgen.archive.parse import (  # noqa: F401 - the key lists and provenance 
     _trace_call,
     check_unit_provenance,
 )
-from rapgen.archive.records import CONDITIONS, MODEL_ID_PATTERN, SPLITS, Category, Finding, ProblemKind, TraceCall
+from rapgen.archive.records import CONDITIONS, MODEL_ID_PATTERN, SPLITS, Category, Finding, ModelInfo, ProblemKind, TraceCall
 
 _MODEL_ID_RE = re.compile(MODEL_ID_PATTERN)
 
@@ -366,11 +367,25 @@ def check_inference(value: Any) -> dict:
 def parse_model_extensions(
     path: str, data: bytes, origins: Iterable[date], model_ids: Iterable[str] = ()
 ) -> tuple[ModelExtensions | None, list[Finding]]:
-    """The INTERVENTIONS.md keys of a model.json (the other keys are parse_model_json's).
+    """The INTERVENTIONS.md keys of a model.json given as bytes (the other keys are parse_model_json's).
 
-    ``model_ids``: the archive's listed models, which a ``base_model`` must name.
+    ``model_ids``: the archive's listed models, which a ``base_model`` must name. A model.json
+    that :func:`~rapgen.archive.parse.parse_model_json` already read goes to :func:`model_extensions`.
     """
-    origin_set, listed = set(origins), set(model_ids)
+    return _parse_document(path, data, _extensions(set(origins), set(model_ids)))
+
+
+def model_extensions(
+    path: str, info: ModelInfo, origins: Iterable[date], model_ids: Iterable[str] = ()
+) -> tuple[ModelExtensions | None, list[Finding]]:
+    """The INTERVENTIONS.md keys of a model.json from the object ``parse_model_json`` decoded
+    (``info.document``): the same findings as :func:`parse_model_extensions`, without decoding again."""
+    findings: list[Finding] = []
+    build = _extensions(set(origins), set(model_ids))
+    return _guard(path, None, findings, lambda: build(dict(info.document))), findings
+
+
+def _extensions(origin_set: set[date], listed: set[str]) -> Callable[[dict], ModelExtensions]:
 
     def build(obj: dict) -> ModelExtensions:
         panel = _panel(obj["panel"], origin_set) if obj.get("panel") is not None else None
@@ -395,7 +410,7 @@ def parse_model_extensions(
         inference = check_inference(obj["inference"]) if "inference" in obj else None
         return ModelExtensions(panel, base, precision, inference)
 
-    return _parse_document(path, data, build)
+    return build
 
 
 def parse_training(

@@ -142,7 +142,7 @@ RETURNED_OUTSIDE_SHARD = """
     WHERE a.arxiv_id IS NULL OR a.first_submitted >= r.origin OR a.first_submitted < r.date_from
     ORDER BY r.line, r.arxiv_id
 """
-_NO_LOWER_BOUND = date(1, 1, 1)  # an expanding shard's date_from, for SQL comparisons
+NO_LOWER_BOUND = date(1, 1, 1)  # an expanding shard's date_from, for SQL comparisons
 
 
 class _Checker:
@@ -398,7 +398,7 @@ class _Checker:
             {
                 "field_id": [e.field_id for e in rows],
                 "origin": [e.origin for e in rows],
-                "date_from": [shard_start(e.origin, regime, window) or _NO_LOWER_BOUND for e in rows],
+                "date_from": [shard_start(e.origin, regime, window) or NO_LOWER_BOUND for e in rows],
             }
         )
         self.con.register("episodes_frame", frame)
@@ -482,7 +482,7 @@ class _Checker:
         window = origins.window_months
         recs = []
         for c in calls:
-            start = condition_shard_start(c.condition, c.origin, window) or _NO_LOWER_BOUND
+            start = condition_shard_start(c.condition, c.origin, window) or NO_LOWER_BOUND
             for rid in c.returned_ids:
                 recs.append((c.line, c.field_id, c.origin, start, rid))
         if not recs:
@@ -492,11 +492,14 @@ class _Checker:
         bad = self._fetch(rel, RETURNED_OUTSIDE_SHARD) or []
         self.con.unregister("returned_frame")
         for line, arxiv_id, when in bad:
-            if when is None:
-                detail = f"returned paper {arxiv_id} is not a member of the field"
-            else:
-                detail = f"returned paper {arxiv_id} dated {when} lies outside the episode's shard (on or after its origin, or before the window)"
-            self.findings.append(Finding(rel, line, Category.INVARIANT, detail, kind=ProblemKind.TRACE))
+            self.findings.append(Finding(rel, line, Category.INVARIANT, returned_detail(arxiv_id, when), kind=ProblemKind.TRACE))
+
+
+def returned_detail(arxiv_id: str, when: date | None) -> str:
+    """Why a returned paper is outside its episode's shard (``when``: its date, None when not a member)."""
+    if when is None:
+        return f"returned paper {arxiv_id} is not a member of the field"
+    return f"returned paper {arxiv_id} dated {when} lies outside the episode's shard (on or after its origin, or before the window)"
 
 
 def _field_ids_named(data: bytes) -> set[str]:

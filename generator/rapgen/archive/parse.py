@@ -262,7 +262,7 @@ MODEL_KEYS = (
 # Keys a model.json may carry beyond the spec's (documented in docs/archive.md).
 # ``prompt_sha256`` is the SHA-256 of the prompt template the kit ran (64 lower-case hex).
 MODEL_OPTIONAL_KEYS = ("reference_agent", "url", "prompt_sha256")
-# model.json keys added by INTERVENTIONS.md, checked by interventions.parse_model_extensions.
+# model.json keys added by INTERVENTIONS.md, checked by interventions.model_extensions (from ModelInfo.document).
 MODEL_EXTENSION_KEYS: tuple[str, ...] = ("panel", "base_model", "cutoff_precision", "inference")
 
 
@@ -292,6 +292,7 @@ def _model_json(folder: str | None) -> Callable[[dict], ModelInfo]:
             obj["contact"] or "",
             obj["notes"] or "",
             {k: obj[k] for k in MODEL_OPTIONAL_KEYS if k in obj},
+            dict(obj),
         )
 
     return build

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 from enum import Enum
+from typing import Mapping
 
 from rapgen.archive.layout import MODEL_ID_PATTERN, REGIMES  # noqa: F401 - re-exported for older imports
 
@@ -165,6 +166,9 @@ class ModelInfo:
     contact: str
     notes: str
     extra: dict = field(default_factory=dict, compare=False, hash=False)
+    # The whole object as decoded, once: the INTERVENTIONS.md keys are checked from it
+    # (interventions.model_extensions) once the archive's origins and models are known.
+    document: Mapping = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def effective_cutoff(self) -> date | None:

@@ -37,8 +37,9 @@ class VerifiedArchive(Archive):
     and the parsed documents."""
 
     def __init__(self, root: str | Path, *, manifest_sha256: str, digests: Mapping[str, str], parsed: ParsedDocuments,
-                 format2: Format2Result | None = None):
+                 format2: Format2Result | None = None, validate_call=None):
         super().__init__(root)
+        self.validate_call = validate_call  # the Search-call judge verify used (a release's own archive reuses it)
         missing = [name for name in ("info", "origins", "ledger", "fields", "codebooks", "blocks") if getattr(parsed, name) is None]
         missing += [MANIFEST_JSONL[r] for r in MANIFEST_JSONL if r not in parsed.manifests]
         if missing:
@@ -137,8 +138,9 @@ class VerifiedArchive(Archive):
         return live_entries(self.history, as_of=as_of)
 
     def release_ledger_files(self, release: int) -> tuple[list[str], list[str]]:
+        """The papers and ledger files release ``release`` listed, each where its listed bytes are now."""
         view = self.release_view(release)
-        return list(view.papers), list(view.assignments)
+        return [view.sources.get(p, p) for p in view.papers], [view.sources.get(p, p) for p in view.assignments]
 
     def ledger_files(self) -> tuple[list[str], list[str]]:
         """benchmark/ and every window SHA256SUMS lists (released or not), by start."""

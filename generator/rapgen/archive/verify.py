@@ -128,6 +128,7 @@ def verify_archive(
         if not any(f.category is not Category.WARNING for f in findings):
             report.archive = VerifiedArchive(
                 root, manifest_sha256=hashlib.sha256(data).hexdigest(), digests=digests, parsed=result.parsed, format2=extra,
+                validate_call=validate_call,
             )
     report.findings = sorted(set(findings), key=Finding.sort_key)
     return report

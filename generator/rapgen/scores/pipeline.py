@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from rapgen.archive import VerifiedArchive
+from rapgen.archive.snapshot import release_archive
 from rapgen.errors import ScoringError
 from rapgen.scores import outputs, ranking, schema, steps, tables
 from rapgen.scores.schema import TRACKS
@@ -82,7 +83,7 @@ def _ledger_bootstrap(ledger: dict, resamples: int | None) -> tuple[int, int, fl
 
 def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, diagnostics: bool = True,
                    malformed: Callable | None = None, reruns: Mapping | None = None,
-                   release: int | None = None, every_release: bool = True) -> ScoreResult:
+                   release: int | None = None, every_release: bool = True, _eras: bool = True) -> ScoreResult:
     """Every leaderboard number of SCORING.md §1-§5 and §7, recomputed from ``archive``
     (the records ``verify`` parsed from the bytes it hashed: ``open_verified(root)``).
 
@@ -99,7 +100,11 @@ def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, di
     ``release``: score release N alone (format 2): its resolved origins, the files it
     listed, and releases.csv for releases 1..N. Default: the latest release.
     ``every_release=False`` limits releases.csv to the release scored (for timing).
+    Release N, and every releases.csv block, is scored from the bytes that release
+    listed: after an ``errata`` release, from the copies it kept (:func:`release_archive`).
     """
+    if release is not None:
+        archive = release_archive(archive, release)
     R, seed, level = _ledger_bootstrap(archive.ledger, resamples)
     records = model_records(archive)
     history, scope = scored_release(archive, release)
@@ -123,6 +128,8 @@ def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, di
     files: dict[str, bytes] = {}
     # pairs.csv and releases.csv (issues 16 and 14); scores.json counts the §7 tables only.
     score_tables.update(history_tables(archive, fr, counted, uv, tr, level, history, scope, every_release))
+    if _eras and every_release and history is not None and scope is not None:
+        score_tables["releases.csv"] = _before_errata(archive, history, scope.number, resamples, score_tables["releases.csv"])
     if scope is not None:
         meta["release"] = release_meta(archive, history, scope, fr, counted, uv, score_tables["releases.csv"], release)
         meta["manifest_sha256"] = release_manifest_sha256(archive, scope, release)
@@ -136,6 +143,24 @@ def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, di
     units, unit_types = tables.units_table(uv.entries, fr.field_ids, fr.field_split, fr.origins, uv.predictions, uv.values,
                                            counted.models.valid, counted.models.reasons, uv.baseline_ok, uv.n_models, unit_cols)
     return ScoreResult(meta, score_tables, units, unit_types, section, inputs, files)
+
+
+def _before_errata(archive: VerifiedArchive, history, scored: int, resamples: int | None, table: Table) -> Table:
+    """releases.csv with the blocks of releases before each errata release (up to ``scored``)
+    computed from the bytes they listed: releases e..k-1 (e the previous errata release, or 1)
+    are scored on release k-1's own archive, where the files errata k replaced are the old ones."""
+    errata = [k for k in sorted(history.records) if 1 < k <= scored and history.records[k].kind.value == "errata"]
+    blocks: dict[int, list[tuple]] = {}
+    for row in table.rows():
+        blocks.setdefault(int(row[0]), []).append(row)
+    for start, k in zip([1, *errata], errata):
+        sub = compute_scores(release_archive(archive, k - 1), resamples, diagnostics=False, release=k - 1, _eras=False)
+        own: dict[int, list[tuple]] = {}
+        for row in sub.tables["releases.csv"].rows():
+            own.setdefault(int(row[0]), []).append(row)
+        blocks.update({n: own.get(n, []) for n in range(start, k)})
+    body = [row for n in sorted(blocks) for row in blocks[n]]
+    return Table(table.columns, {c: [r[i] for r in body] for i, c in enumerate(table.columns)})
 
 
 def _interventions(inputs: DiagnosticsInputs, section: dict, records: list, malformed: Callable, reruns: Mapping | None) -> dict:

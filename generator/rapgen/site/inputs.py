@@ -23,7 +23,7 @@ SITE_CSVS = ("leaderboard.csv", "contrasts.csv", "ranks.csv", "field_scores.csv"
 # Columns read as text whatever they look like (ids such as "2401" must stay strings).
 _TEXT = {"track", "split", "policy", "entry", "kind", "condition", "metric", "contrast", "field_id", "origin",
          "window_start", "window_end", "date", "analysis", "subset", "cell", "readout", "regime", "side", "arm", "budget",
-         "mask", "stratum", "entry_a", "entry_b", "kind_a", "kind_b"}
+         "mask", "stratum", "entry_a", "entry_b", "kind_a", "kind_b", "origins"}
 TEXT_COLUMNS = frozenset(_TEXT)
 UNIT_COLUMNS = ("policy", "entry", "kind", "condition", "field_id", "origin")  # read as text
 
@@ -47,6 +47,7 @@ class ScoreOutputs:
     releases: pd.DataFrame | None = None  # releases.csv (RELEASES.md): one block of headline rows per release
     interventions: dict[str, pd.DataFrame] = field(default_factory=dict)  # "interventions/<name>" -> its rows
     pairs: pd.DataFrame | None = None  # pairs.csv: every pair of entries' paired difference (the Compare page)
+    live: pd.DataFrame | None = None  # live.csv: the scored release's Live track (the leaderboard's Live panel)
 
 
 def _read_csv(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
@@ -120,7 +121,8 @@ def load_score_outputs(folder: str | Path, *, manifest_sha256: str | None = None
         raise SiteError(f"{folder / 'scores.json'}: scores were computed from another archive (manifest_sha256 "
                         f"{str(recorded)[:12]}…, this archive {manifest_sha256[:12]}…); run 'rapgen score' again")
     releases, interventions = _optional_csvs(folder)
-    pairs = _read_csv(folder / "pairs.csv", SCORE_FILES["pairs.csv"]) if (folder / "pairs.csv").is_file() else None
+    pairs, live = (_read_csv(folder / name, SCORE_FILES[name]) if (folder / name).is_file() else None
+                   for name in ("pairs.csv", "live.csv"))
     return ScoreOutputs(
         folder=folder,
         leaderboard=frames["leaderboard.csv"],
@@ -137,4 +139,5 @@ def load_score_outputs(folder: str | Path, *, manifest_sha256: str | None = None
         releases=releases,
         interventions=interventions,
         pairs=pairs,
+        live=live,
     )

@@ -19,6 +19,7 @@ from pathlib import Path
 import jinja2
 
 from rapgen.archive import Archive
+from rapgen.archive.snapshot import release_archive
 from rapgen.errors import SiteError
 from rapgen.resources import templates_dir as packaged_templates
 from rapgen.site.env import make_environment
@@ -131,7 +132,8 @@ def _write_tables(outputs: ScoreOutputs, base: Path) -> None:
     (base / "downloads").mkdir(parents=True, exist_ok=True)
     loaded = {"leaderboard": outputs.leaderboard, "contrasts": outputs.contrasts, "ranks": outputs.ranks,
               "field_scores": outputs.field_scores, "origin_scores": outputs.origin_scores,
-              "compositions": outputs.compositions, "pairs": outputs.pairs, "releases": outputs.releases}
+              "compositions": outputs.compositions, "pairs": outputs.pairs, "releases": outputs.releases,
+              "live": outputs.live}
     for name in download_tables(outputs.folder):
         src = outputs.folder / f"{name}.csv"
         shutil.copyfile(src, base / "downloads" / f"{name}.csv")
@@ -228,8 +230,8 @@ def render_docs(archive: Archive, scores_dir: str | Path, docs_dir: str | Path,
     from rapgen.site.build import check_url
 
     check_url("--repo-url", repo_url)
-    if release is not None:
-        archive = ReleaseArchive(archive, release)  # type: ignore[assignment]
+    if release is not None:  # release N's own bytes (an errata release's kept copies), then its files only
+        archive = ReleaseArchive(release_archive(archive, release), release)  # type: ignore[arg-type, assignment]
     templates_dir = Path(templates_dir or packaged_templates())
     catalogues = load_catalogues(templates_dir)
     outputs = load_score_outputs(scores_dir, manifest_sha256=archive.manifest_sha256)

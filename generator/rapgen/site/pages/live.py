@@ -1,10 +1,11 @@
 """The leaderboard's Live tab and the partial models of All-Origin (RELEASES.md, "Tracks").
 
-Live scores are the scored release's ``live`` rows of ``releases.csv`` (the headline
-metric and policy) with the origin sets of ``scores.json`` ``release.live``; sealed
-entries not yet resolved come from the verified archive's ``live_entries`` (their
-commitment's digest and receipt date), unrevealed ones stay listed. Partial models
-(``release.partial``) are shown unranked with their last complete release's row.
+Live scores are the rows of ``live.csv`` (the scored release's Live track) under the headline
+metric and policy: each model over its on-time origins (``origins``), ranked only against rows
+over the same origins, and each baseline over every live origin. Sealed entries not yet resolved
+come from the verified archive's ``live_entries`` (their commitment's digest and receipt date);
+unrevealed ones stay listed. Partial models (``scores.json`` ``release.partial``) are shown
+unranked with their last complete release's row (``releases.csv``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from rapgen.archive.history.live import LiveStatus
+from rapgen.errors import SiteError
 from rapgen.scores import PRIMARY
 from rapgen.scores.schema import LIVE_TRACK
 from rapgen.site.cells import LEADER_CONDITIONS, Cell, LeaderPanel, LeaderRow, mark_best, num, page_url, records
@@ -49,21 +51,49 @@ def _cell(row: dict | None) -> Cell:
     return c
 
 
-def _rows(head: pd.DataFrame, current: int, split: str, meta: dict, names: dict, page: str) -> list[LeaderRow]:
-    part = head[(head["release"] == current) & (head["split"] == split)]
-    by = {(r["entry"], r["condition"]): r for r in records(part)}
-    live = meta.get("live") or {}
+def _live_rows(live: pd.DataFrame, split: str, kind: str) -> list[dict]:
+    """live.csv rows of one split and kind under the headline policy and metric."""
+    part = live[(live["split"] == split) & (live["kind"] == kind) & (live["policy"] == PRIMARY.policy)
+                & (live["metric"] == PRIMARY.metric)]
+    return records(part)
+
+
+def _origins(row: dict) -> tuple[str, ...]:
+    return tuple(str(row["origins"] or "").split())
+
+
+def _rows(live: pd.DataFrame, split: str, n_live: int, names: dict, page: str) -> list[LeaderRow]:
+    """One row per (model, origin set): its Live cells, ranked within that origin set."""
+    by: dict[tuple[str, tuple[str, ...]], dict[str, dict]] = {}
+    for r in _live_rows(live, split, "model"):
+        by.setdefault((r["entry"], _origins(r)), {})[r["condition"]] = r
     rows = []
-    for entry in sorted({e for e, _ in by if e in live}):
-        origins = live.get(entry, [])
-        cells = {c: _cell(by.get((entry, c))) for c in LEADER_CONDITIONS}
+    for (entry, origins), conds in by.items():
+        cells = {c: _cell(conds.get(c)) for c in LEADER_CONDITIONS}
         url = page_url(page, f"models/{entry}.md") if entry in names else None
-        rows.append(LeaderRow(entry, names.get(entry, entry), url, "model", None, "", cells, len(origins), len(origins),
+        rows.append(LeaderRow(entry, names.get(entry, entry), url, "model", None, "", cells, len(origins), n_live,
                               t("lb.on_time_origins", origins=", ".join(origins))))
     for cond in LEADER_CONDITIONS:
         mark_best([r.cells[cond] for r in rows], True)
-    rows.sort(key=lambda r: (-(r.cells["A3"].value if r.cells["A3"].value is not None else -9.0), r.entry))
+    a3 = lambda r: r.cells["A3"].value if r.cells["A3"].value is not None else -9.0  # noqa: E731
+    rows.sort(key=lambda r: (-r.n_valid, r.validity_title, -a3(r), r.entry))
     return rows
+
+
+def _baselines(live: pd.DataFrame, split: str) -> tuple[list[LeaderRow], int]:
+    """Each baseline's own row (over every live origin) and that origin count."""
+    own = _live_rows(live, split, "baseline")
+    n_live = max((len(_origins(r)) for r in own), default=0)
+    rows = []
+    for r in own:
+        origins = _origins(r)
+        if len(origins) != n_live:
+            continue  # a baseline scored over a model's origin set: only for that set's ranks
+        rows.append(LeaderRow(r["entry"], r["entry"], None, "baseline", None, "", {"BASE": _cell(r)}, len(origins), n_live,
+                              t("lb.every_live_origin", origins=", ".join(origins))))
+    mark_best([r.cells["BASE"] for r in rows], True)
+    rows.sort(key=lambda r: (-(r.cells["BASE"].value if r.cells["BASE"].value is not None else -9.0), r.entry))
+    return rows, n_live
 
 
 def _sealed(archive: Any, current: int) -> list[SealedRow]:
@@ -76,18 +106,20 @@ def _sealed(archive: Any, current: int) -> list[SealedRow]:
 
 
 def live_panels(archive: Any, out: Any, names: dict[str, str], page: str = "leaderboard.md") -> dict[str, LeaderPanel]:
-    """split -> the Live panel, for a format-2 archive whose score folder has releases.csv; {} otherwise."""
+    """split -> the Live panel, for a format-2 archive with a scored release; {} otherwise."""
     meta = out.scores_json.get("release") or {}
-    if not getattr(archive, "is_history", False) or out.releases is None or not meta:
+    if not getattr(archive, "is_history", False) or not meta:
         return {}
+    if out.live is None:
+        raise SiteError(f"{out.folder / 'live.csv'}: missing; run 'rapgen score --out {out.folder}' first")
     current = int(meta["number"])
-    head = headline_rows(out.releases, LIVE_TRACK)
     extras = LiveExtras(bool(meta.get("simulated")), _sealed(archive, current))
     panels = {}
     for split in ("test", "dev"):
-        rows = _rows(head, current, split, meta, names, page)
-        panels[split] = LeaderPanel(split, LIVE_TRACK, f"leaderboard-{split}-live", rows, [], "", "" if rows else t("lb.live_note"),
-                                    live=extras)
+        baselines, n_live = _baselines(out.live, split)
+        rows = _rows(out.live, split, n_live, names, page)
+        panels[split] = LeaderPanel(split, LIVE_TRACK, f"leaderboard-{split}-live", rows, baselines if rows else [], "",
+                                    "" if rows else t("lb.live_note"), live=extras)
     return panels
 
 
@@ -101,7 +133,9 @@ def partial_rows(out: Any, split: str, names: dict[str, str], page: str = "leade
     head = head[head["split"] == split]
     rows = []
     for entry in sorted(partial):
-        conds = partial[entry]
+        conds = {c: info for c, info in partial[entry].items() if c in LEADER_CONDITIONS}
+        if not conds:
+            continue  # partial only in a condition the leaderboard does not show (A2, A4)
         cells = {}
         label_parts = []
         for c in LEADER_CONDITIONS:

@@ -34,7 +34,7 @@ from rapgen.archive import (
     parse_predictions,
     parse_traces,
 )
-from rapgen.archive.interventions import parse_model_extensions
+from rapgen.archive.interventions import model_extensions
 from rapgen.errors import RapgenError
 from rapgen.submit.review.result import CheckResult, ConditionCount
 from rapgen.text import BIDI_OVERRIDES as BIDI_CONTROLS
@@ -322,8 +322,7 @@ def check_model_json(result: CheckResult, rel: str, raw: bytes, *, listed: bool 
         result.add("submission", "MODEL-JSON", f.path, f.line, f.detail)
     if model is None or listed:
         return model
-    obj = loads_strict(raw.decode("utf-8"))
-    for key, value in obj.items():
+    for key, value in model.document.items():
         if isinstance(value, str) and PLACEHOLDER in value:
             result.add("submission", "PLACEHOLDER", rel, _key_line(raw, key), f"{key!r} still holds the template placeholder {value!r}")
     if RESERVED_MODEL_KEY in model.extra:
@@ -331,14 +330,14 @@ def check_model_json(result: CheckResult, rel: str, raw: bytes, *, listed: bool 
     return model
 
 
-def check_model_extensions(result: CheckResult, rel: str, raw: bytes, archive: Archive) -> None:
+def check_model_extensions(result: CheckResult, rel: str, model: ModelInfo, archive: Archive) -> None:
     """The INTERVENTIONS.md keys of a new model.json (panel, base_model, cutoff_precision, inference)."""
     origins = set(archive.origins.origins)
     for record in getattr(archive, "releases", {}).values():  # a verified format-2 archive: every origin of its history
         origins.update(record.resolved_origins)
         if record.open_origin is not None:
             origins.add(record.open_origin.origin)
-    _, findings = parse_model_extensions(rel, raw, sorted(origins), archive.model_ids)
+    _, findings = model_extensions(rel, model, sorted(origins), archive.model_ids)
     for f in findings:
         result.add("submission", "MODEL-JSON", f.path, f.line, f.detail)
 
@@ -447,7 +446,7 @@ def check_contents(result: CheckResult, archive: Archive, sub: Submission, displ
     if "model.json" in sub.data:
         sub.model = result.model = check_model_json(result, display + "model.json", sub.data["model.json"], listed=sub.existing)
         if sub.model is not None and not sub.existing:
-            check_model_extensions(result, display + "model.json", sub.data["model.json"], archive)
+            check_model_extensions(result, display + "model.json", sub.model, archive)
     if not result.in_archive and result.model_id in existing:
         result.add("submission", "EXISTS", display.rstrip("/"), None, f"model {result.model_id!r} already exists in archive/models/{result.model_id}/")
     if "predictions.jsonl" in sub.data:
