@@ -273,3 +273,29 @@ def test_the_switch_follows_instant_navigation_and_search_finds_chinese(served_s
     assert browser.evaluate("Array.from(document.querySelectorAll('.md-search-result__link')).some("
                             "function(a){return a.getAttribute('href').indexOf('zh/') !== -1;})")
     assert browser.errors == []
+
+
+def test_chinese_compare_and_field_picker_speak_chinese(served_site, browser):
+    base, _ = served_site
+    browser.errors.clear()
+    browser.requests.clear()
+    browser.goto(f"{base}/zh/compare/")
+    assert browser.wait_for("document.querySelectorAll('#cmp-a option').length > 1")
+    a, b = browser.evaluate("Array.from(document.querySelectorAll('#cmp-a option')).slice(0, 2).map(function(o){return o.value;})")
+    browser.goto(f"{base}/zh/compare/?a={b}&b={a}")
+    assert browser.wait_for("document.querySelectorAll('#cmp-table tbody tr').length > 0")
+    assert browser.evaluate("[document.getElementById('cmp-a').value, document.getElementById('cmp-b').value]") == [b, a]
+    status = browser.evaluate("document.getElementById('cmp-status').textContent")
+    assert " 对比 " in status and status.endswith(" 行。"), status
+    assert browser.evaluate("document.querySelector('#cmp-table tbody td').textContent") in (
+        "封闭 (A0)", "固定窗口 (A1)", "扩展窗口 (A3)", "基线")
+    browser.goto(f"{base}/zh/compare/?a={a}&b={a}")
+    assert browser.wait_for("document.getElementById('cmp-status').textContent") == "请选择两个不同的条目。"
+    browser.goto(f"{base}/zh/fields/alpha/")
+    assert browser.wait_for(f"{SVG_COUNT} >= 2")
+    browser.evaluate("(function(){var s=document.getElementById('fc-entry'); s.selectedIndex=0;"
+                     " s.dispatchEvent(new Event('change'));})()")
+    assert browser.evaluate("document.getElementById('fc-status').textContent").startswith("当前显示：")
+    assert browser.evaluate("document.querySelector('#fc-figure .ytitle').textContent") == "预测份额"
+    assert browser.errors == []
+    assert all(u.startswith((base, "data:", "blob:")) for u in browser.requests), [u for u in browser.requests if not u.startswith(base)]
