@@ -75,6 +75,16 @@ def test_every_key_a_template_or_builder_asks_for_exists(catalogues):
     assert missing == []
 
 
+def test_every_label_is_used(catalogues):
+    """No dead labels: each key is asked for by name, or belongs to a group the code reads
+    whole (the vocabulary maps, the scripts' groups, the declared terms, the navigation)."""
+    code = "".join(p.read_text(encoding="utf-8") for p in [*TEMPLATES.rglob("*.j2"), *SITE_CODE.rglob("*.py")])
+    whole = ("split.", "track.", "condition.", "metric.", "terms.", "nav.")
+    unused = [k for k in catalogues["en"].labels
+              if not k.startswith(whole) and ".js." not in k and f'"{k}"' not in code and f"'{k}'" not in code]
+    assert unused == []
+
+
 def test_every_declared_vocabulary_word_has_a_label(catalogues):
     """Splits, tracks, conditions, metrics and the diagnostics layout's titles and columns."""
     from rapgen.site.cells import CONDITION_LABEL, SPLIT_LABEL, TRACK_LABEL
