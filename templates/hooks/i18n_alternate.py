@@ -34,6 +34,15 @@ def _links(config, url: str) -> None:
                                  for lang, prefix in PREFIXES.items()]
 
 
+def on_nav(nav, config, files):
+    """The headings' permalink tooltip (the toc extension's ``permalink_title``) in the language
+    being built: the i18n plugin has applied that language's ``extra`` by now."""
+    title = (config.extra.get("rap") or {}).get("permalink_title")
+    if title and isinstance(config.mdx_configs.get("toc"), dict):
+        config.mdx_configs["toc"]["permalink_title"] = title
+    return nav
+
+
 def on_page_context(context, page, config, nav):
     _links(config, page.url)
     return context

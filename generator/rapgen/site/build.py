@@ -109,7 +109,8 @@ def _language(cat: Catalogue, default: Catalogue, nav: list, *, synthetic: bool,
             "copyright": f"{label}{cat.text('site.copyright_synthetic') if synthetic else ''}"
                          f"{cat.text('site.copyright_manifest')} {manifest_sha256}",
             "extra": {"rap": {"synthetic": bool(synthetic), "manifest_sha256": manifest_sha256,
-                              "banner": cat.text("site.synthetic_banner")}}}
+                              "banner": cat.text("site.synthetic_banner"),
+                              "permalink_title": cat.text("site.permalink_title")}}}
     if cat.lang != DEFAULT_LANGUAGE:
         lang["nav_translations"] = {default.text(nav_key(f)): cat.text(nav_key(f)) for item in nav for f in item.values()}
     return lang

@@ -183,6 +183,8 @@ def term_title(english: str) -> str:
     if cat.has(f"{TERMS}.{english}") or ": " not in english:
         return cat.term(english)
     head, tail = english.rsplit(": ", 1)
+    # the values a layout appends are as written, except the one word it adds itself ("horizon 12")
+    tail = re.sub(r"\bhorizon (?=\d)", lambda _: cat.term("horizon") + " ", tail)
     return f"{term_title(head)}: {tail}"
 
 
