@@ -196,6 +196,16 @@ def test_a_label_without_translation_stops_render_and_build(verified, tmp_path, 
     assert result.stderr.count("\n") == 1 and not (tmp_path / "s").exists()
 
 
+def test_a_label_no_catalogue_has_names_the_template_line_and_page(small, catalogues, tmp_path):
+    templates = tmp_path / "templates"
+    shutil.copytree(TEMPLATES, templates)
+    page = templates / "pages" / "submit.md.j2"
+    page.write_text(page.read_text(encoding="utf-8") + '\n{{ t("sb.no_such_label") }}\n', encoding="utf-8")
+    with pytest.raises(SiteError, match=r"^pages/submit\.md\.j2:\d+: while rendering submit\.zh\.md: .*zh\.yml: "
+                                        r"label 'sb\.no_such_label' is not in the zh catalogue$"):
+        _render(small, catalogues["zh"], templates)
+
+
 def test_a_placeholder_the_translation_lost_is_named(tmp_path):
     templates = tmp_path / "templates"
     shutil.copytree(TEMPLATES, templates)

@@ -184,6 +184,9 @@ def render_pages(site: SiteModel, templates_dir: str | Path | None = None, *, re
         except jinja2.TemplateError as exc:
             where, line = _template_location(exc, template, Path(templates_dir))
             raise SiteError(f"{where}{f':{line}' if line else ''}: template error while rendering {rel}: {exc}") from None
+        except SiteError as exc:  # a label the template asks for: name the template line and the page too
+            where, line = _template_location(exc, template, Path(templates_dir))  # type: ignore[arg-type]
+            raise SiteError(f"{where}{f':{line}' if line else ''}: while rendering {localized(rel, lang)}: {exc}") from None
         out[localized(rel, lang)] = text
     return out
 
