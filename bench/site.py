@@ -1,7 +1,9 @@
 """Benchmark the site stage at full scale: render + `mkdocs build --strict`, and field-page sizes.
 
 Goal (issue 7): render + mkdocs build <= 60 s for the full-scale archive (278 field
-pages) and every field page <= 80 KiB of its own HTML (shared assets excluded).
+pages) and every field page <= 80 KiB of its own HTML (shared assets excluded). Since
+issue 16 the site has two editions (English at /, Chinese under /zh/): the figures cover
+both, and the largest pages are listed per language with the zh/en size ratio.
 
 Usage:
     python bench/site.py --root DIR [--scores DIR]   # a real archive (e.g. from `rapgen synth --scale full`)
@@ -17,6 +19,7 @@ build pays, so the ratio shows what the pages themselves cost.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -100,12 +103,15 @@ def main() -> None:
                            manifest_sha256=rendered.manifest_sha256, archive_name=rendered.archive_name)
         t_build = time.perf_counter() - t0
         t_ref = _reference_build(base)
-        field_pages = sorted((base / "site" / "fields").glob("*/index.html"))
+        field_pages = [*sorted((base / "site" / "fields").glob("*/index.html")),
+                       *sorted((base / "site" / "zh" / "fields").glob("*/index.html"))]
         sizes = [p.stat().st_size for p in field_pages]
         site_bytes = sum(p.stat().st_size for p in (base / "site").rglob("*") if p.is_file())
         md_bytes = sum(p.stat().st_size for p in rendered.docs_dir.rglob("*.md"))
         other = {rel: (base / "site" / rel).stat().st_size for rel in
-                 ("index.html", "leaderboard/index.html", "fields/index.html", "diagnostics/index.html", "search/search_index.json")}
+                 ("index.html", "leaderboard/index.html", "fields/index.html", "diagnostics/index.html",
+                  "zh/index.html", "zh/leaderboard/index.html", "zh/diagnostics/index.html", "search/search_index.json")
+                 if (base / "site" / rel).is_file()}
         model_sizes = [p.stat().st_size for p in (base / "site" / "models").glob("*/index.html")]
         total = t_render + t_build
         print(f"pages built: {built.n_pages} ({len(field_pages)} field pages, {len(model_sizes)} model pages)")
@@ -123,8 +129,20 @@ def main() -> None:
         pages = sorted(((p.stat().st_size, p.relative_to(base / "site").as_posix()) for p in (base / "site").rglob("*.html")),
                        reverse=True)
         print(f"largest HTML pages (goal every page <= {GOAL_PAGE // 1000} KB -> {'OK' if pages[0][0] <= GOAL_PAGE else 'OVER'}):")
-        for size, rel in pages[:6]:
-            print(f"  {rel}: {size / 1000:.1f} KB")
+        # the two editions side by side: the Chinese page's size as a ratio of its English original
+        for lang, keep in (("en", lambda rel: not rel.startswith("zh/")), ("zh", lambda rel: rel.startswith("zh/"))):
+            print(f"  {lang}:")
+            for size, rel in [p for p in pages if keep(p[1])][:6]:
+                twin = base / "site" / (rel[3:] if lang == "zh" else f"zh/{rel}")
+                ratio = f"   zh/en {size / twin.stat().st_size:.2f}" if lang == "zh" and twin.is_file() else ""
+                print(f"    {rel}: {size / 1000:.1f} KB{ratio}")
+        en_bytes = sum(sz for sz, rel in pages if not rel.startswith("zh/"))
+        zh_bytes = sum(sz for sz, rel in pages if rel.startswith("zh/"))
+        if zh_bytes:
+            print(f"HTML: en {en_bytes / 1e6:.1f} MB, zh {zh_bytes / 1e6:.1f} MB (zh/en {zh_bytes / en_bytes:.2f}); "
+                  f"pages en {sum(1 for _, r in pages if not r.startswith('zh/'))}, zh {sum(1 for _, r in pages if r.startswith('zh/'))}")
+        load = os.getloadavg()
+        print(f"load average: {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}")
 
 
 if __name__ == "__main__":

@@ -89,6 +89,10 @@ def test_every_page_type_has_no_serious_or_critical_violation(sample_site: Path)
     paths = page_types(sample_site)
     assert {"", "leaderboard/", "fields/", "models/", "diagnostics/"} <= set(paths)
     assert any(p.startswith("fields/") and p != "fields/" for p in paths)
+    # the Chinese edition: home, leaderboard, a field, a model, compare, diagnostics, releases
+    assert {"zh/", "zh/leaderboard/", "zh/compare/", "zh/diagnostics/", "zh/releases/", "zh/fields/", "zh/models/"} <= set(paths)
+    assert any(p.startswith("zh/fields/") and p != "zh/fields/" for p in paths)
+    assert any(p.startswith("zh/models/") and p != "zh/models/" for p in paths)
     # The committed sample is a release history (format 2): its Releases page, and the Live
     # panel under each split tab of the leaderboard, are scanned too.
     assert "releases/" in paths

@@ -218,3 +218,84 @@ def test_404_page_loads_its_styles_and_scripts(served_site, browser):
     assert browser.evaluate("typeof document$ !== 'undefined'")  # Material's bundle ran
     assert "404" in browser.evaluate("document.querySelector('article').textContent")
     assert browser.errors == []
+
+
+SWITCH_TO = """(function(lang){var a=document.querySelector('a.md-select__link[hreflang="'+lang+'"]'); a.click(); return a.getAttribute('href');})"""
+
+
+def test_chinese_leaderboard_is_chinese_and_the_switch_round_trips(served_site, browser):
+    base, _ = served_site
+    browser.errors.clear()
+    browser.goto(f"{base}/zh/leaderboard/")
+    assert browser.wait_for(f"{SVG_COUNT} > 0")
+    assert browser.evaluate("document.documentElement.lang") == "zh"
+    assert browser.evaluate("document.querySelector('article h1').firstChild.textContent") == "排行榜"
+    assert browser.evaluate("document.querySelector('label[for=\"lb-metric\"]').textContent") == "指标"
+    assert browser.evaluate("document.querySelector('label[for=\"lb-split-1\"]').textContent") == "测试集"
+    assert browser.evaluate("document.querySelector('input.md-search__input').placeholder") == "搜索"  # Material's own
+    assert "合成档案" in browser.evaluate("document.querySelector('.md-banner').textContent")
+    # the choice rewrites the status line in Chinese, from the page's embedded labels
+    browser.evaluate("(function(){var s=document.getElementById('lb-metric'); s.value='tv'; s.dispatchEvent(new Event('change'));})()")
+    assert browser.evaluate("document.getElementById('lb-status').textContent") == "当前显示：总变差距离（越低越好），canonical 计数策略。"
+    assert browser.evaluate("document.querySelector('figure[data-panel] .xtitle').textContent") == "总变差距离"
+    # to English and back: the same page, the choice kept in the address
+    browser.evaluate(SWITCH_TO + "('en')")
+    browser.wait_for("location.pathname === '/leaderboard/' && document.readyState === 'complete'")
+    assert browser.wait_for("document.querySelector('article h1') && document.querySelector('article h1').firstChild.textContent") == "Leaderboard"
+    assert browser.evaluate("location.search") == "?metric=tv&policy=canonical"
+    assert browser.wait_for("document.getElementById('lb-status').textContent.indexOf('TV distance') === 8")
+    assert browser.evaluate("document.documentElement.lang") == "en"
+    browser.evaluate(SWITCH_TO + "('zh')")
+    browser.wait_for("location.pathname === '/zh/leaderboard/' && document.readyState === 'complete'")
+    assert browser.wait_for("document.querySelector('article h1') && document.querySelector('article h1').firstChild.textContent") == "排行榜"
+    assert browser.errors == []
+
+
+def test_the_switch_follows_instant_navigation_and_search_finds_chinese(served_site, browser):
+    base, _ = served_site
+    browser.errors.clear()
+    browser.goto(f"{base}/zh/fields/alpha/")
+    assert browser.wait_for(f"{SVG_COUNT} >= 2")
+    browser.evaluate("window.__rapMarker = 7")
+    browser.evaluate("document.querySelector('article a[href$=\"/fields/beta/\"]').click()")
+    browser.wait_for("location.pathname === '/zh/fields/beta/'")
+    assert browser.evaluate("window.__rapMarker") == 7, "navigation was not instant"
+    # the header was not re-rendered, but its link now points at this page's English original
+    assert browser.wait_for("document.querySelector('a.md-select__link[hreflang=\"en\"]').getAttribute('href') === '../../../fields/beta/'")
+    browser.evaluate(SWITCH_TO + "('en')")
+    browser.wait_for("location.pathname === '/fields/beta/' && document.readyState === 'complete'")
+    # Chinese search: Material segments Chinese words at build time (jieba)
+    browser.goto(f"{base}/zh/")
+    browser.evaluate("document.querySelector('label[for=\"__search\"]').click()")
+    browser.evaluate("""(function(){var i=document.querySelector('input.md-search__input'); i.focus(); i.value='置信区间';
+      i.dispatchEvent(new KeyboardEvent('keyup',{key:'间'})); i.dispatchEvent(new Event('input'));})()""")
+    assert browser.wait_for("document.querySelectorAll('.md-search-result__item').length > 0", timeout=30)
+    assert browser.evaluate("Array.from(document.querySelectorAll('.md-search-result__link')).some("
+                            "function(a){return a.getAttribute('href').indexOf('zh/') !== -1;})")
+    assert browser.errors == []
+
+
+def test_chinese_compare_and_field_picker_speak_chinese(served_site, browser):
+    base, _ = served_site
+    browser.errors.clear()
+    browser.requests.clear()
+    browser.goto(f"{base}/zh/compare/")
+    assert browser.wait_for("document.querySelectorAll('#cmp-a option').length > 1")
+    a, b = browser.evaluate("Array.from(document.querySelectorAll('#cmp-a option')).slice(0, 2).map(function(o){return o.value;})")
+    browser.goto(f"{base}/zh/compare/?a={b}&b={a}")
+    assert browser.wait_for("document.querySelectorAll('#cmp-table tbody tr').length > 0")
+    assert browser.evaluate("[document.getElementById('cmp-a').value, document.getElementById('cmp-b').value]") == [b, a]
+    status = browser.evaluate("document.getElementById('cmp-status').textContent")
+    assert " 对比 " in status and status.endswith(" 行。"), status
+    assert browser.evaluate("document.querySelector('#cmp-table tbody td').textContent") in (
+        "封闭 (A0)", "固定窗口 (A1)", "扩展窗口 (A3)", "基线")
+    browser.goto(f"{base}/zh/compare/?a={a}&b={a}")
+    assert browser.wait_for("document.getElementById('cmp-status').textContent") == "请选择两个不同的条目。"
+    browser.goto(f"{base}/zh/fields/alpha/")
+    assert browser.wait_for(f"{SVG_COUNT} >= 2")
+    browser.evaluate("(function(){var s=document.getElementById('fc-entry'); s.selectedIndex=0;"
+                     " s.dispatchEvent(new Event('change'));})()")
+    assert browser.evaluate("document.getElementById('fc-status').textContent").startswith("当前显示：")
+    assert browser.evaluate("document.querySelector('#fc-figure .ytitle').textContent") == "预测份额"
+    assert browser.errors == []
+    assert all(u.startswith((base, "data:", "blob:")) for u in browser.requests), [u for u in browser.requests if not u.startswith(base)]

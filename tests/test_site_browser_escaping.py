@@ -95,7 +95,7 @@ def _inspect(browser: Browser, url: str) -> dict:
 
 def test_no_page_runs_or_grows_injected_markup(twin_served, browser):
     base, pages = twin_served
-    assert len(pages) >= 10
+    assert len(pages) >= 10 and any(p.startswith("zh/models/") for p in pages)  # both languages
     for rel in pages:
         path = rel[: -len("index.html")] if rel.endswith("index.html") else rel
         browser.errors.clear()
@@ -112,9 +112,10 @@ def test_no_page_runs_or_grows_injected_markup(twin_served, browser):
         assert not [e for e in browser.errors if "pwn" in e], (rel, browser.errors)
 
 
-def test_titles_show_the_markup_as_text(twin_served, browser):
+@pytest.mark.parametrize("lang", ["", "zh/"])
+def test_titles_show_the_markup_as_text(twin_served, browser, lang):
     base, _ = twin_served
-    state = _inspect(browser, f"{base}/hostile/models/model-a/")
+    state = _inspect(browser, f"{base}/hostile/{lang}models/model-a/")
     assert state["title"].startswith("Model A <script>window.__pwned=1</script><img src=x onerror=")
     heading = browser.evaluate("document.querySelector('article h1').textContent")
     assert heading.startswith("Model A <script>window.__pwned=1</script>") and "*pwn-em*{: onclick=" in heading

@@ -60,7 +60,9 @@ def test_every_page_carries_banner_digest_and_no_external_assets(built):
     assert len(pages) >= 14
     for page in pages:
         html = page.read_text(encoding="utf-8")
-        assert "Synthetic archive:" in html, page
+        chinese = page.relative_to(site).parts[0] == "zh"
+        assert ("合成档案：" if chinese else "Synthetic archive:") in html, page
+        assert (f'<html lang="{"zh" if chinese else "en"}"') in html, page
         assert digest in html, page
         for tag in re.findall(r"<(?:script|link|img|iframe)\b[^>]*>", html):
             if 'rel="canonical"' in tag:

@@ -155,6 +155,8 @@ def test_hostile_text_adds_no_element_handler_or_address_on_any_page(twin_sites)
     hostile, plain = twin_sites
     pages = _html_pages(hostile)
     assert pages == _html_pages(plain) and len(pages) >= 10
+    # both languages: every English page has its Chinese twin, held to the same rule
+    assert {p[len("zh/"):] for p in pages if p.startswith("zh/")} >= {p for p in pages if not p.startswith("zh/") and p != "404.html"}
     for rel in pages:
         h, p = _parse(hostile / rel), _parse(plain / rel)
         assert h.handlers == [], (rel, h.handlers)
@@ -164,17 +166,18 @@ def test_hostile_text_adds_no_element_handler_or_address_on_any_page(twin_sites)
         assert h.tags == p.tags, (rel, {t: (h.tags[t], p.tags[t]) for t in h.tags | p.tags if h.tags[t] != p.tags[t]})
 
 
-def test_hostile_text_is_shown_as_text(twin_sites):
+@pytest.mark.parametrize("lang", ["", "zh/"])
+def test_hostile_text_is_shown_as_text(twin_sites, lang):
     hostile, _ = twin_sites
-    page = _parse(hostile / "models/model-a/index.html")
+    page = _parse(hostile / lang / "models/model-a/index.html")
     assert page.title.startswith("Model A <script>window.__pwned=1</script><img src=x onerror=")
     assert "</title></span></td></table><iframe" in page.title
-    body = (hostile / "models/model-a/index.html").read_text(encoding="utf-8")
+    body = (hostile / lang / "models/model-a/index.html").read_text(encoding="utf-8")
     # the javascript: url is text, the https url a link with its quote escaped
     assert "javascript:window.__pwned=11" in html.unescape(body) and not re.search(r"<a\s[^>]*href=.?javascript", body)
-    other = (hostile / "models/model-b/index.html").read_text(encoding="utf-8")
+    other = (hostile / lang / "models/model-b/index.html").read_text(encoding="utf-8")
     assert '<a href="https://example.org/&quot;onmouseover=&quot;window.__pwned=12" rel="nofollow noopener">' in other
-    footer = (hostile / "index.html").read_text(encoding="utf-8")
+    footer = (hostile / lang / "index.html").read_text(encoding="utf-8")
     assert "tiny test archive &lt;script&gt;" in footer
 
 

@@ -316,7 +316,7 @@ def test_cli_render(small, tmp_path):
     result = runner.invoke(cli, ["render", "--root", str(root), "--scores", str(scores), "--out", str(tmp_path / "d")],
                            catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("Rendered 13 pages into ")
+    assert result.output.startswith("Rendered 26 pages (13 in each of en, zh) into ")
     result = runner.invoke(cli, ["render", "--root", str(root), "--scores", str(tmp_path / "nope"), "--out", str(tmp_path / "e")])
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: ") and "score folder not found" in result.stderr

@@ -30,6 +30,11 @@ def templates_dir() -> Path:
     raise RapgenError(f"{packaged}: the templates are missing from the installed rapgen package; reinstall rapgen")
 
 
+def catalogue_path(lang: str, folder: Path | None = None) -> Path:
+    """The site's label catalogue for ``lang`` (``i18n/<lang>.yml`` beside the page templates)."""
+    return (folder or templates_dir()) / "i18n" / f"{lang}.yml"
+
+
 def mkdocs_base_config() -> Path:
     """The packaged mkdocs configuration every ``rapgen build`` starts from."""
     return templates_dir() / MKDOCS_BASE

@@ -46,6 +46,9 @@ async function scan(page, path) {
         if (label) label.click();
       }
     }, k);
+    // A label far down the page scrolls it, and Material then fades the header's title and
+    // tabs (0.25 s): scan the settled colours, not a frame of the fade.
+    await new Promise((done) => setTimeout(done, 600));
     for (const line of await violations(page, path)) seen.add(line);
   }
   return { found: [...seen], states: Math.max(1, positions) };

@@ -88,7 +88,11 @@ def render(root: Path, scores_dir: Path, out_dir: Path, repo_url: str | None, as
         echo_json({"docs_dir": str(result.docs_dir), "pages": list(result.pages), "synthetic": result.synthetic,
                    "manifest_sha256": result.manifest_sha256})
         return
-    click.echo(f"Rendered {len(result.pages)} pages into {escape_terminal(str(result.docs_dir))}.")
+    from rapgen.site.i18n import LANGUAGES
+
+    each = len(result.pages) // len(LANGUAGES)
+    click.echo(f"Rendered {len(result.pages)} pages ({each} in each of {', '.join(LANGUAGES)}) into "
+               f"{escape_terminal(str(result.docs_dir))}.")
 
 
 COMMANDS = [build, render]

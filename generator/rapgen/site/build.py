@@ -21,6 +21,7 @@ import yaml
 
 from rapgen.errors import SiteError, UsageProblem
 from rapgen.resources import mkdocs_base_config
+from rapgen.site.i18n import DEFAULT_LANGUAGE, LANGUAGES, Catalogue, load_catalogues, page_translations
 from rapgen.site.escape import element_text, safe_url
 
 STDERR_TAIL_LINES = 20
@@ -59,23 +60,60 @@ def write_config(docs_dir: Path, site_dir: Path, *, synthetic: bool, manifest_sh
     custom = theme.get("custom_dir")
     if custom:
         theme["custom_dir"] = str((base_config.parent / custom).resolve())
-    if (docs_dir / "releases.md").is_file() and isinstance(config.get("nav"), list):
-        at = next((i + 1 for i, item in enumerate(config["nav"]) if isinstance(item, dict) and "Leaderboard" in item), 2)
-        config["nav"].insert(at, {"Releases": "releases.md"})
-    if (docs_dir / "compare.md").is_file() and isinstance(config.get("nav"), list):
-        at = next((i + 1 for i, item in enumerate(config["nav"]) if isinstance(item, dict) and "Leaderboard" in item), 2)
-        config["nav"].insert(at, {"Compare": "compare.md"})
+    hooks = config.get("hooks") or []
+    config["hooks"] = [str((base_config.parent / h).resolve()) for h in hooks]
+    catalogues = load_catalogues(base_config.parent)
+    nav = config.get("nav")
+    if isinstance(nav, list):
+        for page in ("releases.md", "compare.md"):  # after the Leaderboard, when rendered
+            if (docs_dir / page).is_file():
+                at = next((i + 1 for i, item in enumerate(nav)
+                           if isinstance(item, dict) and "leaderboard.md" in item.values()), 2)
+                nav.insert(at, {page: page})
+        config["nav"] = [{catalogues[DEFAULT_LANGUAGE].text(nav_key(file)): file} for item in nav for file in item.values()]
     if check_url("--site-url", site_url):
         config["site_url"] = site_url
     extra = config.setdefault("extra", {}) or {}
     config["extra"] = extra
-    extra["rap"] = {"synthetic": bool(synthetic), "manifest_sha256": manifest_sha256}
-    label = f"{element_text(archive_name)} · " if archive_name else ""
-    config["copyright"] = (f"{label}{'synthetic archive · ' if synthetic else ''}"
-                           f"manifest SHA-256 {manifest_sha256}")
+    languages = [_language(catalogues[lang], catalogues[DEFAULT_LANGUAGE], nav if isinstance(nav, list) else [],
+                           synthetic=synthetic, manifest_sha256=manifest_sha256, archive_name=archive_name)
+                 for lang in LANGUAGES]
+    extra["rap"] = languages[0]["extra"]["rap"]
+    extra["alternate"] = [{"name": lang["name"], "lang": lang["locale"], "link": lang["link"].lstrip("/") or "./"}
+                          for lang in languages]  # per page: hooks/i18n_alternate.py
+    config["copyright"] = languages[0]["copyright"]
+    for plugin in config.get("plugins") or []:
+        if isinstance(plugin, dict) and "i18n" in plugin:
+            plugin["i18n"]["languages"] = languages
     path = docs_dir.parent / "mkdocs.generated.yml"
     path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return path
+
+
+def nav_key(file: str) -> str:
+    """The catalogue key of a navigation entry: ``nav.home`` for index.md, ``nav.fields`` for fields/index.md."""
+    stem = file[:-3] if file.endswith(".md") else file
+    stem = stem[: -len("/index")] if stem.endswith("/index") else stem
+    return "nav." + ("home" if stem == "index" else stem)
+
+
+def _language(cat: Catalogue, default: Catalogue, nav: list, *, synthetic: bool, manifest_sha256: str,
+              archive_name: str) -> dict:
+    """One ``i18n`` plugin language: its name, site name, theme language (Material's own
+    strings), navigation titles, footer and synthetic banner, all from its catalogue."""
+    label = f"{element_text(archive_name)} · " if archive_name else ""
+    lang = {"locale": cat.lang, "name": cat.text("site.language_name"), "build": True,
+            "default": cat.lang == DEFAULT_LANGUAGE, "link": "/" if cat.lang == DEFAULT_LANGUAGE else f"/{cat.lang}/",
+            "site_name": cat.text("site.name"), "site_description": cat.text("site.description"),
+            "theme": {"language": cat.lang},
+            "copyright": f"{label}{cat.text('site.copyright_synthetic') if synthetic else ''}"
+                         f"{cat.text('site.copyright_manifest')} {manifest_sha256}",
+            "extra": {"rap": {"synthetic": bool(synthetic), "manifest_sha256": manifest_sha256,
+                              "banner": cat.text("site.synthetic_banner"),
+                              "permalink_title": cat.text("site.permalink_title")}}}
+    if cat.lang != DEFAULT_LANGUAGE:
+        lang["nav_translations"] = {default.text(nav_key(f)): cat.text(nav_key(f)) for item in nav for f in item.values()}
+    return lang
 
 
 def run_mkdocs(config_path: Path) -> str:
@@ -111,6 +149,10 @@ def build_site(docs_dir: str | Path, site_dir: str | Path, *, synthetic: bool, m
     check_site_dir(site_dir)
     if not (docs_dir / "index.md").is_file():
         raise SiteError(f"{docs_dir}: no rendered pages (index.md missing); run 'rapgen render' first")
+    try:
+        page_translations([p.relative_to(docs_dir).as_posix() for p in docs_dir.rglob("*.md")])
+    except SiteError as exc:
+        raise SiteError(f"{docs_dir}/{exc}") from None
     config = write_config(docs_dir, site_dir, synthetic=synthetic, manifest_sha256=manifest_sha256,
                           archive_name=archive_name, site_url=site_url)
     log = run_mkdocs(config)

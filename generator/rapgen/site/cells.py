@@ -18,14 +18,16 @@ from typing import Any
 import pandas as pd
 
 from rapgen.scores import METRICS
+from rapgen.site.i18n import Labels, t
 
 SPLITS = ("test", "dev")  # Test is the default tab
-SPLIT_LABEL = {"test": "Test", "dev": "Dev"}
-TRACK_LABEL = {"all_origin": "All-Origin", "forecast_strict": "Forecast-Strict", "live": "Live"}
+# The site's words for splits, tracks, conditions and metrics, in the language being
+# rendered (catalogue keys split.*, track.*, condition.*, metric.*; English outside a build).
+SPLIT_LABEL = Labels("split", SPLITS)
+TRACK_LABEL = Labels("track", ("all_origin", "forecast_strict", "live"))
 LEADER_CONDITIONS = ("A0", "A1", "A3")
-CONDITION_LABEL = {"A0": "Closed (A0)", "A1": "Fixed (A1)", "A2": "Fixed, State (A2)", "A3": "Expanding (A3)",
-                   "A4": "Expanding, State (A4)", "BASE": "Baseline"}
-METRIC_LABEL = {m.name: m.label for m in METRICS}
+CONDITION_LABEL = Labels("condition", ("A0", "A1", "A2", "A3", "A4", "BASE"))
+METRIC_LABEL = Labels("metric", tuple(m.name for m in METRICS))
 HIGHER = {m.name: m.higher_is_better for m in METRICS}  # True / False / None (descriptive)
 CONTRAST_ORDER = ("A1-A0", "A3-A1", "A2-A1", "A4-A3", "A0-ewma", "A1-ewma", "A3-ewma")
 
@@ -201,10 +203,11 @@ def count(value: Any) -> int:
     return 0 if v is None else int(v)
 
 
-def cell(row: Any, note_if_missing: str = "no defined field score") -> Cell:
+def cell(row: Any, note_if_missing: str | None = None) -> Cell:
     """The Cell of one leaderboard/contrasts row (estimate, ci_low, ci_high)."""
     if row is None:
-        return Cell(None, note="not evaluated")
+        return Cell(None, note=t("common.not_evaluated"))
+    note_if_missing = t("common.no_field_score") if note_if_missing is None else note_if_missing
     est = num(row["estimate"])
     return Cell(est, num(row["ci_low"]), num(row["ci_high"]), "" if est is not None else note_if_missing)
 

@@ -13,6 +13,7 @@ import jinja2
 
 from rapgen.resources import templates_dir as packaged_templates
 from rapgen.site.cells import Cell
+from rapgen.site import i18n
 from rapgen.site.filters import FILTERS
 
 
@@ -28,5 +29,7 @@ def make_environment(templates_dir: str | Path | None = None) -> jinja2.Environm
         lstrip_blocks=True,
     )
     env.filters.update(FILTERS)
+    # The current language's labels (rapgen.site.i18n.speaking): globals, so imported macros see them too.
+    env.globals.update(t=i18n.t, term=i18n.term)
     env.tests["cell"] = lambda value: isinstance(value, Cell)
     return env

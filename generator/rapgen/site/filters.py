@@ -15,6 +15,7 @@ from datetime import date
 from typing import Any
 
 from rapgen.site.escape import code_text, html_text, md_text, title_text
+from rapgen.site.i18n import t
 
 yaml_str = title_text  # the front-matter title filter's former name
 
@@ -95,7 +96,7 @@ def fmt_number(value: Any) -> str:
     if is_missing(value):
         return MISSING
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return t("common.yes") if value else t("common.no")
     if isinstance(value, int):
         return fmt_count(value)
     if isinstance(value, float):
@@ -117,10 +118,10 @@ def fmt_rank(rank: Any, tied: bool) -> str:
 def rank_title(cell: Any) -> str:
     """The tooltip of a ranked cell: 'rank' or 'tied rank', with P(first) for a model
     or the column a baseline's rank comes from."""
-    kind = "tied rank" if cell.tied else "rank"
+    kind = t("common.tied_rank") if cell.tied else t("common.rank")
     if cell.rank_among:
-        return f"{kind} among {cell.rank_among}"
-    return kind + (f"; P(first) {fmt_score(cell.p_first, 2)}" if not is_missing(cell.p_first) else "")
+        return t("common.rank_among", kind=kind, among=cell.rank_among)
+    return t("common.p_first", kind=kind, p=fmt_score(cell.p_first, 2)) if not is_missing(cell.p_first) else kind
 
 
 def sort_key(value: Any, digits: int = 6) -> str:

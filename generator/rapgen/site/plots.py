@@ -1,6 +1,9 @@
 """Plotly figures as plain JSON-able dicts (no graph_objects: building dicts is ~50×
 faster and byte-stable), and the one way a figure is embedded in a page.
 
+Axis titles and hover words are catalogue labels (:func:`rapgen.site.i18n.t`), so a
+figure is written in the language being rendered.
+
 A figure goes into a ``<div class="rap-chart" data-figure="…">``; ``charts.js``
 renders every such div on Material's ``document$`` (first load and each instant
 navigation) — the pattern measured to work in notes/site-stack.md, strategy (d).
@@ -16,6 +19,7 @@ import numpy as np
 
 from rapgen.site.escape import chart_text, html_text
 from rapgen.site.filters import chart_value
+from rapgen.site.i18n import t
 
 # Colour-blind-safe palette (Okabe–Ito), one colour per direction / condition.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
@@ -50,7 +54,7 @@ def embed(figure: dict, height: int = 360, title: str = "") -> str:
     return f'<div class="rap-chart" style="height:{int(height)}px"{label} data-figure=\'{attr}\'></div>'
 
 
-def forest(rows: Sequence[dict], *, x_title: str = "Spearman", height_per_row: int = 26) -> tuple[dict, int]:
+def forest(rows: Sequence[dict], *, x_title: str | None = None, height_per_row: int = 26) -> tuple[dict, int]:
     """A forest plot: one horizontal line per (label, series) with its interval.
 
     ``rows``: dicts with ``label`` (y category), ``series`` (legend group, e.g. a
@@ -89,7 +93,7 @@ def forest(rows: Sequence[dict], *, x_title: str = "Spearman", height_per_row: i
         })
     height = max(160, 70 + height_per_row * n)
     layout = _layout(
-        xaxis={"title": {"text": x_title}, "zeroline": True, "zerolinecolor": "#bbb", "gridcolor": "#eee"},
+        xaxis={"title": {"text": t("metric.spearman") if x_title is None else x_title}, "zeroline": True, "zerolinecolor": "#bbb", "gridcolor": "#eee"},
         yaxis={"tickvals": list(range(n)), "ticktext": [chart_text(label) for label in reversed(labels)], "automargin": True,
                "range": [-0.6, n - 0.4], "gridcolor": "#f4f4f4"},
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
@@ -109,8 +113,8 @@ def stacked_shares(windows: Sequence[str], shares: dict[str, list[float | None]]
             "hovertemplate": slot + ": %{y:.1%}<extra></extra>",
         })
     return {"data": traces, "layout": _layout(
-        xaxis={"title": {"text": "window start"}, "type": "category"},
-        yaxis={"title": {"text": "share"}, "range": [0, 1], "tickformat": ".0%"},
+        xaxis={"title": {"text": t("plot.window_start")}, "type": "category"},
+        yaxis={"title": {"text": t("plot.share")}, "range": [0, 1], "tickformat": ".0%"},
         legend={"orientation": "v", "x": 1.02, "y": 1, "traceorder": "reversed", "font": {"size": 11}},
         margin={"l": 60, "r": 10, "t": 20, "b": 60},
         hovermode="x unified",
@@ -132,11 +136,11 @@ def ewma_vs_realised(points: Sequence[dict]) -> dict:
             "type": "scatter", "mode": "markers", "name": slot,
             "x": [chart_value(p["realised"]) for p in sel], "y": [chart_value(p["ewma"]) for p in sel],
             "text": [p["origin"] for p in sel], "marker": {"color": PALETTE[i % len(PALETTE)], "size": 7},
-            "hovertemplate": slot + " at %{text}<br>realised %{x:.1%}, EWMA %{y:.1%}<extra></extra>",
+            "hovertemplate": t("plot.ewma_hover", direction=slot) + "<extra></extra>",
         })
     return {"data": traces, "layout": _layout(
-        xaxis={"title": {"text": "realised share"}, "range": [0, top], "tickformat": ".0%", "gridcolor": "#eee"},
-        yaxis={"title": {"text": "EWMA forecast share"}, "range": [0, top], "tickformat": ".0%", "gridcolor": "#eee"},
+        xaxis={"title": {"text": t("plot.realised_share")}, "range": [0, top], "tickformat": ".0%", "gridcolor": "#eee"},
+        yaxis={"title": {"text": t("plot.ewma_share")}, "range": [0, top], "tickformat": ".0%", "gridcolor": "#eee"},
         legend={"orientation": "v", "x": 1.02, "y": 1},
         margin={"l": 60, "r": 10, "t": 20, "b": 50},
     )}
@@ -177,6 +181,6 @@ def histogram(values: Sequence[float], *, x_title: str, bins: int = HISTOGRAM_BI
     centres = [chart_value((a + b) / 2) for a, b in zip(edges[:-1], edges[1:])]
     width = chart_value(edges[1] - edges[0])
     return {"data": [{"type": "bar", "x": centres, "y": [int(c) for c in counts], "width": width, "marker": {"color": PALETTE[0]},
-                      "hovertemplate": f"%{{x:.3f}} ± {chart_value(width / 2)}: %{{y}} episodes<extra></extra>"}],
+                      "hovertemplate": t("plot.bin_hover", half=chart_value(width / 2)) + "<extra></extra>"}],
             "layout": _layout(xaxis={"title": {"text": x_title}, "gridcolor": "#eee"},
-                              yaxis={"title": {"text": "episodes"}, "gridcolor": "#eee"}, showlegend=False, bargap=0.05)}
+                              yaxis={"title": {"text": t("plot.episodes")}, "gridcolor": "#eee"}, showlegend=False, bargap=0.05)}

@@ -29,7 +29,7 @@ from rapgen.site.model import build_site_model
 from rapgen.site.pages.switch import LEADER_METRICS
 from rapgen.scores import POLICIES, SCORE_FILES
 from rapgen.site.inputs import TEXT_COLUMNS
-from rapgen.site.pages.live import SIMULATED_NOTE
+from rapgen.site.i18n import DEFAULT_LANGUAGE, LANGUAGES, Catalogue, load_catalogues, localized, page_translations, speaking, t
 
 STATIC_ASSETS = (
     "assets/javascripts/tablesort.min.js",
@@ -39,6 +39,7 @@ STATIC_ASSETS = (
     "assets/javascripts/leaderboard.js",
     "assets/javascripts/compare.js",
     "assets/javascripts/field.js",
+    "assets/javascripts/alternate.js",
     "assets/stylesheets/rap.css",
 )
 PLOTLY_ASSET = "assets/javascripts/plotly.min.js"
@@ -159,15 +160,17 @@ def _template_location(exc: jinja2.TemplateError, template: str, templates_dir: 
 
 
 def render_pages(site: SiteModel, templates_dir: str | Path | None = None, *, repo_url: str | None = None,
-                 site_folder: Path | None = None) -> dict[str, str]:
-    """Every Markdown page as text, keyed by its path in the docs folder."""
+                 site_folder: Path | None = None, lang: str = DEFAULT_LANGUAGE) -> dict[str, str]:
+    """Every Markdown page as text, keyed by its path in the docs folder (``x.md`` in
+    English, ``x.zh.md`` in Chinese). Call it inside :func:`rapgen.site.i18n.speaking`
+    the same catalogue the site model was built with; outside it, English."""
     templates_dir = Path(templates_dir or packaged_templates())
     env = make_environment(templates_dir)
     common = {
         "site": site, "SPLITS": SPLITS, "SPLIT_LABEL": SPLIT_LABEL, "TRACK_LABEL": TRACK_LABEL,
         "CONDITION_LABEL": CONDITION_LABEL, "LEADER_CONDITIONS": LEADER_CONDITIONS, "METRIC_LABEL": METRIC_LABEL,
         "SPLIT_TITLES": [SPLIT_LABEL[s] for s in SPLITS],
-        "repo_url": repo_url.rstrip("/") if repo_url else None, "LIVE_SIMULATED": SIMULATED_NOTE,
+        "repo_url": repo_url.rstrip("/") if repo_url else None, "LIVE_SIMULATED": t("lb.live_simulated"), "LANG": lang,
         "LEADER_METRIC_CHOICES": [(m, METRIC_LABEL.get(m, m)) for m in LEADER_METRICS],
         "POLICY_CHOICES": list(POLICIES),
         "DOWNLOAD_TABLES": download_tables(site_folder) if site_folder else [],
@@ -181,8 +184,26 @@ def render_pages(site: SiteModel, templates_dir: str | Path | None = None, *, re
         except jinja2.TemplateError as exc:
             where, line = _template_location(exc, template, Path(templates_dir))
             raise SiteError(f"{where}{f':{line}' if line else ''}: template error while rendering {rel}: {exc}") from None
-        out[rel] = text
+        except SiteError as exc:  # a label the template asks for: name the template line and the page too
+            where, line = _template_location(exc, template, Path(templates_dir))  # type: ignore[arg-type]
+            raise SiteError(f"{where}{f':{line}' if line else ''}: while rendering {localized(rel, lang)}: {exc}") from None
+        out[localized(rel, lang)] = text
     return out
+
+
+def render_languages(archive: Archive, outputs: ScoreOutputs, catalogues: dict[str, Catalogue],
+                     templates_dir: Path, *, repo_url: str | None = None) -> tuple[SiteModel, dict[str, str]]:
+    """The site model and pages of every language (the model is rebuilt in each, so plot
+    titles, notes and the scripts' data are in that language); the default language's
+    model is returned. A page rendered in one language only is an error."""
+    pages: dict[str, str] = {}
+    models = {}
+    for lang in LANGUAGES:
+        with speaking(catalogues[lang]):
+            models[lang] = build_site_model(archive, outputs)
+            pages.update(render_pages(models[lang], templates_dir, repo_url=repo_url, site_folder=outputs.folder, lang=lang))
+    page_translations(pages)
+    return models[DEFAULT_LANGUAGE], pages
 
 
 class ReleaseArchive:
@@ -215,9 +236,9 @@ def render_docs(archive: Archive, scores_dir: str | Path, docs_dir: str | Path,
     if release is not None:  # release N's own bytes (an errata release's kept copies), then its files only
         archive = ReleaseArchive(release_archive(archive, release), release)  # type: ignore[arg-type, assignment]
     templates_dir = Path(templates_dir or packaged_templates())
+    catalogues = load_catalogues(templates_dir)
     outputs = load_score_outputs(scores_dir, manifest_sha256=archive.manifest_sha256)
-    site = build_site_model(archive, outputs)
-    pages = render_pages(site, templates_dir, repo_url=repo_url, site_folder=outputs.folder)
+    site, pages = render_languages(archive, outputs, catalogues, templates_dir, repo_url=repo_url)
     docs_dir = Path(docs_dir)
     docs_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{docs_dir.name}.", dir=docs_dir.parent))

@@ -1,7 +1,12 @@
 /* The Compare page: two entries from #rap-compare[data-compare] (the page's only data),
    side by side with pairs.csv's paired difference. Text goes in with textContent only.
-   The choice lives in the URL: ?a=ENTRY&b=ENTRY&track=…&split=… */
+   The choice lives in the URL: ?a=ENTRY&b=ENTRY&track=…&split=…
+   Every word shown comes from the document's "text" (the page's language). */
 (function () {
+  var text = {};
+  function say(tpl, v) {  // the page's own language: {name} placeholders from the embedded labels
+    return String(tpl).replace(/\{(\w+)\}/g, function (m, k) { return Object.prototype.hasOwnProperty.call(v, k) ? v[k] : m; });
+  }
   function fmt(v) {
     if (v === null || v === undefined) return "\u2014";
     var t = v.toFixed(3);
@@ -12,7 +17,7 @@
     sel.textContent = "";
     items.forEach(function (it) {
       var o = document.createElement("option");
-      o.value = it[0]; o.textContent = it[1] + (it[2] === "baseline" ? " (baseline)" : "");
+      o.value = it[0]; o.textContent = it[2] === "baseline" ? say(text.baseline, {name: it[1]}) : it[1];
       sel.appendChild(o);
     });
     if (value !== null && items.some(function (it) { return it[0] === value; })) sel.value = value;
@@ -30,7 +35,7 @@
     body.textContent = "";
     var ia = doc.entries.findIndex(function (e) { return e[0] === a; }), ib = doc.entries.findIndex(function (e) { return e[0] === b; });
     var status = document.getElementById("cmp-status"), shown = 0;
-    if (ia < 0 || ib < 0 || ia === ib) { status.textContent = "Pick two different entries."; return; }
+    if (ia < 0 || ib < 0 || ia === ib) { status.textContent = text.same; return; }
     var ka = doc.entries[ia][2], kb = doc.entries[ib][2];
     doc.conditions.forEach(function (pair) {
       var cond = pair[0], label = pair[1];
@@ -52,7 +57,7 @@
         tr.appendChild(c0);
         var c1 = document.createElement("td");
         c1.textContent = m[1] + (m[2] === true ? " \u2191" : m[2] === false ? " \u2193" : "");
-        c1.title = m[2] === true ? "higher is better" : m[2] === false ? "lower is better" : "descriptive";
+        c1.title = m[2] === true ? text.higher : m[2] === false ? text.lower : text.descriptive;
         tr.appendChild(c1);
         td(tr, ea ? fmt(ea[0]) : "\u2014", ea ? ci(ea[1], ea[2]) : "", ea ? ea[0] : null);
         td(tr, eb ? fmt(eb[0]) : "\u2014", eb ? ci(eb[1], eb[2]) : "", eb ? eb[0] : null);
@@ -62,13 +67,13 @@
         shown += 1;
       });
     });
-    status.textContent = shown ? doc.entries[ia][1] + " against " + doc.entries[ib][1] + ": " + shown + " rows."
-                               : "These two entries share no condition in this track and split.";
+    status.textContent = shown ? say(text.shown, {a: doc.entries[ia][1], b: doc.entries[ib][1], n: shown}) : text.none;
   }
   document$.subscribe(function () {
     var box = document.getElementById("rap-compare");
     if (!box) return;
     var doc = JSON.parse(box.getAttribute("data-compare"));
+    text = doc.text;
     var q = new URLSearchParams(window.location.search);
     var sa = document.getElementById("cmp-a"), sb = document.getElementById("cmp-b");
     var st = document.getElementById("cmp-track"), ss = document.getElementById("cmp-split");

@@ -1,10 +1,14 @@
 /* The field page's forecast picker: redraws the forecast-versus-realised chart for the
    entry chosen, from #fc-picker[data-forecasts] (shares copied from units.parquet).
-   Option labels go in with textContent. */
+   Option labels go in with textContent; every word shown comes from the document's
+   "text" (the page's language). */
 document$.subscribe(function () {
+  function say(tpl, v) {  // the page's own language: {name} placeholders from the embedded labels
+    return String(tpl).replace(/\{(\w+)\}/g, function (m, k) { return Object.prototype.hasOwnProperty.call(v, k) ? v[k] : m; });
+  }
   var box = document.getElementById("fc-picker");
   if (!box) return;
-  var doc = JSON.parse(box.getAttribute("data-forecasts"));
+  var doc = JSON.parse(box.getAttribute("data-forecasts")), text = doc.text;
   var sel = document.getElementById("fc-entry");
   sel.textContent = "";
   doc.options.forEach(function (o) {
@@ -29,15 +33,15 @@ document$.subscribe(function () {
         tr.x.push(re[i]); tr.y.push(fc[i]); tr.text.push(o);
         top = Math.max(top, re[i], fc[i]);
       });
-      tr.hovertemplate = t.name + " at %{text}<br>realised %{x:.1%}, forecast %{y:.1%}<extra></extra>";
+      tr.hovertemplate = say(text.hover, {direction: t.name}) + "<extra></extra>";
       traces.push(tr);
     });
     top = Math.min(1, top * 1.1);
     traces[0] = JSON.parse(JSON.stringify(traces[0]));
     traces[0].x = [0, top]; traces[0].y = [0, top];
     spec.layout.xaxis.range = [0, top]; spec.layout.yaxis.range = [0, top];
-    spec.layout.yaxis.title = {text: "forecast share"};
+    spec.layout.yaxis.title = {text: text.axis};
     if (el.getAttribute("data-drawn")) Plotly.react(el, traces, spec.layout, {responsive: true, displaylogo: false});
-    document.getElementById("fc-status").textContent = "Showing " + label + ".";
+    document.getElementById("fc-status").textContent = say(text.status, {entry: label});
   });
 });

@@ -1,8 +1,13 @@
 /* The leaderboard's metric and policy choice: swaps every panel's cells and redraws its
    forest plot from the one JSON document the page embeds (#lb-switch[data-switch]).
    Numbers only: nothing here writes text that came from the archive except the chart
-   labels, which the page builder escaped. The choice is kept in the URL (?metric=&policy=). */
+   labels, which the page builder escaped. The choice is kept in the URL (?metric=&policy=).
+   Every word shown comes from the document's "text" (the page's language). */
 (function () {
+  var text = {};
+  function say(tpl, v) {  // the page's own language: {name} placeholders from the embedded labels
+    return String(tpl).replace(/\{(\w+)\}/g, function (m, k) { return Object.prototype.hasOwnProperty.call(v, k) ? v[k] : m; });
+  }
   function fmt(v) {
     if (v === null || v === undefined) return "\u2014";
     var t = v.toFixed(3);
@@ -32,8 +37,8 @@
       td.appendChild(document.createElement("br"));
       var rk = document.createElement("small");
       rk.className = "rap-rank";
-      rk.title = v[4] ? "tied rank" : "rank";
-      rk.textContent = "rank " + rank(v[3], v[4]);
+      rk.title = v[4] ? text.tied_rank : text.rank;
+      rk.textContent = text.rank + " " + rank(v[3], v[4]);
       td.appendChild(rk);
     }
   }
@@ -100,14 +105,15 @@
       var fig = document.querySelector('figure[data-panel="' + CSS.escape(id) + '"]');
       if (fig) redraw(fig, panel, per, doc, metric);
     });
-    var dir = higher === true ? "higher is better" : higher === false ? "lower is better" : "descriptive";
-    document.getElementById("lb-status").textContent = "Showing " + doc.metrics[metric].label + " (" + dir + "), " + policy + " policy.";
+    var dir = higher === true ? text.higher : higher === false ? text.lower : text.descriptive;
+    document.getElementById("lb-status").textContent = say(text.status, {metric: doc.metrics[metric].label, direction: dir, policy: policy});
     box.setAttribute("data-current", key);
   }
   document$.subscribe(function () {
     var box = document.getElementById("lb-switch");
     if (!box) return;
     var doc = JSON.parse(box.getAttribute("data-switch"));
+    text = doc.text;
     var m = document.getElementById("lb-metric"), p = document.getElementById("lb-policy");
     var q = new URLSearchParams(window.location.search);
     if (q.get("metric") && doc.metrics[q.get("metric")]) m.value = q.get("metric");

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from rapgen.archive import Archive
 from rapgen.scores import METRICS, PRIMARY, TRACKS
-from rapgen.site.cells import CONDITION_LABEL, SPLIT_LABEL, SPLITS, TRACK_LABEL, num, records
+from rapgen.site.cells import CONDITION_LABEL, METRIC_LABEL, SPLIT_LABEL, SPLITS, TRACK_LABEL, num, records
 from rapgen.site.escape import clean
+from rapgen.site.i18n import current
 from rapgen.site.inputs import ScoreOutputs
 
 CONDITIONS = ("A0", "A1", "A2", "A3", "A4", "BASE")
@@ -64,7 +65,8 @@ def build_compare(archive: Archive, out: ScoreOutputs) -> ComparePage | None:
         "entries": [[clean(e), clean(names.get(e, e)), kinds[e]] for e in entries],
         "tracks": [[t, TRACK_LABEL[t]] for t in TRACKS], "splits": [[s, SPLIT_LABEL[s]] for s in SPLITS],
         "conditions": [[c, CONDITION_LABEL[c]] for c in CONDITIONS],
-        "metrics": [[m.name, m.label, m.higher_is_better] for m in metrics],
+        "metrics": [[m.name, METRIC_LABEL[m.name], m.higher_is_better] for m in metrics],
+        "text": current().js("cmp.js"),
         "est": est, "pairs": diffs,
     }
     data = json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)

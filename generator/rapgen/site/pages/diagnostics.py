@@ -15,14 +15,12 @@ import pandas as pd
 from rapgen.scores import PRIMARY, ColumnSpec, Interval, Section, Table, diagnostic_tables
 from rapgen.site import plots
 from rapgen.site.cells import METRIC_LABEL, Cell, DiagnosticSection, SimpleTable, count, num, records, split_order
+from rapgen.site.i18n import t, term, term_title
 from rapgen.site.inputs import ScoreOutputs
 
 MAX_TABLE_ROWS = 200  # a longer declared table is cut here (its rows stay in diagnostics.json)
 EPISODE_DOWNLOADS = "diagnostics"  # per-episode lists: downloads/diagnostics/<title>.csv, a histogram on the page
 MAX_CHART_ROWS = 60
-STATE_INTRO = ("Diagnostic models describe the recent window (A2, A4) as well as forecasting (A1, A3); the contrasts show whether "
-               "forecasting adds anything beyond carrying the present forward.")
-BASELINE_INTRO = "The six mechanical baselines computed from the history windows."
 # Where the score-file sections sit among the declared ones (after this key).
 SCORE_SECTIONS_AFTER = {"change_rich": "state_vs_forecast", "revision_alignment": "baseline_family"}
 
@@ -30,7 +28,7 @@ SCORE_SECTIONS_AFTER = {"change_rich": "state_vs_forecast", "revision_alignment"
 def _cell(value: Any) -> Any:
     if isinstance(value, Interval):
         est = num(value.estimate)
-        return Cell(est, num(value.ci_low), num(value.ci_high), "" if est is not None else "undefined")
+        return Cell(est, num(value.ci_low), num(value.ci_high), "" if est is not None else t("common.undefined"))
     return value
 
 
@@ -45,12 +43,11 @@ def _forest(table: SimpleTable, columns: tuple[ColumnSpec, ...]) -> str:
         rows = [r for r in rows if r[keys.index("split")] in (None, "test")]
     if not intervals or not 0 < len(rows) <= MAX_CHART_ROWS:
         return ""
-    forest = [{"label": " · ".join(str(r[i]) for i in labels), "series": columns[i].label, "estimate": r[i].value,
+    forest = [{"label": " · ".join(str(r[i]) for i in labels), "series": term(columns[i].label), "estimate": r[i].value,
                "ci_low": r[i].ci_low, "ci_high": r[i].ci_high} for i in intervals for r in rows]
     if not any(f["estimate"] is not None for f in forest):
         return ""
-    test_only = " (test split)" if len(rows) < len(table.rows) else ""
-    fig, height = plots.forest(forest, x_title="estimate" + test_only)
+    fig, height = plots.forest(forest, x_title=t("dg.estimate_test" if len(rows) < len(table.rows) else "dg.estimate"))
     return plots.embed(fig, height, table.title)
 
 
@@ -83,7 +80,9 @@ def _episode_csv(table: Table) -> str:
 
 
 def _declared_table(table: Table) -> SimpleTable:
-    out = SimpleTable(table.title, [c.label for c in table.columns], [[_cell(v) for v in row] for row in table.rows])
+    # A column per counting policy (``estimates.<policy>``) is headed by the policy's name, as the files write it.
+    labels = [c.label if c.key.startswith("estimates.") else term(c.label) for c in table.columns]
+    out = SimpleTable(term_title(table.title), labels, [[_cell(v) for v in row] for row in table.rows])
     out.chart = _histogram(out) if table.per_episode else _forest(out, table.columns)
     if table.per_episode:  # per-episode detail is a download (1,390 rows at full scale), the page shows its histogram
         out.download = f"{EPISODE_DOWNLOADS}/{re.sub(r'[^a-z0-9]+', '-', table.title.lower()).strip('-')}.csv"
@@ -97,7 +96,7 @@ def _declared_table(table: Table) -> SimpleTable:
 
 def _declared(section: Section) -> DiagnosticSection:
     tables = [_declared_table(t) for t in section.tables]
-    return DiagnosticSection(section.key.replace("_", "-"), section.title, section.intro, tables, section.present)
+    return DiagnosticSection(section.key.replace("_", "-"), term(section.title), term(section.intro), tables, section.present)
 
 
 _SCORE_COLUMNS = (ColumnSpec("split", "split"), ColumnSpec("entry", "entry"), ColumnSpec("condition", "condition"),
@@ -107,7 +106,7 @@ _SCORE_COLUMNS = (ColumnSpec("split", "split"), ColumnSpec("entry", "entry"), Co
 def _score_table(title: str, frame: pd.DataFrame, condition: str) -> SimpleTable:
     """Score-file rows (sorted by split, entry, ``condition``) as a declared-style table."""
     rows = sorted(records(frame), key=lambda r: (split_order(r["split"]), r["entry"], r[condition]))
-    out = SimpleTable(title, [c.label if c.key != "condition" else condition for c in _SCORE_COLUMNS],
+    out = SimpleTable(title, [term(c.label if c.key != "condition" else condition) for c in _SCORE_COLUMNS],
                       [[r["split"], r["entry"], r[condition], _cell(Interval(r["estimate"], r["ci_low"], r["ci_high"])),
                         count(r["n_fields"])] for r in rows])
     columns = tuple(ColumnSpec(condition, condition) if c.key == "condition" else c for c in _SCORE_COLUMNS)
@@ -119,16 +118,16 @@ def _state_vs_forecast(out: ScoreOutputs) -> DiagnosticSection:
     c = out.contrasts
     sel = c[(c["policy"] == PRIMARY.policy) & (c["track"] == PRIMARY.track) & (c["contrast"].isin(["A2-A1", "A4-A3"]))
             & (c["metric"] == PRIMARY.metric)]
-    tables = [_score_table("State minus Forecast (Spearman, All-Origin, canonical)", sel, "contrast")] if len(sel) else []
-    return DiagnosticSection("state-vs-forecast", "State versus Forecast", STATE_INTRO, tables, bool(tables))
+    tables = [_score_table(t("dg.state_table"), sel, "contrast")] if len(sel) else []
+    return DiagnosticSection("state-vs-forecast", t("dg.state_title"), t("dg.state_intro"), tables, bool(tables))
 
 
 def _baseline_family(out: ScoreOutputs) -> DiagnosticSection:
     lb = out.leaderboard
     base = lb[(lb["policy"] == PRIMARY.policy) & (lb["track"] == PRIMARY.track) & (lb["kind"] == "baseline")]
-    tables = [_score_table(f"Baselines, {METRIC_LABEL[metric]} (All-Origin, canonical)", base[base["metric"] == metric], "condition")
+    tables = [_score_table(t("dg.baseline_table", metric=METRIC_LABEL[metric]), base[base["metric"] == metric], "condition")
               for metric in ("spearman", "tv") if (base["metric"] == metric).any()]
-    return DiagnosticSection("baseline-family", "Baseline family", BASELINE_INTRO, tables, bool(tables))
+    return DiagnosticSection("baseline-family", t("dg.baseline_title"), t("dg.baseline_intro"), tables, bool(tables))
 
 
 SCORE_SECTIONS: dict[str, Callable[[ScoreOutputs], DiagnosticSection]] = {

@@ -11,11 +11,10 @@ from rapgen.scores import PRIMARY
 from rapgen.site import plots
 from rapgen.site.cells import CONDITION_LABEL, FieldPage, Link, group, index, num, page_url, records
 from rapgen.site.escape import clean
+from rapgen.site.i18n import current, t
 from rapgen.site.inputs import ScoreOutputs
 
 FORECAST_CONDITION = "A3"  # the models' forecasts a field page's picker offers
-EWMA_ABSENT = "not computed (units.parquet with the EWMA baseline's predictions is absent)"
-EWMA_NO_POINTS = "no origin has both an EWMA forecast and a realised target window"
 SCORE_COLUMNS = (("spearman", "all_origin", "spearman", True), ("spearman_strict", "forecast_strict", "spearman", True),
                  ("tv", "all_origin", "tv", False))
 
@@ -30,13 +29,13 @@ def _realised(rows: list[dict] | None, name: str, slot_names: dict) -> tuple[str
     totals = [num(r["n_total"]) or 0.0 for r in rows]
     sums = [sum(num(r[s]) or 0.0 for s in SLOTS) for r in rows]
     shares = {s: [((num(r[s]) or 0.0) / z if t > 0 and z > 0 else None) for r, t, z in zip(rows, totals, sums)] for s in SLOTS}
-    area = plots.embed(plots.stacked_shares(windows, shares, slot_names), 340, f"Realised shares of {name}")
+    area = plots.embed(plots.stacked_shares(windows, shares, slot_names), 340, t("fd.realised_title", name=name))
     return area, len(windows), {w: {s: shares[s][i] for s in SLOTS} for i, w in enumerate(windows)}
 
 
 def _ewma(rows: list[dict] | None, realised: dict[str, dict], name: str) -> tuple[str, str]:
     if rows is None:
-        return "", EWMA_ABSENT
+        return "", t("fd.ewma_absent")
     points = []
     for r in rows:
         y = realised.get(str(r["origin"]))
@@ -46,8 +45,8 @@ def _ewma(rows: list[dict] | None, realised: dict[str, dict], name: str) -> tupl
             if y[s] is not None and num(r[f"p_{s}"]) is not None:
                 points.append({"slot": s, "origin": str(r["origin"]), "realised": y[s], "ewma": num(r[f"p_{s}"])})
     if not points:
-        return "", EWMA_NO_POINTS
-    return plots.embed(plots.ewma_vs_realised(points), 340, f"EWMA forecast versus realised shares, {name}"), ""
+        return "", t("fd.ewma_no_points")
+    return plots.embed(plots.ewma_vs_realised(points), 340, t("fd.ewma_title", name=name)), ""
 
 
 def _forecasts(rows: list[dict] | None, realised: dict[str, dict], labels: dict[tuple, str]) -> str:
@@ -72,7 +71,7 @@ def _forecasts(rows: list[dict] | None, realised: dict[str, dict], labels: dict[
     if len(options) < 2:
         return ""
     real = {s: [None if realised[o][s] is None else round(realised[o][s], 3) for o in origins] for s in SLOTS}
-    doc = {"origins": origins, "realised": real, "options": options, "points": points}
+    doc = {"origins": origins, "realised": real, "options": options, "points": points, "text": current().js("fd.js")}
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
@@ -82,7 +81,8 @@ def _entry_labels(out: ScoreOutputs, model_names: dict[str, str]) -> dict[tuple,
     lb = out.leaderboard[out.leaderboard["condition"].isin([FORECAST_CONDITION, "BASE"])]
     pairs = sorted({(r["kind"], r["entry"], r["condition"]) for r in records(lb[["kind", "entry", "condition"]])},
                    key=lambda k: (k[0] != "model" and k[1] != "ewma", k[0] != "model", k[1], k[2]))
-    return {(e, c): clean(f"{model_names.get(e, e)} · {CONDITION_LABEL.get(c, c)}" if k == "model" else f"{e} (baseline)")
+    return {(e, c): clean(f"{model_names.get(e, e)} · {CONDITION_LABEL.get(c, c)}" if k == "model"
+                          else t("common.baseline_suffix", name=e))
             for k, e, c in pairs}
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from rapgen.scores import PRIMARY
 from rapgen.scores.schema import CEILING_GAP_TABLE, table_records
 from rapgen.site.cells import Cell, LeaderPanel, cell, index, num
+from rapgen.site.i18n import t
 from rapgen.site.inputs import ScoreOutputs
 
 HEADLINE_CONDITION = "A3"
@@ -38,7 +39,7 @@ def _diag_cell(doc: dict | None, path: tuple[str, ...], key: str) -> Cell:
     for part in path:
         node = node.get(part) if isinstance(node, dict) else None
     if not isinstance(node, dict) or num(node.get(key)) is None:
-        return Cell(None, note="not in diagnostics.json")
+        return Cell(None, note=t("lb.not_in_diagnostics"))
     low, high = ("ci_low", "ci_high") if key == "estimate" else (f"{key}_ci_low", f"{key}_ci_high")
     return Cell(num(node.get(key)), num(node.get(low)), num(node.get(high)))
 
@@ -47,8 +48,8 @@ def _gap_cell(doc: dict | None, split: str, entry: str) -> Cell:
     for row in table_records(CEILING_GAP_TABLE, doc or {}):
         if (row.get("split"), row.get("entry"), row.get("kind"), row.get("condition")) == (split, entry, "model", HEADLINE_CONDITION):
             value = num(row.get("estimate"))
-            return Cell(value, num(row.get("ci_low")), num(row.get("ci_high")), "" if value is not None else "undefined")
-    return Cell(None, note="not in diagnostics.json")
+            return Cell(value, num(row.get("ci_low")), num(row.get("ci_high")), "" if value is not None else t("common.undefined"))
+    return Cell(None, note=t("lb.not_in_diagnostics"))
 
 
 def build_headline(panels: dict[str, list[LeaderPanel]], out: ScoreOutputs) -> dict[str, Headline]:
@@ -65,7 +66,7 @@ def build_headline(panels: dict[str, list[LeaderPanel]], out: ScoreOutputs) -> d
         gap = idx.get((PRIMARY.track, split, best.entry, f"{HEADLINE_CONDITION}-ewma"))
         found[split] = Headline(
             best.entry, best.name, best.url, best.cells[HEADLINE_CONDITION],
-            cell(gap, "no defined contrast") if gap is not None else Cell(None, note="not in contrasts.csv"),
+            cell(gap, t("lb.no_contrast")) if gap is not None else Cell(None, note=t("lb.not_in_contrasts")),
             _diag_cell(out.diagnostics, ("reliability", "splits", split), "ceiling"),
             _diag_cell(out.diagnostics, ("reliability", "posterior", split), "ewma_gap"),
             _diag_cell(out.diagnostics, ("reliability", "posterior", split), "ceiling"),

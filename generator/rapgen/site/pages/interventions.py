@@ -16,6 +16,7 @@ import pandas as pd
 from rapgen.scores import PRIMARY
 from rapgen.site import plots
 from rapgen.site.cells import SPLIT_LABEL, SPLITS, Cell, SimpleTable, num, records
+from rapgen.site.i18n import t, term
 from rapgen.site.inputs import ScoreOutputs
 
 I_CONTRASTS, SIGNATURE, COUNTERFACTUAL, EXPOSURE = (
@@ -65,19 +66,20 @@ def _fill(panel: Panel, frame: pd.DataFrame | None, label: str, series: str, ord
         part = frame[frame["split"] == split] if frame is not None and len(frame) else None
         rows = _series_rows(part, label, series, order) if part is not None else []
         has_fc = bool(rows) and "fc_low" in rows[0]
-        columns = [label, series, "estimate", *(["field-clustered low", "field-clustered high"] if has_fc else []), "n_fields"]
+        columns = [term(c) for c in (label, series, "estimate", *(["field-clustered low", "field-clustered high"] if has_fc else []),
+                                     "n_fields")]
         table_rows = []
         for r in rows:
             c = Cell(num(r["estimate"]), num(r["ci_low"]), num(r["ci_high"]),
-                     "" if num(r["estimate"]) is not None else "undefined (empty stratum or no defined field)")
+                     "" if num(r["estimate"]) is not None else t("fig3.undefined"))
             table_rows.append([r[label], r[series], c, *([num(r["fc_low"]), num(r["fc_high"])] if has_fc else []),
                                int(num(r["n_fields"]) or 0)])
-        panel.tables[split] = SimpleTable(f"{panel.title}, {SPLIT_LABEL[split]}", columns, table_rows)
+        panel.tables[split] = SimpleTable(t("fig3.table_title", title=panel.title, split=SPLIT_LABEL[split]), columns, table_rows)
         forest = [{"label": str(r[label]), "series": str(r[series]), "estimate": num(r["estimate"]),
                    "ci_low": num(r["ci_low"]), "ci_high": num(r["ci_high"])} for r in rows]
         if any(f["estimate"] is not None for f in forest):
             fig, height = plots.forest(forest, x_title=x_title)
-            panel.charts[split] = plots.embed(fig, height, f"{panel.title}, {SPLIT_LABEL[split]}")
+            panel.charts[split] = plots.embed(fig, height, t("fig3.table_title", title=panel.title, split=SPLIT_LABEL[split]))
     if not panel.present:
         panel.note = note
     return panel
@@ -86,10 +88,8 @@ def _fill(panel: Panel, frame: pd.DataFrame | None, label: str, series: str, ord
 def _state_minus_forecast(out: ScoreOutputs) -> Panel:
     c = out.contrasts
     sel = c[(c["track"] == PRIMARY.track) & (c["policy"] == PRIMARY.policy) & (c["metric"] == PRIMARY.metric)]
-    p = Panel("fig3-a", "(a) State − Forecast",
-              "Spearman of the State conditions minus their Forecast twins (A2 − A1 Fixed, A4 − A3 Expanding): above zero, "
-              "describing the recent window scores better than forecasting.")
-    return _fill(p, sel, "entry", "contrast", STATE_CONTRASTS, "Δ Spearman", "No diagnostic model has State conditions (A2, A4).")
+    p = Panel("fig3-a", t("fig3.a_title"), t("fig3.a_intro"))
+    return _fill(p, sel, "entry", "contrast", STATE_CONTRASTS, t("fig3.delta_axis"), t("fig3.a_none"))
 
 
 def _analysis(out: ScoreOutputs, analysis: str) -> pd.DataFrame | None:
@@ -100,17 +100,12 @@ def _analysis(out: ScoreOutputs, analysis: str) -> pd.DataFrame | None:
 
 
 def _replay(out: ScoreOutputs) -> Panel:
-    p = Panel("fig3-b", "(b) Replay: acquisition and readout",
-              "Frozen-evidence replay at the matched budget: acquisition = S→F − F→F (reading State's evidence as a Forecast), "
-              "readout = S→S − S→F (the same evidence read out as State), pipeline = their sum.")
-    return _fill(p, _analysis(out, "replay"), "entry", "contrast", REPLAY_CONTRASTS, "Δ Spearman", "No model has readout records (replays.jsonl).")
+    p = Panel("fig3-b", t("fig3.b_title"), t("fig3.b_intro"))
+    return _fill(p, _analysis(out, "replay"), "entry", "contrast", REPLAY_CONTRASTS, t("fig3.delta_axis"), t("fig3.b_none"))
 
 
 def _recent_share(out: ScoreOutputs) -> Panel:
-    p = Panel("fig3-c", "(c) Recent-evidence share, Forecast vs State",
-              "Share of the returned papers from the recent window, Expanding calls truncated to the matched budget, for the "
-              "Forecast and State runs and their difference; the counterfactual gain is the change when every call is re-run "
-              "restricted to the recent window.")
+    p = Panel("fig3-c", t("fig3.c_title"), t("fig3.c_intro"))
     sig = out.interventions.get(SIGNATURE)
     frames = []
     if sig is not None:
@@ -123,31 +118,26 @@ def _recent_share(out: ScoreOutputs) -> Panel:
         frames.append(g.assign(series="counterfactual gain, " + g["side"]))
     frame = pd.concat(frames, ignore_index=True) if frames else None
     order = (*SIGNATURE_SIDES, *(f"counterfactual gain, {s}" for s in SIGNATURE_SIDES))
-    p = _fill(p, frame, "entry", "series", order, "recent share", "No model has paired A3/A4 Search traces.")
+    p = _fill(p, frame, "entry", "series", order, t("fig3.recent_axis"), t("fig3.c_none"))
     if p.present and (cf is None or not len(cf)):
-        p.note = "The counterfactual gain is not computed: run 'rapgen replay --out' on the score folder."
+        p.note = t("fig3.c_no_counterfactual")
     return p
 
 
 def _oracle(out: ScoreOutputs) -> Panel:
-    p = Panel("fig3-d", "(d) Exact history against EWMA",
-              "Spearman of the exact-history conditions minus the EWMA baseline: O1 the last window's counts, O2 all three, "
-              "O3 all three plus Search. Below zero, even exact history does not beat persistence.")
-    return _fill(p, _analysis(out, "oracle"), "entry", "contrast", ORACLE_CONTRASTS, "Δ Spearman", "No model has exact-history units (oracle.jsonl).")
+    p = Panel("fig3-d", t("fig3.d_title"), t("fig3.d_intro"))
+    return _fill(p, _analysis(out, "oracle"), "entry", "contrast", ORACLE_CONTRASTS, t("fig3.delta_axis"), t("fig3.d_none"))
 
 
 def _strict_exposed(out: ScoreOutputs) -> Panel:
-    p = Panel("strict-vs-exposed", "Strict vs exposed",
-              "Each contrast on the origins after the model's knowledge cutoff (strict), on the others (exposed), and their "
-              "field-macro difference; masks as INTERVENTIONS.md §4 (forecast for Forecast contrasts, joint where State is involved). "
-              "Six headline contrasts are shown; every contrast, metric and boundary mask is in exposure.csv.")
+    p = Panel("strict-vs-exposed", t("fig3.se_title"), t("fig3.se_intro"))
     ex = out.interventions.get(EXPOSURE)
     frame = None
     if ex is not None:
         frame = ex[(ex["metric"] == PRIMARY.metric) & ex["contrast"].isin(EXPOSURE_CONTRASTS)
                    & ex["mask"].isin(("forecast", "joint"))].copy()
         frame["label"] = frame["entry"] + " · " + frame["contrast"] + " (" + frame["mask"] + ")"
-    return _fill(p, frame, "label", "stratum", STRATA, "Δ Spearman", "No model has a knowledge cutoff or release date.")
+    return _fill(p, frame, "label", "stratum", STRATA, t("fig3.delta_axis"), t("fig3.se_none"))
 
 
 def build_figure3(out: ScoreOutputs) -> Figure3 | None:
@@ -178,10 +168,11 @@ def _model_table(frame: pd.DataFrame | None, model_id: str, analysis: str, key: 
     rows.sort(key=lambda r: (order.index(r[key]), str(r["track"])))
     out = []
     for r in rows:
-        c = Cell(num(r["estimate"]), num(r["ci_low"]), num(r["ci_high"]), "" if num(r["estimate"]) is not None else "undefined")
+        c = Cell(num(r["estimate"]), num(r["ci_low"]), num(r["ci_high"]), "" if num(r["estimate"]) is not None else t("common.undefined"))
         out.append([r[key], r["track"], c, num(r["fc_low"]), num(r["fc_high"]), int(num(r["n_fields"]) or 0),
                     *([int(num(r["n_valid"]) or 0), int(num(r["n_units"]) or 0)] if counts else [])])
-    cols = [key, "track", "Spearman", "field-clustered low", "field-clustered high", "n_fields", *(["valid", "units"] if counts else [])]
+    cols = [term(key), term("track"), t("metric.spearman"), term("field-clustered low"), term("field-clustered high"), term("n_fields"),
+            *([term("valid"), term("units")] if counts else [])]
     return SimpleTable(title, cols, out)
 
 
@@ -192,16 +183,16 @@ def model_interventions(model_id: str, extra: dict, out: ScoreOutputs) -> dict |
     tables: dict[str, list[SimpleTable]] = {}
     for split in SPLITS:
         found = [
-            _model_table(cells, model_id, "replay", "cell", REPLAY_CELLS, split, "Replay cells (evidence→readout:budget)", True),
-            _model_table(contrasts, model_id, "replay", "contrast", REPLAY_CONTRASTS, split, "Replay decomposition", False),
-            _model_table(cells, model_id, "oracle", "cell", ORACLE_CELLS, split, "Exact-history conditions", True),
-            _model_table(contrasts, model_id, "oracle", "contrast", ORACLE_MODEL_CONTRASTS, split, "Exact-history contrasts", False),
+            _model_table(cells, model_id, "replay", "cell", REPLAY_CELLS, split, t("fig3.m_replay_cells"), True),
+            _model_table(contrasts, model_id, "replay", "contrast", REPLAY_CONTRASTS, split, t("fig3.m_replay"), False),
+            _model_table(cells, model_id, "oracle", "cell", ORACLE_CELLS, split, t("fig3.m_oracle_cells"), True),
+            _model_table(contrasts, model_id, "oracle", "contrast", ORACLE_MODEL_CONTRASTS, split, t("fig3.m_oracle"), False),
             _model_table(contrasts, model_id, "panel", "contrast", PANEL_CONTRASTS, split,
-                         f"Paired contrast against the base model {extra.get('base_model', '')}".rstrip(), False),
+                         t("fig3.m_panel", base=extra.get("base_model", "")).rstrip(), False),
         ]
         tables[split] = [t for t in found if t is not None]
     inference = extra.get("inference")
-    inference_rows = sorted((str(k), "null (unset)" if v is None else str(v)) for k, v in inference.items()) \
+    inference_rows = sorted((str(k), t("md.null_unset") if v is None else str(v)) for k, v in inference.items()) \
         if isinstance(inference, dict) else []
     if not any(tables.values()) and not inference_rows:
         return None

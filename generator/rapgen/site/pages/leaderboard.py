@@ -16,11 +16,10 @@ from rapgen.site.cells import (
     CONDITION_LABEL, LEADER_CONDITIONS, SPLIT_LABEL, SPLITS, TRACK_LABEL, Cell, LeaderPanel, LeaderRow, cell, count, index,
     mark_best, num, page_url, records,
 )
+from rapgen.site.i18n import t
 from rapgen.site.inputs import ScoreOutputs
 
 REFERENCE_AGENT_KEY = "reference_agent"
-STRICT_NOTE = ("No model takes part: Forecast-Strict admits only models whose knowledge cutoff (else release date) "
-               "is known and before the strict origin.")
 Rank = tuple[float | None, bool, float | None]  # rank, tied, p_first
 
 
@@ -62,19 +61,19 @@ def _model_row(entry: str, info: ModelInfo | None, idx: dict, ranks: dict, track
     cutoff = info.effective_cutoff.isoformat() if info and info.effective_cutoff else ""
     return LeaderRow(entry, info.display_name if info else entry, page_url(page, f"models/{entry}.md") if info else None,
                      "model", info.proprietary if info else None, cutoff, cells, n_valid, n_exp,
-                     "valid/expected units: " + ", ".join(parts), is_reference_agent(info))
+                     t("lb.validity_title", parts=", ".join(parts)), is_reference_agent(info))
 
 
 def _baseline_row(entry: str, idx: dict, ranks: dict, track: str, split: str) -> LeaderRow:
     row = idx.get((track, split, "baseline", entry, "BASE"))
     # ranks.csv ranks baselines inside each condition's column; the Expanding (A3)
     # column stands for them here unless a BASE ranking exists.
-    rank, among = ranks.get((track, split, "BASE", entry)), "baselines"
+    rank, among = ranks.get((track, split, "BASE", entry)), t("lb.among_baselines")
     if rank is None:
-        rank, among = ranks.get((track, split, "A3", entry)), "the Expanding (A3) column"
+        rank, among = ranks.get((track, split, "A3", entry)), t("lb.among_a3")
     return LeaderRow(entry, entry, None, "baseline", None, "", {"BASE": _ranked(cell(row), rank, among)},
                      count(row["n_valid"]) if row else 0, count(row["n_episodes"]) if row else 0,
-                     "episodes with full history / expected")
+                     t("lb.baseline_validity"))
 
 
 def _order(r: LeaderRow) -> tuple:
@@ -86,12 +85,12 @@ def _chart(rows: list[LeaderRow], baselines: list[LeaderRow], split: str, track:
     forest_rows = [{"label": r.name, "series": CONDITION_LABEL[cond], "estimate": r.cells[cond].value,
                     "ci_low": r.cells[cond].ci_low, "ci_high": r.cells[cond].ci_high}
                    for r in rows for cond in LEADER_CONDITIONS]
-    forest_rows += [{"label": f"{r.name} (baseline)", "series": "Baseline", "estimate": r.cells["BASE"].value,
+    forest_rows += [{"label": t("common.baseline_suffix", name=r.name), "series": CONDITION_LABEL["BASE"], "estimate": r.cells["BASE"].value,
                      "ci_low": r.cells["BASE"].ci_low, "ci_high": r.cells["BASE"].ci_high} for r in baselines]
     if not forest_rows:
         return ""
     fig, height = plots.forest(forest_rows)
-    return plots.embed(fig, height, f"Forest plot, {SPLIT_LABEL[split]}, {TRACK_LABEL[track]}")
+    return plots.embed(fig, height, t("lb.forest_title", split=SPLIT_LABEL[split], track=TRACK_LABEL[track]))
 
 
 def build_leaderboard(models: list[ModelInfo], out: ScoreOutputs, page: str = "leaderboard.md") -> dict[str, list[LeaderPanel]]:
@@ -114,7 +113,7 @@ def build_leaderboard(models: list[ModelInfo], out: ScoreOutputs, page: str = "l
             mark_best([r.cells["BASE"] for r in baselines], True)
             rows.sort(key=_order)
             baselines.sort(key=lambda r: (-(v if (v := r.cells["BASE"].value) is not None else -math.inf), r.entry))
-            note = "" if rows else (STRICT_NOTE if track == "forecast_strict" else "No model has been scored.")
+            note = "" if rows else t("lb.strict_note" if track == "forecast_strict" else "lb.no_model")
             panels[split].append(LeaderPanel(split, track, f"leaderboard-{split}-{track.replace('_', '-')}", rows, baselines,
                                              _chart(rows, baselines, split, track), note))
     return panels

@@ -20,11 +20,9 @@ from rapgen.errors import SiteError
 from rapgen.scores import PRIMARY
 from rapgen.scores.schema import LIVE_TRACK
 from rapgen.site.cells import LEADER_CONDITIONS, Cell, LeaderPanel, LeaderRow, mark_best, num, page_url, records
+from rapgen.site.i18n import t
 from rapgen.site.pages.releases import headline_rows
 
-LIVE_NOTE = "No model has Live results in this release."
-SIMULATED_NOTE = ("The release records of this archive say simulated: true — the dates were replayed after the "
-                  "fact, so these forecasts were not actually sealed before their outcome.")
 
 
 @dataclass
@@ -47,7 +45,7 @@ class LiveExtras:
 
 def _cell(row: dict | None) -> Cell:
     if row is None:
-        return Cell(None, note="not on time for any Live origin")
+        return Cell(None, note=t("lb.not_on_time"))
     c = Cell(num(row["estimate"]), num(row["ci_low"]), num(row["ci_high"]))
     c.rank = num(row["rank"])
     return c
@@ -74,7 +72,7 @@ def _rows(live: pd.DataFrame, split: str, n_live: int, names: dict, page: str) -
         cells = {c: _cell(conds.get(c)) for c in LEADER_CONDITIONS}
         url = page_url(page, f"models/{entry}.md") if entry in names else None
         rows.append(LeaderRow(entry, names.get(entry, entry), url, "model", None, "", cells, len(origins), n_live,
-                              "on-time origins: " + ", ".join(origins)))
+                              t("lb.on_time_origins", origins=", ".join(origins))))
     for cond in LEADER_CONDITIONS:
         mark_best([r.cells[cond] for r in rows], True)
     a3 = lambda r: r.cells["A3"].value if r.cells["A3"].value is not None else -9.0  # noqa: E731
@@ -92,7 +90,7 @@ def _baselines(live: pd.DataFrame, split: str) -> tuple[list[LeaderRow], int]:
         if len(origins) != n_live:
             continue  # a baseline scored over a model's origin set: only for that set's ranks
         rows.append(LeaderRow(r["entry"], r["entry"], None, "baseline", None, "", {"BASE": _cell(r)}, len(origins), n_live,
-                              "every live origin: " + ", ".join(origins)))
+                              t("lb.every_live_origin", origins=", ".join(origins))))
     mark_best([r.cells["BASE"] for r in rows], True)
     rows.sort(key=lambda r: (-(r.cells["BASE"].value if r.cells["BASE"].value is not None else -9.0), r.entry))
     return rows, n_live
@@ -121,7 +119,7 @@ def live_panels(archive: Any, out: Any, names: dict[str, str], page: str = "lead
         baselines, n_live = _baselines(out.live, split)
         rows = _rows(out.live, split, n_live, names, page)
         panels[split] = LeaderPanel(split, LIVE_TRACK, f"leaderboard-{split}-live", rows, baselines if rows else [], "",
-                                    "" if rows else LIVE_NOTE, live=extras)
+                                    "" if rows else t("lb.live_note"), live=extras)
     return panels
 
 
@@ -144,13 +142,13 @@ def partial_rows(out: Any, split: str, names: dict[str, str], page: str = "leade
             info = conds.get(c) or {}
             last = info.get("last_complete_release")
             got = records(head[(head["entry"] == entry) & (head["condition"] == c) & (head["release"] == last)]) if last else []
-            cell = Cell(num(got[0]["estimate"]), num(got[0]["ci_low"]), num(got[0]["ci_high"])) if got else Cell(None, note="never complete")
+            cell = Cell(num(got[0]["estimate"]), num(got[0]["ci_low"]), num(got[0]["ci_high"])) if got else Cell(None, note=t("lb.never_complete"))
             cells[c] = cell
             if info:
-                label_parts.append(f"{c}: {info.get('origins')} of {info.get('of')} origins"
-                                   + (f", row from release {last}" if last else ", never complete"))
+                label_parts.append(t("lb.partial_part", condition=c, origins=info.get("origins"), of=info.get("of"))
+                                   + (t("lb.partial_row", release=last) if last else t("lb.partial_never")))
         any_info = next(iter(conds.values()), {})
-        label = f"partial ({any_info.get('origins')} of {any_info.get('of')} origins)"
+        label = t("lb.partial_label", origins=any_info.get("origins"), of=any_info.get("of"))
         url = page_url(page, f"models/{entry}.md") if entry in names else None
         rows.append(LeaderRow(entry, names.get(entry, entry), url, "model", None, "", cells, 0, 0, "; ".join(label_parts),
                               partial_label=label))

@@ -23,11 +23,10 @@ from rapgen.site.cells import (
     cell, count, group, index, mark_best, num, page_url, records,
 )
 from rapgen.site.escape import safe_url
+from rapgen.site.i18n import t
 from rapgen.site.inputs import ScoreOutputs
 from rapgen.site.pages.leaderboard import REFERENCE_AGENT_KEY, is_reference_agent
 
-REPLAY_ABSENT = "not computed (run 'rapgen replay --out' into the score folder to add it)"
-REPLAY_STALE = "not shown: replay.json was produced from a different archive (manifest digest differs)"
 
 
 def _matrices(model_id: str, conds: list[str], idx: dict, split: str) -> list[dict]:
@@ -61,12 +60,12 @@ def _origin_chart(model_id: str, osc: pd.DataFrame, origins: list[str], split: s
     series = {}
     for (kind, _entry, cond), g in sorted(sub.groupby(["kind", "entry", "condition"]), key=lambda kv: (kv[0][0] != "model", kv[0][2])):
         by_origin = {str(o): num(e) for o, e in zip(g["origin"], g["estimate"])}
-        name = CONDITION_LABEL.get(cond, cond) if kind == "model" else "EWMA baseline"
+        name = CONDITION_LABEL.get(cond, cond) if kind == "model" else t("md.ewma_baseline")
         series[name] = [by_origin.get(o) for o in origins]
     if not series:
         return ""
-    return plots.embed(plots.lines(origins, series, y_title="Spearman (field mean)", dashed=["EWMA baseline"]),
-                       320, f"Scores by origin, {SPLIT_LABEL[split]}")
+    return plots.embed(plots.lines(origins, series, y_title=t("md.origin_axis"), dashed=[t("md.ewma_baseline")]),
+                       320, t("md.origin_title", split=SPLIT_LABEL[split]))
 
 
 def _contrast_key(r: dict) -> tuple:
@@ -94,7 +93,7 @@ def _reasons(model_id: str, invalid: dict[str, list[dict]] | None) -> list[dict]
     """Counts of invalid units by (condition, reason), from units.parquet; None without it."""
     if invalid is None:
         return None
-    reasons: Counter = Counter((r["condition"], r["reason"] or "unspecified") for r in invalid.get(model_id, ()))
+    reasons: Counter = Counter((r["condition"], r["reason"] or t("md.unspecified")) for r in invalid.get(model_id, ()))
     return [{"condition": c, "reason": r, "count": n} for (c, r), n in sorted(reasons.items())]
 
 
@@ -157,9 +156,9 @@ def _strict_models(scores_json: dict) -> set[str]:
 
 def _replay(archive: Archive, out: ScoreOutputs) -> tuple[dict[str, dict[str, dict]], str]:
     if out.replay is None:
-        return {}, REPLAY_ABSENT
+        return {}, t("md.replay_absent")
     if out.replay.get("manifest_sha256") not in (None, archive.manifest_sha256):
-        return {}, REPLAY_STALE
+        return {}, t("md.replay_stale")
     return _replay_by_model(out.replay), ""
 
 
@@ -191,5 +190,5 @@ def build_model_pages(archive: Archive, out: ScoreOutputs) -> tuple[list[ModelPa
         rows.append({"model_id": m.model_id, "name": m.display_name, "provider": m.provider, "proprietary": m.proprietary,
                      "reference_agent": info["reference_agent"], "cutoff": info["effective_cutoff"],
                      "url": page_url("models/index.md", path), "conditions": " ".join(conds),
-                     "headline": cell(headline) if headline else Cell(None, note="not evaluated")})
+                     "headline": cell(headline) if headline else Cell(None, note=t("common.not_evaluated"))})
     return pages, rows

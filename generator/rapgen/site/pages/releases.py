@@ -20,6 +20,7 @@ from rapgen.site import plots
 from rapgen.site.cells import (
     CONDITION_LABEL, LEADER_CONDITIONS, SPLIT_LABEL, SPLITS, Cell, SimpleTable, num, records,
 )
+from rapgen.site.i18n import t, term
 from rapgen.site.inputs import ScoreOutputs
 
 RANK_CONDITION = "A3"  # the rank plot and the movement markers follow the Expanding column (the row order)
@@ -72,7 +73,7 @@ def headline_rows(releases: pd.DataFrame | None, track: str = PRIMARY.track) -> 
 
 def _cell(row: dict | None) -> Cell:
     if row is None:
-        return Cell(None, note="not scored in this release")
+        return Cell(None, note=t("rel.not_scored"))
     c = Cell(num(row["estimate"]), num(row["ci_low"]), num(row["ci_high"]))
     c.rank = num(row["rank"])
     return c
@@ -86,7 +87,8 @@ def _headline(rows: list[dict], split: str) -> SimpleTable:
 
     entries = sorted({e for e, c in by if c in LEADER_CONDITIONS}, key=order)
     table_rows = [[e, *[_cell(by.get((e, c))) for c in LEADER_CONDITIONS]] for e in entries]
-    return SimpleTable(f"Headline, {SPLIT_LABEL[split]}", ["entry", *[CONDITION_LABEL[c] for c in LEADER_CONDITIONS]], table_rows)
+    return SimpleTable(t("lb.headline", split=SPLIT_LABEL[split]), [term("entry"), *[CONDITION_LABEL[c] for c in LEADER_CONDITIONS]],
+                       table_rows)
 
 
 def _changes(releases: pd.DataFrame, number: int) -> SimpleTable:
@@ -100,8 +102,8 @@ def _changes(releases: pd.DataFrame, number: int) -> SimpleTable:
         vb = [num(b[c]) for c in ("estimate", "ci_low", "ci_high", "rank")] if b else [None] * 4
         if va != vb:
             rows.append([*key, va[0], vb[0], va[3], vb[3]])
-    table = SimpleTable("Numbers and ranks changed by this release", [*KEY, "estimate before", "estimate after",
-                                                                    "rank before", "rank after"], rows)
+    table = SimpleTable(t("rel.changes_title"), [*(term(k) for k in KEY), t("rel.estimate_before"), t("rel.estimate_after"),
+                                                t("rel.rank_before"), t("rel.rank_after")], rows)
     if len(rows) > MAX_CHANGES:
         table.truncated, table.rows = len(rows) - MAX_CHANGES, rows[:MAX_CHANGES]
     return table
@@ -116,10 +118,10 @@ def _rank_chart(rows: pd.DataFrame, numbers: list[int], dates: dict[int, str], s
     at = {(r["entry"], int(r["release"])): num(r["rank"]) for r in records(sel)}
     for entry in sorted(set(sel["entry"])):
         series[entry] = [at.get((entry, n)) for n in numbers]
-    fig = plots.lines(x, series, y_title="rank (1 = best)")
+    fig = plots.lines(x, series, y_title=t("rel.rank_axis"))
     fig["layout"].setdefault("yaxis", {})["autorange"] = "reversed"
-    fig["layout"]["xaxis"] = {**fig["layout"].get("xaxis", {}), "title": {"text": "release"}, "type": "category"}
-    return plots.embed(fig, 360, f"Rank across releases, {SPLIT_LABEL[split]}, {CONDITION_LABEL[RANK_CONDITION]}")
+    fig["layout"]["xaxis"] = {**fig["layout"].get("xaxis", {}), "title": {"text": t("rel.release_axis")}, "type": "category"}
+    return plots.embed(fig, 360, t("rel.rank_title", split=SPLIT_LABEL[split], condition=CONDITION_LABEL[RANK_CONDITION]))
 
 
 def build_releases(archive: Any, out: ScoreOutputs) -> ReleasesPage | None:
@@ -167,5 +169,5 @@ def movements(releases: pd.DataFrame | None, current: int, track: str, split: st
         if rank is None or prev is None or rank == prev:
             continue
         arrow = UP if rank < prev else DOWN
-        out[entry] = (arrow, f"Expanding (A3) rank {prev:g} in release {current - 1}, {rank:g} in release {current}")
+        out[entry] = (arrow, t("lb.movement", before=f"{prev:g}", previous=current - 1, after=f"{rank:g}", current=current))
     return out

@@ -14,8 +14,9 @@ import json
 from collections import Counter, defaultdict
 
 from rapgen.scores import METRICS, POLICIES, PRIMARY, TRACKS
-from rapgen.site.cells import CONDITION_LABEL, LEADER_CONDITIONS, LeaderPanel, index, num, records
+from rapgen.site.cells import CONDITION_LABEL, LEADER_CONDITIONS, METRIC_LABEL, LeaderPanel, index, num, records
 from rapgen.site.escape import chart_text
+from rapgen.site.i18n import current, t
 from rapgen.site.inputs import ScoreOutputs
 
 # The metrics a reader can choose on the leaderboard (the descriptive ones stay on the model pages).
@@ -73,13 +74,14 @@ def switch_data(panels: dict[str, list[LeaderPanel]], out: ScoreOutputs) -> str:
                     values[f"{policy}/{metric}"] = per
             doc_panels[p.table_id] = {
                 "models": [r.entry for r in p.rows], "baselines": [r.entry for r in p.baselines],
-                "labels": [chart_text(r.name) for r in p.rows], "baseline_labels": [chart_text(f"{r.name} (baseline)") for r in p.baselines],
+                "labels": [chart_text(r.name) for r in p.rows], "baseline_labels": [chart_text(t("common.baseline_suffix", name=r.name)) for r in p.baselines],
                 "values": values,
             }
     doc = {
         "primary": [PRIMARY.policy, PRIMARY.metric],
-        "conditions": list(LEADER_CONDITIONS), "series": [CONDITION_LABEL[c] for c in LEADER_CONDITIONS] + ["Baseline"],
-        "metrics": {name: {"label": specs[name].label, "higher": specs[name].higher_is_better} for name in LEADER_METRICS},
+        "conditions": list(LEADER_CONDITIONS), "series": [CONDITION_LABEL[c] for c in LEADER_CONDITIONS] + [CONDITION_LABEL["BASE"]],
+        "metrics": {name: {"label": METRIC_LABEL[name], "higher": specs[name].higher_is_better} for name in LEADER_METRICS},
+        "text": current().js("lb.js"),
         "panels": doc_panels,
     }
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
