@@ -59,16 +59,18 @@ def input_sha256(archive) -> dict[str, str]:
     """The SHA-256 of both parquet files, from the recorded digests; a file that
     SHA256SUMS does not list is hashed."""
     recorded = _recorded_digests(archive)
-    out = {}
-    for rel in (PAPERS, ASSIGNMENTS):
-        digest = recorded.get(rel)
-        if digest is None:
-            try:
-                digest = sha256_file(Path(archive.root) / rel)
-            except ArchiveError as exc:
-                raise SearchError(str(exc)) from None
-        out[rel] = digest
-    return out
+    return {rel: _digest(archive, recorded, rel) for rel in (PAPERS, ASSIGNMENTS)}
+
+
+def _digest(archive, recorded: dict[str, str], rel: str) -> str:
+    """``rel``'s recorded digest, or its SHA-256 when SHA256SUMS does not list it."""
+    digest = recorded.get(rel)
+    if digest is None:
+        try:
+            digest = sha256_file(Path(archive.root) / rel)
+        except ArchiveError as exc:
+            raise SearchError(str(exc)) from None
+    return digest
 
 
 def input_digest(archive) -> dict:
@@ -92,15 +94,8 @@ def _window_digests(archive) -> dict:
     without windows, so its key is unchanged."""
     recorded = _recorded_digests(archive)
     papers, rows = archive.ledger_files()
-    windows = {}
-    for rel in sorted(p for p in (*papers, *rows) if re.match(WINDOW_FILE_PATTERN, p)):
-        digest = recorded.get(rel)
-        if digest is None:
-            try:
-                digest = sha256_file(Path(archive.root) / rel)
-            except ArchiveError as exc:
-                raise SearchError(str(exc)) from None
-        windows[rel] = digest
+    windows = {rel: _digest(archive, recorded, rel)
+               for rel in sorted(p for p in (*papers, *rows) if re.match(WINDOW_FILE_PATTERN, p))}
     return {"windows_sha256": windows} if windows else {}
 
 
