@@ -36,6 +36,7 @@ STATIC_ASSETS = (
     "assets/javascripts/tablesort.number.min.js",
     "assets/javascripts/charts.js",
     "assets/javascripts/tables.js",
+    "assets/javascripts/rap.js",
     "assets/javascripts/leaderboard.js",
     "assets/javascripts/compare.js",
     "assets/javascripts/field.js",

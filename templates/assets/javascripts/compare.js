@@ -4,14 +4,8 @@
    Every word shown comes from the document's "text" (the page's language). */
 (function () {
   var text = {};
-  function say(tpl, v) {  // the page's own language: {name} placeholders from the embedded labels
-    return String(tpl).replace(/\{(\w+)\}/g, function (m, k) { return Object.prototype.hasOwnProperty.call(v, k) ? v[k] : m; });
-  }
-  function fmt(v) {
-    if (v === null || v === undefined) return "\u2014";
-    var t = v.toFixed(3);
-    return parseFloat(t) === 0 ? "0.000" : t;
-  }
+  var say = window.rap.say;
+  var fmt = window.rap.fmt;
   function signed(v) { var t = fmt(v); return v !== null && v !== undefined && parseFloat(t) > 0 ? "+" + t : t; }
   function options(sel, items, value) {
     sel.textContent = "";

@@ -3,9 +3,7 @@
    Option labels go in with textContent; every word shown comes from the document's
    "text" (the page's language). */
 document$.subscribe(function () {
-  function say(tpl, v) {  // the page's own language: {name} placeholders from the embedded labels
-    return String(tpl).replace(/\{(\w+)\}/g, function (m, k) { return Object.prototype.hasOwnProperty.call(v, k) ? v[k] : m; });
-  }
+  var say = window.rap.say;
   var box = document.getElementById("fc-picker");
   if (!box) return;
   var doc = JSON.parse(box.getAttribute("data-forecasts")), text = doc.text;

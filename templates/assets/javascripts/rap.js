@@ -1,0 +1,13 @@
+/* Helpers shared by the page scripts (leaderboard.js, compare.js, field.js), loaded before them. */
+window.rap = {
+  // A label of the page's own language with its {name} placeholders filled from v.
+  say: function (tpl, v) {
+    return String(tpl).replace(/\{(\w+)\}/g, function (m, k) { return Object.prototype.hasOwnProperty.call(v, k) ? v[k] : m; });
+  },
+  // A number as the tables show it: three decimals, an em dash when undefined, never "-0.000".
+  fmt: function (v) {
+    if (v === null || v === undefined) return "\u2014";
+    var t = v.toFixed(3);
+    return parseFloat(t) === 0 ? "0.000" : t;
+  }
+};
