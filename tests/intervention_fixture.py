@@ -14,10 +14,11 @@ from datetime import date
 from pathlib import Path
 
 from factory import reseal
+from interventions_factory import assignments_by_field, paper_texts
 
 from rapgen.archive import SLOTS, Archive
 from rapgen.archive.calendar import add_months
-from rapgen.archive.evidence import PaperText, build_oracle_block, canonical_counts, canonical_hash, evidence_sha256, oracle_windows
+from rapgen.archive.evidence import build_oracle_block, canonical_counts, canonical_hash, evidence_sha256, oracle_windows
 from rapgen.archive.records import TraceCall
 from rapgen.io import write_jsonl
 from rapgen.search import Backend, call_is_malformed
@@ -61,15 +62,6 @@ def _as_calls(lines: list[dict]) -> dict[tuple, list[TraceCall]]:
     return out
 
 
-def _papers(archive: Archive) -> dict[str, PaperText]:
-    con = archive.connect()
-    try:
-        rows = con.execute("SELECT arxiv_id, first_submitted, title, abstract FROM papers").fetchall()
-    finally:
-        con.close()
-    return {pid: PaperText(day.isoformat(), title or "", abstract or "") for pid, day, title, abstract in rows}
-
-
 def _replays(archive: Archive, calls: dict, papers: dict, rng: random.Random) -> list[dict]:
     lines = []
     for f in archive.fields:
@@ -90,14 +82,7 @@ def _replays(archive: Archive, calls: dict, papers: dict, rng: random.Random) ->
 
 
 def _oracle(archive: Archive, rng: random.Random) -> list[dict]:
-    con = archive.connect()
-    try:
-        rows = con.execute('SELECT field_id, first_submitted, "primary" FROM assignments').fetchall()
-    finally:
-        con.close()
-    by_field: dict[str, list] = {}
-    for fid, day, primary in rows:
-        by_field.setdefault(fid, []).append((day, primary))
+    by_field = assignments_by_field(archive)
     lines = []
     w = archive.origins.window_months
     for condition in ("O1", "O2", "O3"):
@@ -119,7 +104,7 @@ def add_records(root: str | Path, cache_dir: str | Path, seed: int = 11) -> None
     folder = root / "archive" / "models" / MODEL
     traces = _traces(backend, archive, rng, ("A1", "A2", "A3", "A4"))
     write_jsonl(folder / "traces.jsonl", traces)
-    write_jsonl(folder / "replays.jsonl", _replays(archive, _as_calls(traces), _papers(archive), rng))
+    write_jsonl(folder / "replays.jsonl", _replays(archive, _as_calls(traces), paper_texts(archive), rng))
     write_jsonl(folder / "oracle.jsonl", _oracle(archive, rng))
     write_jsonl(folder / "oracle_traces.jsonl", _traces(backend, archive, rng, ("O3",)))
     reseal(root)

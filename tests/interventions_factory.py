@@ -30,16 +30,18 @@ def _jsonl(rows) -> bytes:
     return "".join(json.dumps(r) + "\n" for r in rows).encode()
 
 
-def _papers(archive: Archive) -> dict[str, PaperText]:
+def paper_texts(archive: Archive) -> dict[str, PaperText]:
+    """Every paper's date, title and abstract, as the evidence hash reads them."""
     con = archive.connect()
     try:
         rows = con.execute("SELECT arxiv_id, first_submitted, title, abstract FROM papers").fetchall()
     finally:
         con.close()
-    return {a: PaperText(d.isoformat(), t, ab) for a, d, t, ab in rows}
+    return {a: PaperText(d.isoformat(), t or "", ab or "") for a, d, t, ab in rows}
 
 
-def _counts(archive: Archive):
+def assignments_by_field(archive: Archive) -> dict[str, list]:
+    """Each field's (first_submitted, primary) assignment rows (empty for a field without any)."""
     con = archive.connect()
     try:
         rows = con.execute('SELECT field_id, first_submitted, "primary" FROM assignments').fetchall()
@@ -48,6 +50,11 @@ def _counts(archive: Archive):
     by_field: dict[str, list] = defaultdict(list)
     for fid, day, primary in rows:
         by_field[fid].append((day, primary))
+    return by_field
+
+
+def _counts(archive: Archive):
+    by_field = assignments_by_field(archive)
     return lambda fid, a, b: canonical_counts(by_field[fid], a, b)
 
 
@@ -61,7 +68,7 @@ def add_interventions(root: str | Path) -> dict[str, Path]:
     reseal(root)
     archive = Archive(root)
     units, traces = archive.predictions("model-a"), archive.traces("model-a")
-    papers, counts = _papers(archive), _counts(archive)
+    papers, counts = paper_texts(archive), _counts(archive)
     calls = calls_by_unit(traces)
     replays = []
     for fid, origin in sorted(replay_pairs(units)):

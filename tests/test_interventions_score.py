@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 from factory import make_archive, reseal
 from intervention_fixture import add_records
-from interventions_factory import _panel_model
+from interventions_factory import _panel_model, assignments_by_field
 from scipy.stats import spearmanr
 
 from rapgen.archive import SLOTS, Archive, open_verified
@@ -120,14 +120,7 @@ def test_ceiling_gap_is_each_leaderboard_row_minus_the_posterior_ceiling(scored)
 
 
 def _target_counts(archive: Archive) -> dict[tuple[str, date], list[int]]:
-    con = archive.connect()
-    try:
-        rows = con.execute('SELECT field_id, first_submitted, "primary" FROM assignments').fetchall()
-    finally:
-        con.close()
-    by_field: dict[str, list] = defaultdict(list)
-    for fid, day, primary in rows:
-        by_field[fid].append((day, primary))
+    by_field = assignments_by_field(archive)
     w = archive.origins.window_months
     return {(f.field_id, o): canonical_counts(by_field[f.field_id], o, add_months(o, w))
             for f in archive.fields for o in archive.origins.origins}

@@ -22,9 +22,10 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from factory import make_archive, reseal
+from interventions_factory import paper_texts
 
 from rapgen.archive import SLOTS, Archive, open_verified, write_assignments
-from rapgen.archive.evidence import PaperText, evidence_sha256
+from rapgen.archive.evidence import evidence_sha256
 from rapgen.archive.records import TraceCall
 from rapgen.cli import cli
 from rapgen.io import write_jsonl
@@ -68,15 +69,6 @@ def _trace(field: str, origin: date, condition: str, k: int, sort: str, date_fro
             "sort": sort, "date_from": date_from, "date_to": None, "total_hits": len(ids), "returned_ids": ids}
 
 
-def _papers(archive: Archive) -> dict[str, PaperText]:
-    con = archive.connect()
-    try:
-        rows = con.execute("SELECT arxiv_id, first_submitted, title, abstract FROM papers").fetchall()
-    finally:
-        con.close()
-    return {a: PaperText(d.isoformat(), t or "", ab or "") for a, d, t, ab in rows}
-
-
 def _build(root: Path) -> None:
     make_archive(root)
     path = root / "archive/benchmark/assignments.parquet"
@@ -104,7 +96,7 @@ def _build(root: Path) -> None:
     write_jsonl(model / "traces.jsonl", traces)
     reseal(root)
     archive = Archive(root)
-    papers = _papers(archive)
+    papers = paper_texts(archive)
     readouts = []
     for origin in archive.origins.origins:
         for (source, readout), weights in READOUTS.items():
