@@ -43,7 +43,7 @@ def write_counterfactual(archive, records, report, out_dir: str | Path) -> list[
     draws of the score folder there (its scores.json's resamples, else the ledger's)."""
     import json
 
-    from rapgen.scores.interventions.compute import counterfactual_file, read_reruns
+    from rapgen.scores.interventions.compute import counterfactual_file, parse_reruns
     from rapgen.scores.outputs import write_folder
     from rapgen.search import call_is_malformed, write_reruns
 
@@ -57,7 +57,8 @@ def write_counterfactual(archive, records, report, out_dir: str | Path) -> list[
             found = {}
         if found.get("manifest_sha256") == archive.manifest_sha256:
             resamples = found.get("resamples")
-    reruns = read_reruns(out_dir, archive.manifest_sha256) or {}
+    # the rows just written, as read_reruns would read them back
+    reruns = parse_reruns({"manifest_sha256": report.data["manifest_sha256"], "calls": report.reruns}, archive.manifest_sha256) or {}
     return written + write_folder(out_dir, counterfactual_file(archive, records, call_is_malformed, reruns, resamples))
 
 

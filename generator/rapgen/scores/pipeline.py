@@ -21,6 +21,7 @@ from rapgen.archive import VerifiedArchive
 from rapgen.archive.snapshot import release_archive
 from rapgen.errors import ScoringError
 from rapgen.scores import outputs, ranking, schema, steps, tables
+from rapgen.scores.bootstrap import reuse_intervals
 from rapgen.scores.schema import TRACKS
 from rapgen.scores.counts import POLICIES, Windows
 from rapgen.scores.diagnostics import compute_diagnostics, compute_unit_diagnostics
@@ -102,18 +103,19 @@ def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, di
     ``every_release=False`` limits releases.csv to the release scored (for timing).
     Release N, and every releases.csv block, is scored from the bytes that release
     listed: after an ``errata`` release, from the copies it kept (:func:`release_archive`).
+    A statistic met twice in the run (on the same draws) is bootstrapped once (:func:`reuse_intervals`).
     """
+    with reuse_intervals():
+        return _compute_scores(archive, resamples, diagnostics, malformed, reruns, release, every_release, _eras)
+
+
+def _compute_scores(archive: VerifiedArchive, resamples: int | None, diagnostics: bool, malformed: Callable | None,
+                    reruns: Mapping | None, release: int | None, every_release: bool, _eras: bool) -> ScoreResult:
     if release is not None:
         archive = release_archive(archive, release)
     R, seed, level = _ledger_bootstrap(archive.ledger, resamples)
     records = model_records(archive)
-    history, scope = scored_release(archive, release)
-    fr = steps.frame(archive) if scope is None else replace(steps.frame(archive), origins=scope.resolved,
-                                                             strict_origin=scope.strict_origin)
-    counted = steps.count(archive, fr, R, seed, panel_models(records), effective_cutoffs(records), **unit_options(scope))
-    composed = steps.compose(counted, archive.ledger)
-    uv = steps.unit_values(counted.models, composed)
-    tr = steps.tracks(fr, uv) if scope is None else history_tracks(steps.tracks(fr, uv), scope, fr, counted, uv)
+    history, scope, fr, counted, composed, uv, tr = _unit_steps(archive, release, records, R, seed)
     st = steps.statistics(uv, tr)
     iv, plain = steps.intervals(fr, counted, st, level, meanwhile=lambda: _plain_tables(fr, counted, composed, uv, tr, st))
     score_tables = {**_interval_tables(fr, counted, uv, tr, st, iv), **plain}
@@ -145,6 +147,26 @@ def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, di
     return ScoreResult(meta, score_tables, units, unit_types, section, inputs, files)
 
 
+def _unit_steps(archive: VerifiedArchive, release: int | None, records, R: int, seed: int) -> tuple:
+    """frame -> count -> compose -> unit values -> tracks of the release scored (the latest without ``release``)."""
+    history, scope = scored_release(archive, release)
+    fr = steps.frame(archive) if scope is None else replace(steps.frame(archive), origins=scope.resolved,
+                                                             strict_origin=scope.strict_origin)
+    counted = steps.count(archive, fr, R, seed, panel_models(records), effective_cutoffs(records), **unit_options(scope))
+    composed = steps.compose(counted, archive.ledger)
+    uv = steps.unit_values(counted.models, composed)
+    tr = steps.tracks(fr, uv) if scope is None else history_tracks(steps.tracks(fr, uv), scope, fr, counted, uv)
+    return history, scope, fr, counted, composed, uv, tr
+
+
+def _releases_csv(archive: VerifiedArchive, resamples: int | None, release: int) -> Table:
+    """releases.csv of ``compute_scores(archive, resamples, release=release, _eras=False)``, alone."""
+    archive = release_archive(archive, release)
+    R, seed, level = _ledger_bootstrap(archive.ledger, resamples)
+    history, scope, fr, counted, _, uv, tr = _unit_steps(archive, release, model_records(archive), R, seed)
+    return history_tables(archive, fr, counted, uv, tr, level, history, scope, names=("releases.csv",))["releases.csv"]
+
+
 def _before_errata(archive: VerifiedArchive, history, scored: int, resamples: int | None, table: Table) -> Table:
     """releases.csv with the blocks of releases before each errata release (up to ``scored``)
     computed from the bytes they listed: releases e..k-1 (e the previous errata release, or 1)
@@ -154,9 +176,8 @@ def _before_errata(archive: VerifiedArchive, history, scored: int, resamples: in
     for row in table.rows():
         blocks.setdefault(int(row[0]), []).append(row)
     for start, k in zip([1, *errata], errata):
-        sub = compute_scores(release_archive(archive, k - 1), resamples, diagnostics=False, release=k - 1, _eras=False)
         own: dict[int, list[tuple]] = {}
-        for row in sub.tables["releases.csv"].rows():
+        for row in _releases_csv(release_archive(archive, k - 1), resamples, k - 1).rows():
             own.setdefault(int(row[0]), []).append(row)
         blocks.update({n: own.get(n, []) for n in range(start, k)})
     body = [row for n in sorted(blocks) for row in blocks[n]]

@@ -45,6 +45,7 @@ from rapgen.search.analysis import CALL_KEYS, FIELDS, SORTS, query_terms
 from rapgen.search.cache import ensure_index, resolve_cache_dir
 from rapgen.search.index import FieldIndex, day_date, day_number, sha256_ids
 
+SHARD_CACHE = 4096  # answers (and matched queries) a shard keeps; the oldest go first
 PRELOADED_OR_MAX_DOCS = 5000  # whoosh.query.compound.Or: array matcher only for doc_count_all() <= 5000
 TOO_MANY_CLAUSES = 1024  # whoosh.query.compound.Or.TOO_MANY_CLAUSES
 # Strictly YYYY-MM-DD (date.fromisoformat alone also takes "20240101" and week dates).
@@ -181,6 +182,9 @@ class Shard:
         # Searcher.avg_field_length = field_length / (doc_count or 1); BM25FScorer uses `avgfl or 1`.
         self.avgfl = {f: (self.field_length[f] / (self.n or 1)) or 1 for f in FIELDS}
         self._lookup = lookup
+        # A query's match and a call's answer depend on the shard and the call only: repeats are looked up.
+        self._matched: dict[tuple[str, ...], _Matched] = {}
+        self._answers: dict[tuple, SearchResult] = {}
 
     @property
     def ids(self) -> list[str]:
@@ -199,20 +203,30 @@ class Shard:
         Calls with the same query terms share the postings, the hit set and the BM25
         scores, which depend on the terms and the shard only; the options (sort, date
         bounds) only filter and order them. The Search-option counterfactual re-runs
-        each recorded query with the common options, so this halves its work."""
+        each recorded query with the common options, so this halves its work. A call
+        asked again (same arguments) gets the answer it got before."""
         out: list[SearchResult] = []
-        shared: dict[tuple[str, ...], _Matched] = {}
         for args in variants:
-            try:
-                call = validate_call(args)
-            except CallProblem as exc:
-                out.append(SearchResult(0, error=str(exc)))
-                continue
-            matched = shared.get(call.terms)
-            if matched is None:
-                matched = shared[call.terms] = self._match(call.terms)
-            out.append(self._answer(call, matched, top_k=top_k, k1=k1, b=b))
+            key = _call_key(args, top_k, k1, b)
+            found = self._answers.get(key) if key is not None else None
+            if found is None:
+                try:
+                    call = validate_call(args)
+                except CallProblem as exc:
+                    found = SearchResult(0, error=str(exc))
+                else:
+                    found = self._answer(call, self._matched_terms(call.terms), top_k=top_k, k1=k1, b=b)
+                if key is not None:
+                    _remember(self._answers, key, found)
+            out.append(found)
         return out
+
+    def _matched_terms(self, terms: tuple[str, ...]) -> _Matched:
+        matched = self._matched.get(terms)
+        if matched is None:
+            matched = self._match(terms)
+            _remember(self._matched, terms, matched)
+        return matched
 
     # -------------------------------------------------------------- core
     def _clauses(self, terms: tuple[str, ...]) -> list[tuple[str, np.ndarray, np.ndarray]]:
@@ -324,6 +338,24 @@ class _Matched:
 
 _NONE_I = np.zeros(0, dtype=np.int32)
 _NONE_F = np.zeros(0, dtype=np.float64)
+
+
+def _call_key(args: object, *options: float) -> tuple | None:
+    """A hashable identity of a call's arguments (with the engine options): for a dict of
+    text or null values only (``1`` and ``True`` are equal keys but different calls)."""
+    if type(args) is not dict:
+        return None
+    items = tuple(args.items())
+    for name, value in items:
+        if type(name) is not str or (value is not None and type(value) is not str):
+            return None
+    return (items, *options)
+
+
+def _remember(cache: dict, key, value) -> None:
+    if len(cache) >= SHARD_CACHE:
+        del cache[next(iter(cache))]
+    cache[key] = value
 
 
 def _listing(values: list[str], limit: int = 20) -> str:
