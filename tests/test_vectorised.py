@@ -205,3 +205,30 @@ def test_reused_intervals_equal_the_ones_each_call_computes(R, K):
         assert np.array_equal(a.low, b.low, equal_nan=True) and np.array_equal(a.high, b.high, equal_nan=True)
     plain = bootstrap_intervals(C, S, N, 0.95, keep=np.array([0, 5]))
     assert all(np.array_equal(kept.replicates[i], plain.replicates[i], equal_nan=True) for i in (0, 5))
+
+
+# ---------------------------------------------------------------- direct alignment of any rows
+
+
+def test_a_units_direct_alignment_does_not_depend_on_the_other_rows():
+    """The interventions take a condition's direct alignments from the diagnostics' run over
+    every entry: a row's values must be the same whichever rows it is computed with."""
+    from rapgen.scores.diagnostics.residual import direct_alignment, direct_permutations
+
+    rng = np.random.default_rng(3)
+    U = 700
+    w = np.round(rng.dirichlet(np.ones(8), size=U) * 20) * 5  # percentages in steps of 5: many ties
+    w[w.sum(axis=1) == 0] = 1
+    p = w / w.sum(axis=1, keepdims=True)
+    e = rng.dirichlet(np.ones(8), size=U)
+    p[::7] = e[::7]  # p equal to e: undefined
+    p[3::11] = np.sort(e[3::11], axis=1)  # relabellings of e: some vanish
+    y = rng.dirichlet(np.ones(8), size=U)
+    y[5::13] = np.nan
+    perms = direct_permutations(256, 0)
+    full = direct_alignment(p, e, y, perms)
+    for size in (1, 2, 37, 256, 300):
+        rows = np.sort(rng.choice(U, size, replace=False))
+        part = direct_alignment(p[rows], e[rows], y[rows], perms)
+        for name in ("cos", "cos_null", "spearman", "spearman_null"):
+            assert np.array_equal(getattr(part, name), getattr(full, name)[rows], equal_nan=True), (size, name)

@@ -22,6 +22,7 @@ from rapgen.archive.snapshot import release_archive
 from rapgen.errors import ScoringError
 from rapgen.scores import outputs, ranking, schema, steps, tables
 from rapgen.scores.bootstrap import reuse_intervals
+from rapgen.scores.kernels import single_threaded_blas
 from rapgen.scores.schema import TRACKS
 from rapgen.scores.counts import POLICIES, Windows
 from rapgen.scores.diagnostics import compute_diagnostics, compute_unit_diagnostics
@@ -29,7 +30,7 @@ from rapgen.scores.diagnostics.evidence import search_evidence
 from rapgen.scores.history_tables import history_tables, history_tracks, release_manifest_sha256, release_meta, unit_options
 from rapgen.scores.release_scopes import scored_release
 from rapgen.scores.interventions.compute import compute_interventions
-from rapgen.scores.interventions.extra import unit_extras
+from rapgen.scores.interventions.extra import CORRECTED, unit_extras
 from rapgen.scores.interventions.sources import effective_cutoffs, model_records, panel_models
 from rapgen.scores.outputs import Table
 from rapgen.scores.units import BASELINE, Entry
@@ -138,7 +139,7 @@ def _compute_scores(archive: VerifiedArchive, resamples: int | None, diagnostics
     if diagnostics:
         section, unit_cols = compute_diagnostics_section(inputs)
         if records is not None and malformed is not None:
-            files = _interventions(inputs, section, records, malformed, reruns)
+            files = _interventions(inputs, section, records, malformed, reruns, unit_cols)
     else:
         section, unit_cols = _diagnostics_head(inputs) | {"status": "not computed"}, None
     section["manifest_sha256"] = meta["manifest_sha256"]  # release N's manifest under --release N
@@ -184,10 +185,12 @@ def _before_errata(archive: VerifiedArchive, history, scored: int, resamples: in
     return Table(table.columns, {c: [r[i] for r in body] for i, c in enumerate(table.columns)})
 
 
-def _interventions(inputs: DiagnosticsInputs, section: dict, records: list, malformed: Callable, reruns: Mapping | None) -> dict:
+def _interventions(inputs: DiagnosticsInputs, section: dict, records: list, malformed: Callable, reruns: Mapping | None,
+                   unit_cols: Mapping[str, np.ndarray]) -> dict:
     """The interventions' files; their §6 reliability additions go into ``section`` in place."""
     c = POLICIES.index("canonical")
-    extras = unit_extras(inputs.archive.ledger, inputs.y[c], inputs.ewma[c], inputs.origins)
+    known = [(inputs.predictions[e, c], {name: unit_cols[name][e] for name in CORRECTED}) for e in range(len(inputs.entries))]
+    extras = unit_extras(inputs.archive.ledger, inputs.y[c], inputs.ewma[c], inputs.origins, known)
     out = compute_interventions(inputs, section, records, malformed, extras, reruns)
     section.setdefault("reliability", {}).update(out.reliability)
     return out.files
@@ -254,8 +257,12 @@ def compute_diagnostics_section(inputs: DiagnosticsInputs) -> tuple[dict, dict[s
     archive's identity) and the per-unit alignment columns of units.parquet
     (``{name: (E, F, O) array}``, canonical policy), computed once and shared.
     """
-    unit_cols = compute_unit_diagnostics(inputs)
-    body = compute_diagnostics(inputs, unit_diagnostics=unit_cols)
+    # The per-unit alignments run in a thread beside the sections that draw random numbers
+    # (both are numpy kernels that release the GIL); the alignment section waits for them.
+    with single_threaded_blas(), ThreadPoolExecutor(max_workers=1) as pool:
+        units = pool.submit(compute_unit_diagnostics, inputs)
+        body = compute_diagnostics(inputs, unit_diagnostics=units.result)
+        unit_cols = units.result()
     body["search_evidence"] = search_evidence(inputs.archive)
     return {**_diagnostics_head(inputs), **body}, unit_cols
 

@@ -18,7 +18,7 @@ estimate is the plain field-macro mean. See docs/diagnostics.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -399,18 +399,25 @@ def compute_diagnostics(
     inputs: Any,
     ledger: Mapping | None = None,
     *,
-    unit_diagnostics: Mapping[str, np.ndarray] | None = None,
+    unit_diagnostics: Mapping[str, np.ndarray] | Callable[[], Mapping[str, np.ndarray]] | None = None,
 ) -> dict:
     """The ``diagnostics.json`` body (schema in docs/diagnostics.md).
 
     ``inputs``: the scoring stage's ``DiagnosticsInputs`` or a
     :class:`DiagnosticArrays`; ``ledger``: the parameter ledger (default:
     ``inputs.archive.ledger``); ``unit_diagnostics``: the result of
-    :func:`compute_unit_diagnostics` if already computed.
+    :func:`compute_unit_diagnostics` if already computed, or a function that
+    returns it (called only when the residual-alignment section needs it, so
+    that the result can be computed meanwhile in another thread).
     """
     a = _as_arrays(inputs)
     led = _ledger(inputs, ledger)
-    unit_cols = dict(unit_diagnostics) if unit_diagnostics is not None else compute_unit_diagnostics(a, led)
+
+    def unit_cols() -> dict[str, np.ndarray]:
+        if unit_diagnostics is None:
+            return compute_unit_diagnostics(a, led)
+        return dict(unit_diagnostics() if callable(unit_diagnostics) else unit_diagnostics)
+
     aggs = {split: SplitAggregator(a, split) for split in _splits(a)}
     change_rich, _ = _change_rich_section(a, led, aggs)
     policy, frame = _sensitivity_sections(a, aggs)
@@ -429,7 +436,7 @@ def compute_diagnostics(
         },
         "reliability": _reliability_section(a, led, aggs),
         "change_rich": change_rich,
-        "residual_alignment": _alignment_section(a, unit_cols, aggs),
+        "residual_alignment": _alignment_section(a, unit_cols(), aggs),
         "revision_alignment": _revision_section(a, aggs),
         "policy_sensitivity": policy,
         "sampling_frame": frame,
