@@ -312,15 +312,15 @@ class Shard:
             scores = matched.scores[candidates]
             order = np.lexsort((candidates, -scores))[:top_k]
             chosen = candidates[order]
-            chosen_scores: tuple[float, ...] | None = tuple(float(s) for s in scores[order])
+            chosen_scores: tuple[float, ...] | None = tuple(scores[order].tolist())
         else:
             order = np.lexsort((candidates, -index.days[candidates]))[:top_k]
             chosen = candidates[order]
             chosen_scores = None
         return SearchResult(
             total,
-            tuple(str(i) for i in index.ids[chosen]),
-            tuple(day_date(d) for d in index.days[chosen]),
+            tuple(map(str, index.ids[chosen].tolist())),
+            tuple(map(day_date, index.days[chosen].tolist())),
             chosen_scores,
         )
 

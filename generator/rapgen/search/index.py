@@ -49,8 +49,11 @@ def day_number(d: date) -> int:
     return (d - EPOCH).days
 
 
+_EPOCH_ORDINAL = EPOCH.toordinal()
+
+
 def day_date(n: int) -> date:
-    return date.fromordinal(EPOCH.toordinal() + int(n))
+    return date.fromordinal(_EPOCH_ORDINAL + int(n))
 
 
 @dataclass
