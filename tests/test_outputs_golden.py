@@ -1,0 +1,140 @@
+"""RAP's outputs, held byte for byte: every score file, every rendered page and every built file.
+
+Two archives are built with ``rapgen build --resamples 200``: a copy of the committed
+sample, and ``rapgen synth --scale small --seed 1`` (whose last release is errata).
+``golden/outputs/<name>.sha256`` lists the SHA-256 of every file under ``scores/``,
+``docs/`` and ``site/`` as revision beabbaa wrote them; those lists are never edited.
+A file whose bytes were changed on purpose since then is named in
+``golden/outputs/changed.json`` with its new digest and the reason; every other file
+must match the baseline exactly, and no file may appear or disappear.
+
+To record the lists again (a deliberate change of the outputs), build both archives as
+the fixtures below do and run ``python tests/test_outputs_golden.py changed NAME WORK SITE
+--reason TEXT``: it adds every file that now differs from NAME.sha256 to changed.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+GOLDEN = Path(__file__).parent / "golden" / "outputs"
+CHANGED = GOLDEN / "changed.json"
+RESAMPLES = "200"  # the baselines were built with the same count (the ledger's 10,000 takes minutes)
+REPO = Path(__file__).resolve().parent.parent
+
+
+def output_digests(work: Path, site: Path) -> dict[str, str]:
+    """``scores/…``, ``docs/…`` and ``site/…`` path -> SHA-256 of its bytes."""
+    out = {}
+    for area, folder in (("scores", work / "scores"), ("docs", work / "docs"), ("site", site)):
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            out[f"{area}/{path.relative_to(folder).as_posix()}"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def read_list(name: str) -> dict[str, str]:
+    lines = (GOLDEN / f"{name}.sha256").read_text(encoding="utf-8").splitlines()
+    return {path: digest for digest, path in (line.split("  ", 1) for line in lines if line)}
+
+
+def write_list(name: str, digests: dict[str, str]) -> None:
+    (GOLDEN / f"{name}.sha256").write_text("".join(f"{d}  {p}\n" for p, d in sorted(digests.items())), encoding="utf-8")
+
+
+def changed_files() -> dict[str, dict[str, dict[str, str]]]:
+    return json.loads(CHANGED.read_text(encoding="utf-8")) if CHANGED.is_file() else {}
+
+
+def _build(root: Path, base: Path) -> dict[str, str]:
+    from click.testing import CliRunner
+
+    from rapgen.cli import cli
+
+    work, site = base / "work", base / "site"
+    result = CliRunner().invoke(cli, ["build", "--root", str(root), "--site-dir", str(site), "--work-dir", str(work),
+                                      "--resamples", RESAMPLES], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return output_digests(work, site)
+
+
+@pytest.fixture(scope="module")
+def sample_outputs(tmp_path_factory) -> dict[str, str]:
+    base = tmp_path_factory.mktemp("golden-sample")
+    root = base / "repo"
+    root.mkdir()
+    shutil.copytree(REPO / "archive", root / "archive")
+    shutil.copy2(REPO / "SHA256SUMS", root / "SHA256SUMS")
+    return _build(root, base)
+
+
+@pytest.fixture(scope="module")
+def synth_outputs(tmp_path_factory) -> dict[str, str]:
+    from click.testing import CliRunner
+
+    from rapgen.cli import cli
+
+    base = tmp_path_factory.mktemp("golden-synth1")
+    result = CliRunner().invoke(cli, ["synth", "--scale", "small", "--seed", "1", "--out", str(base / "synth1")],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return _build(base / "synth1", base)
+
+
+def _compare(name: str, actual: dict[str, str]) -> list[str]:
+    baseline = read_list(name)
+    changed = changed_files().get(name, {})
+    problems = [f"{p}: new file (not in {name}.sha256)" for p in sorted(set(actual) - set(baseline))]
+    problems += [f"{p}: no longer written" for p in sorted(set(baseline) - set(actual))]
+    for path in sorted(set(actual) & set(baseline)):
+        want = changed[path]["sha256"] if path in changed else baseline[path]
+        if actual[path] != want:
+            problems.append(f"{path}: bytes differ from " + ("changed.json" if path in changed else f"{name}.sha256 (beabbaa)"))
+    problems += [f"{p}: listed in changed.json but equal to the baseline" for p in sorted(changed)
+                 if p in baseline and changed[p]["sha256"] == baseline[p]]
+    return problems
+
+
+@pytest.mark.parametrize("name", ["sample", "synth1"])
+def test_outputs_are_the_baselines(name, request):
+    actual = request.getfixturevalue("sample_outputs" if name == "sample" else "synth_outputs")
+    problems = _compare(name, actual)
+    assert not problems, f"{len(problems)} output files differ:\n" + "\n".join(problems[:40])
+
+
+def test_every_changed_file_says_why():
+    for name, files in changed_files().items():
+        baseline = read_list(name)
+        for path, entry in files.items():
+            assert path in baseline, f"{name}: {path} is not a baseline output"
+            assert set(entry) == {"sha256", "reason"} and entry["reason"].strip(), f"{name}: {path} needs a digest and a reason"
+
+
+def _main(argv: list[str]) -> int:
+    """``record NAME WORK SITE`` writes NAME.sha256 (the baseline); ``changed NAME WORK SITE --reason TEXT``
+    adds every file that differs from it to changed.json."""
+    command, name, work, site = argv[:4]
+    digests = output_digests(Path(work), Path(site))
+    if command == "record":
+        write_list(name, digests)
+        return 0
+    reason = argv[argv.index("--reason") + 1]
+    baseline = read_list(name)
+    changed = changed_files()
+    mine = changed.setdefault(name, {})
+    for path, digest in sorted(digests.items()):
+        if path in baseline and baseline[path] != digest:
+            mine[path] = {"sha256": digest, "reason": mine.get(path, {}).get("reason", reason)}
+        elif path in mine:
+            del mine[path]
+    CHANGED.write_text(json.dumps(changed, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
