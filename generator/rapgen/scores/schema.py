@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, NamedTuple
 
 from rapgen.scores.metrics import REGISTRY, MetricSpec
+from rapgen.scores.spec import Primary as HeadlineCell
 
 SCHEMA_VERSION = 1
 
@@ -35,16 +36,15 @@ METRICS: tuple[MetricSpec, ...] = tuple(REGISTRY.values())
 METRIC_NAMES: tuple[str, ...] = tuple(REGISTRY)
 
 
-@dataclass(frozen=True)
-class Primary:
-    """The headline number: this metric, under this policy, on this track."""
+class Primary(HeadlineCell):
+    """RAP's headline: this metric, under this counting policy, on this track, for this condition."""
 
-    metric: str
-    policy: str
-    track: str
+    @property
+    def policy(self) -> str:
+        return self.axis("policy")
 
 
-PRIMARY = Primary(metric="spearman", policy="canonical", track="all_origin")
+PRIMARY = Primary(metric="spearman", track="all_origin", axes=(("policy", "canonical"),), condition="A3")
 
 # ---------------------------------------------------------------- score files
 SLOT_NAMES: tuple[str, ...] = tuple(f"D{i}" for i in range(8))
