@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Callable, Mapping
@@ -132,12 +132,24 @@ def known_origins(history: LoadedHistory, parsed: ParsedDocuments) -> tuple[date
 
 
 def scored_origins(history: LoadedHistory, parsed: ParsedDocuments) -> tuple[date, ...]:
-    """The origins intervention records cover: the latest release's resolved origins (an open origin
-    has no outcome to score yet), origins.json's for a format-1 archive."""
+    """The origins unreleased intervention records cover: the latest release's resolved origins (an
+    open origin has no outcome to score yet), origins.json's for a format-1 archive."""
     latest = history.latest
     if latest is None:
         return tuple(parsed.origins.origins if parsed.origins else ())
     return tuple(sorted(latest.resolved_origins))
+
+
+def origins_when_added(history: LoadedHistory, paths: Mapping[str, str]) -> dict[str, tuple[date, ...]]:
+    """name -> the resolved origins of the release that first listed ``paths[name]``, for every
+    released path: a record is judged against the release that added it, so a later roll (which
+    resolves one more origin) never invalidates it. Unreleased paths are left out."""
+    out = {}
+    for name, path in paths.items():
+        k = first_release(history.input, path)
+        if k is not None and k in history.input.records:
+            out[name] = tuple(sorted(history.input.records[k].resolved_origins))
+    return out
 
 
 def _has_panel(documents: Mapping[str, bytes], model_id: str) -> bool:
@@ -271,8 +283,9 @@ def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, b
         traces = out.traces.get(model_id, [])
         if REPLAYS_JSONL in files:
             facts.papers.want(pid for call in traces for pid in call.returned_ids)
-        records, found = check_model_interventions(folder, files, out.predictions.get(model_id, []), traces, facts,
-                                                  parsed.models[model_id])
+        added = origins_when_added(history, {n: model_file(model_id, n) for n in files})
+        records, found = check_model_interventions(folder, files, out.predictions.get(model_id, []), traces,
+                                                  replace(facts, origins_of=added), parsed.models[model_id])
         out.findings.extend(found)
         if records is not None and (names or records.extensions != ModelExtensions()):
             out.interventions[model_id] = records
