@@ -29,10 +29,20 @@ from rapgen.site.pages.releases import build_releases, movements
 __all__ = ["build_site_model", "page_url"]
 
 
+def shown_origins(archive: Archive, outputs: ScoreOutputs) -> tuple[list[str], str]:
+    """The resolved origins and the strict origin of the release the scores are of (scores.json's
+    ``release``, written from that release's record); origins.json's for a format-1 archive."""
+    meta = outputs.scores_json.get("release") or {}
+    if meta.get("resolved_origins") and meta.get("strict_origin"):
+        return [str(o) for o in meta["resolved_origins"]], str(meta["strict_origin"])
+    return [o.isoformat() for o in archive.origins.origins], archive.origins.strict_origin.isoformat()
+
+
 def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
     """Assemble everything the templates need. Deterministic: every list is sorted."""
+    origins, strict_origin = shown_origins(archive, outputs)
     field_pages, field_index = build_field_pages(archive, outputs)
-    model_pages, model_index = build_model_pages(archive, outputs)
+    model_pages, model_index = build_model_pages(archive, outputs, origins)
     for page in model_pages:
         page.interventions = model_interventions(page.model_id, _extensions(archive, page.model_id), outputs)
     splits = Counter(f.split for f in archive.fields)
@@ -46,7 +56,7 @@ def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
         manifest_sha256=archive.manifest_sha256,
         scores_meta={k: outputs.scores_json.get(k) for k in ("resamples", "seed", "level") if k in outputs.scores_json},
         counts={"fields": len(archive.fields), "test_fields": splits.get("test", 0), "dev_fields": splits.get("dev", 0),
-                "blocks": len(archive.blocks), "models": len(archive.models), "origins": len(archive.origins.origins)},
+                "blocks": len(archive.blocks), "models": len(archive.models), "origins": len(origins)},
         panels=panels,
         field_pages=field_pages,
         field_index=field_index,
@@ -56,8 +66,8 @@ def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
         artifacts=build_artifacts(archive),
         ledger_rows=ledger_rows("", archive.ledger),
         ledger_json=ledger_json(archive.ledger),
-        strict_origin=archive.origins.strict_origin.isoformat(),
-        origins=[o.isoformat() for o in archive.origins.origins],
+        strict_origin=strict_origin,
+        origins=origins,
         ledger_level=float(archive.ledger["bootstrap"]["level"]),
         diagnostics_meta=diagnostics_meta(outputs),
         releases=releases,

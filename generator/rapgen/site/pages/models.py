@@ -162,13 +162,13 @@ def _replay(archive: Archive, out: ScoreOutputs) -> tuple[dict[str, dict[str, di
     return _replay_by_model(out.replay), ""
 
 
-def build_model_pages(archive: Archive, out: ScoreOutputs) -> tuple[list[ModelPage], list[dict]]:
-    """Every model's page and the index table's rows, in archive order."""
+def build_model_pages(archive: Archive, out: ScoreOutputs, origins: list[str]) -> tuple[list[ModelPage], list[dict]]:
+    """Every model's page and the index table's rows, in archive order; ``origins``: the resolved
+    origins of the release shown (the x axis of "Scores by origin")."""
     lb = out.leaderboard[out.leaderboard["policy"] == PRIMARY.policy]
     idx = index(lb, ["track", "split", "entry", "condition", "metric"])
     ct = out.contrasts[out.contrasts["policy"] == PRIMARY.policy]
     osc = out.origin_scores[(out.origin_scores["policy"] == PRIMARY.policy) & (out.origin_scores["metric"] == PRIMARY.metric)]
-    origins = [o.isoformat() for o in archive.origins.origins]
     replay_models, replay_note = _replay(archive, out)
     evidence, invalid, strict = _evidence_by_model(out.diagnostics), _invalid_units(out), _strict_models(out.scores_json)
     pages, rows = [], []
