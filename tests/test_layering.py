@@ -8,6 +8,10 @@
    search and kit, ``site`` archive, scores and site; no kind imports another.
 2. No import circle anywhere in the package, counting imports inside functions too.
 3. No module imports another stage's private (underscore) names.
+4. Another stage is imported through its face only (``from rapgen.archive import …``, never
+   ``rapgen.archive.history.ops``); a kind's face is ``rapgen.kinds.<kind>`` (and the
+   contract ``rapgen.kinds.base``).
+5. No module is over 600 lines.
 """
 
 from __future__ import annotations
@@ -167,6 +171,27 @@ def test_kind_rule_refuses_crossings():
     assert _kind_rule("rapgen.kinds.ideas.archive", "rapgen.kinds.base") is None
 
 
+def _face_of(target: str) -> str:
+    """The module another stage must import ``target``'s names from."""
+    parts = target.split(".")
+    if parts[1] == "kinds" and len(parts) > 2:
+        return ".".join(parts[:3])  # rapgen.kinds.<kind> (or rapgen.kinds.base)
+    return ".".join(parts[:2])
+
+
+@pytest.mark.parametrize("name", sorted(MODULES), ids=lambda v: v)
+def test_other_stages_are_imported_through_their_face(name):
+    stage = _stage(name)
+    problems = []
+    for target, _names, line in _imports(name):
+        parts = target.split(".")
+        if parts[0] != "rapgen" or len(parts) < 3 or parts[1] in SHARED or parts[1] == stage:
+            continue
+        if target != _face_of(target):
+            problems.append(f"line {line}: imports {target}; import from {_face_of(target)} instead")
+    assert not problems, f"{MODULES[name]}: " + "; ".join(problems)
+
+
 # ---------------------------------------------------------------- 2. no circles
 def _cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
     """Every strongly connected component with more than one module (Tarjan)."""
@@ -295,3 +320,18 @@ def test_private_name_finder_sees_both_forms():
         "rapgen.scores.planted:3: uses rapgen.archive.parse._guard",
     ]
     assert _private_uses("rapgen.archive.planted", src) == []  # inside its own stage a module may
+
+
+def test_face_of_names_the_package_face():
+    assert _face_of("rapgen.archive.history.ops") == "rapgen.archive"
+    assert _face_of("rapgen.kinds.rap.replay") == "rapgen.kinds.rap"
+    assert _face_of("rapgen.kinds.base") == "rapgen.kinds.base"
+
+
+# ---------------------------------------------------------------- 5. small modules
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_is_over_six_hundred_lines():
+    long = {str(path.relative_to(PACKAGE)): n for path in MODULES.values() if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert long == {}, f"modules over {MAX_MODULE_LINES} lines: {long}"

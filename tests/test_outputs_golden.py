@@ -8,7 +8,8 @@ before synth1's errata).
 ``docs/`` and ``site/`` (but the dated sitemap) as revision beabbaa wrote them; those lists are never edited.
 A file whose bytes were changed on purpose since then is named in
 ``golden/outputs/changed.json`` with its new digest and the reason; every other file
-must match the baseline exactly, and no file may appear or disappear.
+must match the baseline exactly, and no file may appear or disappear (a file no longer written
+on purpose has a null digest in changed.json, with its reason).
 
 To record the lists again (a deliberate change of the outputs), build both archives as
 the fixtures below do and run ``python tests/test_outputs_golden.py changed NAME WORK SITE
@@ -98,8 +99,10 @@ BUILDS = {"sample": ("sample_root", None), "sample-release3": ("sample_root", 3)
 def _compare(name: str, actual: dict[str, str]) -> list[str]:
     baseline = read_list(name)
     changed = changed_files().get(name, {})
+    removed = {p for p, entry in changed.items() if entry["sha256"] is None}  # no longer written, on purpose
     problems = [f"{p}: new file (not in {name}.sha256)" for p in sorted(set(actual) - set(baseline))]
-    problems += [f"{p}: no longer written" for p in sorted(set(baseline) - set(actual))]
+    problems += [f"{p}: no longer written" for p in sorted(set(baseline) - set(actual) - removed)]
+    problems += [f"{p}: changed.json says it is no longer written, but it is" for p in sorted(removed & set(actual))]
     for path in sorted(set(actual) & set(baseline)):
         want = changed[path]["sha256"] if path in changed else baseline[path]
         if actual[path] != want:
@@ -141,6 +144,8 @@ def _main(argv: list[str]) -> int:
             mine[path] = {"sha256": digest, "reason": mine.get(path, {}).get("reason", reason)}
         elif path in mine:
             del mine[path]
+    for path in sorted(set(baseline) - set(digests)):
+        mine[path] = {"sha256": None, "reason": mine.get(path, {}).get("reason", reason)}
     CHANGED.write_text(json.dumps(changed, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return 0
 

@@ -17,16 +17,12 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from rapgen.archive.history.load import LoadedHistory
 from rapgen.archive.history.spec import HistorySpec
+from rapgen.archive.history.view import ReleaseView
 from rapgen.archive.records import Finding
-
-if TYPE_CHECKING:
-    from rapgen.archive.history.load import LoadedHistory
-    from rapgen.archive.release import Release
-    from rapgen.archive.verified import VerifiedRoot
-    from rapgen.archive.history.view import ReleaseView
 
 CallValidator = Callable[[dict], object]  # raises on a malformed Search call (rapgen.search.validate_call)
 
@@ -65,7 +61,8 @@ class ArchiveKind:
     required_files: tuple[str, ...]
     model_files: tuple[str, ...]
     check: Callable[[CheckInput], KindCheck] = field(repr=False)
-    open: Callable[[VerifiedRoot, ReleaseView], Release] = field(repr=False)
+    # open(root, view) -> the kind's Release (a rapgen.archive.release.Release) for a VerifiedRoot
+    open: Callable[[Any, ReleaseView], Any] = field(repr=False)
     history: HistorySpec | None = None
 
 

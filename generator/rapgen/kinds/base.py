@@ -26,6 +26,19 @@ ReviewSpec          here                           ``submit check`` (a later pha
 The unit of a kind is a tuple of key names (RAP: field_id, origin, condition); its
 **item** is the key its metrics average over and its clusters group (RAP: field_id;
 Ideas: episode_id; Inspire: instance_id).
+
+What a kind writes, in the order the engine calls it:
+
+1. ``archive.check(CheckInput) -> KindCheck`` — verify's structural stage, on the verified
+   bytes only (``inp.documents``); its ``state`` is kept on the :class:`VerifiedRoot`.
+2. ``archive.open(root, view) -> Release`` — the kind's view of one release (a subclass of
+   :class:`Release` with the kind's documents; ``root.state`` holds what ``check`` parsed,
+   ``release.parsed(path, parser)`` parses a file an errata release replaced).
+3. ``score(release, *, resamples=None, malformed=None, **options)`` and
+   ``write_scores(result, out_dir)``; ``malformed`` is the Search-call predicate (a kind
+   without Search ignores it).
+4. ``site`` — rendered by :func:`rapgen.site.render_release` (the kind's own ``render``, or its
+   ``pages`` one by one); ``replay`` and ``summary`` when the kind has them.
 """
 
 from __future__ import annotations
@@ -34,15 +47,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rapgen.archive.history.spec import HistorySpec
-from rapgen.archive.kind import ArchiveKind, CheckInput, KindCheck
-from rapgen.scores.spec import AxisSpec, ClusterSpec, MetricSpec, Primary, TrackSpec
-from rapgen.search.spec import SearchSpec
-from rapgen.site.spec import PageSpec, SiteSpec
+from rapgen.archive import ArchiveKind, CheckInput, HistorySpec, KindCheck, Release, VerifiedRoot
+from rapgen.scores import AxisSpec, ClusterSpec, MetricSpec, Primary, TrackSpec
+from rapgen.search import SearchSpec
+from rapgen.site import PageSpec, SiteSpec
 
 __all__ = [
     "ArchiveKind", "AxisSpec", "BenchmarkKind", "CheckInput", "ClusterSpec", "HistorySpec", "KindCheck", "MetricSpec",
-    "PageSpec", "Primary", "ReviewSpec", "SearchSpec", "SiteSpec", "TrackSpec",
+    "PageSpec", "Primary", "Release", "ReviewSpec", "SearchSpec", "SiteSpec", "TrackSpec", "VerifiedRoot",
 ]
 
 
@@ -65,7 +77,11 @@ class BenchmarkKind:
     its unit and item, what it scores and how, and its pages.
 
     ``score(release, *, resamples=None, **options) -> result`` computes every score of one
-    release; ``write_scores(result, out_dir) -> list[Path]`` writes them. ``vocabulary``
+    release; ``write_scores(result, out_dir) -> list[Path]`` writes them; ``replay(release,
+    scores_dir) -> bool`` re-executes its recorded Search calls into the score folder (True if
+    it ran; None for a kind without Search); ``summary(result) -> (fields, lines)`` is what
+    ``rapgen score`` prints (``--json``: the fields); ``sample(out, **options)`` builds its
+    sample archive. ``vocabulary``
     holds the kind's other words as data (RAP: conditions, splits, policies, labels), so
     no module spells them again."""
 
@@ -84,6 +100,8 @@ class BenchmarkKind:
     search: SearchSpec | None = None
     kit: Any = None  # the submitter's kit of the kind (a later phase)
     site: SiteSpec | None = None
+    replay: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    summary: Callable[[Any], tuple[dict, list[str]]] | None = field(default=None, repr=False, compare=False)
     sample: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     vocabulary: Any = None
 

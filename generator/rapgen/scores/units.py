@@ -16,8 +16,8 @@ from rapgen.archive import SLOTS, STATE_CONDITIONS, Archive, ModelInfo
 from rapgen.errors import ScoringError
 from rapgen.scores.baselines import BASELINES
 from rapgen.scores.metrics import METRIC_NAMES, REGISTRY, UnitInputs, applies
+from rapgen.scores.schema import BASELINE_CONDITION
 
-BASELINE_CONDITION = "BASE"
 MODEL = "model"
 BASELINE = "baseline"
 

@@ -4,14 +4,14 @@ Each page has its builder in :mod:`rapgen.site.pages`; the records are in
 :mod:`rapgen.site.cells`. Nothing here computes a score: every number comes from
 the score folder (:mod:`rapgen.site.inputs`), and the archive contributes only
 descriptive records (fields, codebooks, blocks, models, ARCHIVE.json, the ledger,
-the verified digests and file sizes).
+the verified digests and file sizes), all of the release shown.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from rapgen.archive import Archive
+from rapgen.archive import RapRelease
 from rapgen.site.cells import SiteModel, page_url
 from rapgen.site.inputs import ScoreOutputs
 from rapgen.site.pages.archive import build_artifacts, ledger_json, ledger_rows
@@ -29,18 +29,15 @@ from rapgen.site.pages.releases import build_releases, movements
 __all__ = ["build_site_model", "page_url"]
 
 
-def shown_origins(archive: Archive, outputs: ScoreOutputs) -> tuple[list[str], str]:
-    """The resolved origins and the strict origin of the release the scores are of (scores.json's
-    ``release``, written from that release's record); origins.json's for a format-1 archive."""
-    meta = outputs.scores_json.get("release") or {}
-    if meta.get("resolved_origins") and meta.get("strict_origin"):
-        return [str(o) for o in meta["resolved_origins"]], str(meta["strict_origin"])
-    return [o.isoformat() for o in archive.origins.origins], archive.origins.strict_origin.isoformat()
+def shown_origins(release: RapRelease) -> tuple[list[str], str]:
+    """The resolved origins and the strict origin of the release shown (a format-1 archive's one
+    release: origins.json's)."""
+    return [o.isoformat() for o in release.resolved_origins], release.strict_origin.isoformat()
 
 
-def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
+def build_site_model(archive: RapRelease, outputs: ScoreOutputs) -> SiteModel:
     """Assemble everything the templates need. Deterministic: every list is sorted."""
-    origins, strict_origin = shown_origins(archive, outputs)
+    origins, strict_origin = shown_origins(archive)
     field_pages, field_index = build_field_pages(archive, outputs)
     model_pages, model_index = build_model_pages(archive, outputs, origins)
     for page in model_pages:
@@ -78,17 +75,16 @@ def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
     )
 
 
-def _extensions(archive: Archive, model_id: str) -> dict:
-    """model.json's INTERVENTIONS.md keys as verify parsed them (``base_model``, ``inference``); {} unverified."""
-    lookup = getattr(archive, "interventions", None)
-    records = lookup(model_id) if callable(lookup) else None
+def _extensions(archive: RapRelease, model_id: str) -> dict:
+    """model.json's INTERVENTIONS.md keys as verify parsed them (``base_model``, ``inference``)."""
+    records = archive.interventions(model_id)
     if records is None:
         return {}
     ext = records.extensions
     return {"base_model": ext.base_model or "", "inference": ext.inference}
 
 
-def _release_rows(archive: Archive, outputs: ScoreOutputs, panels: dict, current: int) -> None:
+def _release_rows(archive: RapRelease, outputs: ScoreOutputs, panels: dict, current: int) -> None:
     """Format 2: movement markers, All-Origin's partial models and the Live panel."""
     names = {m.model_id: m.display_name for m in archive.models}
     live = live_panels(archive, outputs, names)
