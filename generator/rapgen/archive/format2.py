@@ -270,12 +270,8 @@ def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, b
                 out.findings.append(Finding(folder, None, Category.NOT_EVALUATED, f"intervention records not checked: {why}"))
             continue
         files = {n: documents[model_file(model_id, n)] for n in (MODEL_JSON, *names)}
-        traces = out.traces.get(model_id, [])
-        if REPLAYS_JSONL in files:
-            facts.papers.want(pid for call in traces for pid in call.returned_ids)
-        added = origins_when_added(history.input, {n: model_file(model_id, n) for n in files})
-        records, found = check_model_interventions(folder, files, out.predictions.get(model_id, []), traces,
-                                                  replace(facts, origins_of=added), parsed.models[model_id])
+        records, found = folder_interventions(history.input, facts, model_id, files, out.predictions.get(model_id, []),
+                                              out.traces.get(model_id, []), parsed.models[model_id])
         out.findings.extend(found)
         if records is not None and (names or records.extensions != ModelExtensions()):
             out.interventions[model_id] = records
@@ -289,6 +285,16 @@ def intervention_facts(root: Path, ledger_files: tuple[list[str], list[str]], pa
         parsed.fields, parsed.blocks, tuple(origins), parsed.origins.window_months, int(parsed.ledger["search"]["max_calls"]),
         sorted(parsed.models), _LazyPapers(root, ledger_files[0]), _Counts(root, ledger_files[1]), malformed, units_of,
     )
+
+
+def folder_interventions(inp: HistoryInput, facts: ArchiveFacts, model_id: str, files: Mapping[str, bytes],
+                         units: Sequence[Unit], traces: Sequence[TraceCall], model) -> tuple[InterventionRecords | None, list[Finding]]:
+    """One model folder's intervention records and findings, each file judged against the origins of
+    the release that added it; the paper text its readouts' evidence needs is read in one pass."""
+    if REPLAYS_JSONL in files:
+        facts.papers.want(pid for call in traces for pid in call.returned_ids)
+    added = origins_when_added(inp, {n: model_file(model_id, n) for n in files})
+    return check_model_interventions(f"archive/models/{model_id}", files, units, traces, replace(facts, origins_of=added), model)
 
 
 def _intervention_folders(root_lines: Mapping[str, str]) -> dict[str, list[str]]:

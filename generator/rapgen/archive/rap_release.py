@@ -23,10 +23,10 @@ from types import SimpleNamespace
 from typing import Any
 
 from rapgen.archive import parse
-from rapgen.archive.format2 import Format2Result, check_format2, intervention_facts, malformed_by, origins_when_added
+from rapgen.archive.format2 import Format2Result, check_format2, folder_interventions, intervention_facts, malformed_by
 from rapgen.archive.history.records import history_origins, search_path
 from rapgen.archive.history.spec import RAP_HISTORY
-from rapgen.archive.intervention_folder import InterventionRecords, check_model_interventions
+from rapgen.archive.intervention_folder import InterventionRecords
 from rapgen.archive.interventions import ModelExtensions, OracleUnit, Readout, Training
 from rapgen.archive.invariants import ParsedDocuments, check_invariants
 from rapgen.archive.kind import ArchiveKind, CheckInput, KindCheck
@@ -243,10 +243,8 @@ class RapRelease(Release):
         malformed = malformed_by(self.verified.validate_call)
         facts = intervention_facts(self.root, self.ledger_sources(), self._facts_view(), self.resolved_origins, malformed,
                                    self.predictions)
-        added = origins_when_added(self.history, {n: model_file(model_id, n) for n in files})
-        records, findings = check_model_interventions(f"archive/models/{model_id}", files, self.predictions(model_id),
-                                                      self.traces(model_id), replace(facts, origins_of=added),
-                                                      self._models[model_id])
+        records, findings = folder_interventions(self.history, facts, model_id, files, self.predictions(model_id),
+                                                 self.traces(model_id), self._models[model_id])
         if findings or records is None:
             first = findings[0].detail if findings else "model.json cannot be read"
             raise ArchiveError(f"release {self.number}: archive/models/{model_id}: its listed intervention records do not "
