@@ -25,7 +25,7 @@ class HistorySpec:
     releases (no window, no open key)."""
 
     window_months: int
-    target_months: int
+    target_months: int | None  # None: the window itself (a roll resolves the key it ingests)
     window_files: tuple[str, ...]  # under archive/, with {start}
     opened_files: tuple[str, ...]  # added by the roll that opens {key}
     resolved_files: tuple[str, ...] = ()  # added by the roll that resolves {key}
@@ -50,7 +50,7 @@ class HistorySpec:
 # origins.json may set another window_months; the history checks read that value.
 RAP_HISTORY = HistorySpec(
     window_months=6,
-    target_months=6,
+    target_months=None,
     window_files=tuple(f"{WINDOWS_DIR}/{{start}}/{name}" for name in WINDOW_FILES),
     opened_files=tuple(f"{SEARCH_DIR}/{{key}}/manifest_{regime}.jsonl" for regime in REGIMES),
     reveal_files=tuple(f"archive/models/{{model}}/origins/{{key}}/{name}" for name in ORIGIN_FILES),
