@@ -232,3 +232,18 @@ def test_a_units_direct_alignment_does_not_depend_on_the_other_rows():
         part = direct_alignment(p[rows], e[rows], y[rows], perms)
         for name in ("cos", "cos_null", "spearman", "spearman_null"):
             assert np.array_equal(getattr(part, name), getattr(full, name)[rows], equal_nan=True), (size, name)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_search_top_k_is_the_head_of_the_full_sort(seed):
+    """The partial sort of a Search answer against the full lexsort it replaces: ties of the key
+    (equal scores, equal days) broken by the candidate position, for any k."""
+    from rapgen.search.engine import _top
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 60))
+    candidates = np.sort(rng.choice(10_000, size=n, replace=False))
+    key = -rng.choice([0.5, 1.25, 2.0, 3.75], size=n) if seed % 2 else -rng.integers(19_000, 19_010, size=n)
+    for k in (0, 1, 3, 8, 59, 100):
+        want = np.lexsort((candidates, key))[:k]
+        assert _top(candidates, key, k).tolist() == want.tolist()

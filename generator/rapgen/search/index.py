@@ -74,6 +74,13 @@ class FieldIndex:
     def n(self) -> int:
         return len(self.ids)
 
+    def dates_of(self, positions: np.ndarray) -> tuple[date, ...]:
+        """The ``first_submitted`` dates of the members at ``positions`` (each date object made once)."""
+        dates = self.__dict__.get("_dates")
+        if dates is None:
+            dates = self.__dict__["_dates"] = np.array([day_date(d) for d in self.days.tolist()] or [], dtype=object)
+        return tuple(dates[positions].tolist())
+
     def postings(self, fieldname: str, term_id: int) -> tuple[np.ndarray, np.ndarray]:
         terms = self.terms[fieldname]
         at = int(np.searchsorted(terms, term_id))
@@ -237,8 +244,9 @@ def build_field_arrays(
 
 
 def sha256_ids(ids: Iterable[str]) -> str:
-    """ARCHIVE.md ``ids_sha256``: ids sorted in byte order, joined by newlines."""
-    data = "\n".join(sorted(ids, key=lambda s: s.encode("utf-8"))).encode("utf-8")
+    """ARCHIVE.md ``ids_sha256``: ids sorted in byte order, joined by newlines. (UTF-8 keeps the
+    order of code points, which is how Python compares strings: the plain sort is byte order.)"""
+    data = "\n".join(sorted(ids)).encode("utf-8")
     return hashlib.sha256(data).hexdigest()
 
 

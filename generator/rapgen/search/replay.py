@@ -19,6 +19,7 @@ diagnostics (``diagnostics.json`` section ``search_evidence``), not replay's.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import os
 from collections import defaultdict
@@ -153,12 +154,17 @@ def _run_all(backend: Backend, by_field: dict[str, list[ReplayCall]], jobs: int,
         # each worker gets the backend's manifests and constants, not the release (nothing is read again)
         if fork:  # the workers inherit the calls: only field ids and answers cross the pipes
             _WORKER["calls"] = by_field
+        # The parent's objects (the verified release, the calls) are left out of the garbage
+        # collector's passes while the workers run: a forked worker then never walks, and so
+        # never copies, the pages it inherited.
+        gc.freeze()
         try:
             with ctx.Pool(jobs, initializer=_init_worker, initargs=(backend.detached(),)) as pool:
                 work = [fid for fid, _ in jobs_list] if fork else jobs_list
                 for fid, out in pool.imap_unordered(_run_field, work):
                     take(fid, out)
         finally:
+            gc.unfreeze()
             _WORKER.pop("calls", None)
     else:
         _WORKER["backend"] = backend
