@@ -15,6 +15,7 @@ from datetime import date
 from typing import Mapping, Sequence
 
 from rapgen.archive.calendar import add_months
+from rapgen.archive.history.dates import check_dates
 from rapgen.archive.history.records import (
     COMMITMENTS_DIR,
     MODELS_DIR,
@@ -100,6 +101,7 @@ def check_history(inp: HistoryInput) -> list[Finding]:
     _check_windows(inp, out)
     _check_opened(inp, out)
     _check_commitments(inp, out)
+    out.extend(check_dates(inp.records, inp.manifests, inp.window_months))  # every rule about dates, in one module
     return out
 
 
@@ -129,10 +131,6 @@ def _check_numbering(inp: HistoryInput, numbers: list[int], out: _Findings) -> N
             out.add(record_path(k), k, f"follows release {expected - 1} but release{'s' * (k - expected > 1)} {missing} "
                     "is missing: releases are numbered 1, 2, 3, … without gaps")
         expected = k + 1
-    dated = [(k, inp.records[k].date) for k in numbers if k in inp.records]
-    for (j, dj), (k, dk) in zip(dated, dated[1:]):
-        if dk < dj:
-            out.add(record_path(k), k, f"dated {dk} before release {j} ({dj}): release dates never decrease")
 
 
 def _check_record(inp: HistoryInput, k: int, out: _Findings) -> None:
