@@ -29,6 +29,7 @@ from rapgen.site.model import build_site_model
 from rapgen.site.pages.switch import LEADER_METRICS
 from rapgen.scores import POLICIES, SCORE_FILES
 from rapgen.site.inputs import read_score_table
+from rapgen.io import DOCS_OUTPUT, guard_output_dir
 from rapgen.site.i18n import DEFAULT_LANGUAGE, LANGUAGES, Catalogue, load_catalogues, localized, page_translations, speaking, t
 
 STATIC_ASSETS = (
@@ -232,6 +233,7 @@ def render_docs(archive: Archive, scores_dir: str | Path, docs_dir: str | Path,
     from rapgen.site.build import check_url
 
     check_url("--repo-url", repo_url)
+    guard_output_dir(docs_dir, DOCS_OUTPUT)  # before any work: the docs folder is replaced whole
     if release is not None:  # release N's own bytes (an errata release's kept copies), then its files only
         archive = ReleaseArchive(release_archive(archive, release), release)  # type: ignore[arg-type, assignment]
     templates_dir = Path(templates_dir or packaged_templates())
