@@ -131,3 +131,22 @@ def test_the_rule(tiny_archive, rel, kind, ok):
     else:
         with pytest.raises(UsageProblem):
             guard_output_dir(target, kind)
+
+
+@pytest.mark.parametrize("rel,ok", [("archive/benchmark/x.json", False), ("archive/x.json", False), ("docs/x.json", False),
+                                    ("x.json", True), ("archive/commitments/2026-01-01/copycat.json", True)])
+def test_submit_commit_writes_its_file_only_where_a_commitment_may_go(history_copy, tmp_path, rel, ok):
+    from history_factory import SECOND_OPEN, prediction_lines
+
+    folder = tmp_path / "copycat"
+    (folder / "origins" / SECOND_OPEN.isoformat()).mkdir(parents=True)
+    (folder / "origins" / SECOND_OPEN.isoformat() / "predictions.jsonl").write_bytes(prediction_lines(SECOND_OPEN))
+    before = snapshot(history_copy)
+    result = CliRunner().invoke(cli, ["submit", "commit", "--root", str(history_copy), "--out", str(history_copy / rel), str(folder)])
+    if ok:
+        assert result.exit_code == 0, result.output
+        assert (history_copy / rel).is_file()
+    else:
+        assert result.exit_code == 2, result.output
+        assert "refusing to write the commitment there" in result.stderr
+        assert snapshot(history_copy) == before

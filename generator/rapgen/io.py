@@ -232,6 +232,7 @@ CACHE_OUTPUT = OutputKind("cache folder")
 ARCHIVE_OUTPUT = OutputKind("archive", archive_root=True)
 MODEL_OUTPUT = OutputKind("model folder", inside_archive="models")
 FOLDER_OUTPUT = OutputKind("output folder")  # any other folder a command fills with files of its own
+COMMITMENT_OUTPUT = OutputKind("commitment", archive_root=True, inside_archive="commitments")  # the folder of a commitment file
 
 
 def is_archive_root(folder: Path) -> bool:
