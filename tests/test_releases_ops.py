@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from datetime import date
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from factory import make_archive
-from history_factory import FIRST_OPEN, SECOND_OPEN, make_history, make_window
+from history_factory import FIRST_OPEN, SECOND_OPEN, make_window
 from rapgen.archive.history.ops import Replacement, cut_release, roll_release, start_history
 from rapgen.archive.history.verify import verify_history
 from rapgen.archive.verify import verify_archive
@@ -19,16 +18,9 @@ from rapgen.cli import cli
 from rapgen.errors import ArchiveError, UsageProblem
 
 
-@pytest.fixture(scope="session")
-def _history_template(tmp_path_factory):
-    return make_history(tmp_path_factory.mktemp("history-template"))
-
-
 @pytest.fixture
-def history(_history_template, tmp_path: Path) -> Path:
-    dest = tmp_path / "history"
-    shutil.copytree(_history_template.root, dest)
-    return dest
+def history(history_copy: Path) -> Path:
+    return history_copy  # conftest: a fresh copy of history_factory's history
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rapgen.archive import open_verified
 from rapgen.errors import UsageProblem
+from rapgen.io import DOCS_OUTPUT, SCORES_OUTPUT, WORK_OUTPUT, guard_output_dir
 from rapgen.search import validate_call
 from rapgen.site import build_site, check_site_dir, check_url, render_docs
 
@@ -79,6 +80,11 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
     check_url("--repo-url", repo_url)
     root = Path(root)
     check_site_dir(Path(site_dir))  # before any work: building empties the site folder
+    work = Path(work_dir) if work_dir is not None else root / "build"
+    guard_output_dir(work, WORK_OUTPUT)
+    guard_output_dir(work / "docs", DOCS_OUTPUT)
+    if scores_dir is None:
+        guard_output_dir(work / "scores", SCORES_OUTPUT)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     archive = open_verified(root, validate_call=validate_call)
@@ -86,7 +92,6 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
         archive.release_view(release)  # a usage error for a release that does not exist
         replay = False  # replay.json describes the latest files, not release N's
     timings["verify"] = time.perf_counter() - t0
-    work = Path(work_dir) if work_dir is not None else root / "build"
     if scores_dir is None:
         from rapgen.scores import compute_scores, write_scores
 

@@ -50,10 +50,12 @@ def score(root: Path, out_dir: Path, resamples: int | None, release: int | None,
     'rapgen replay --out', when present). See docs/interventions.md.
     """
     from rapgen.archive import open_verified
+    from rapgen.io import SCORES_OUTPUT, guard_output_dir
     from rapgen.scores import compute_scores, write_scores
     from rapgen.scores.interventions.compute import read_reruns
     from rapgen.search import call_is_malformed, validate_call
 
+    guard_output_dir(out_dir, SCORES_OUTPUT)  # before any work
     archive = open_verified(root, validate_call=validate_call)
     reruns = read_reruns(out_dir, archive.manifest_sha256)
     result = compute_scores(archive, resamples=resamples, malformed=call_is_malformed, reruns=reruns, release=release)

@@ -61,15 +61,23 @@ def _read_csv(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
         missing = [c for c in columns if c not in header]
         what = f"missing column {missing[0]!r}" if missing else f"columns {header} differ from {list(columns)}"
         raise SiteError(f"{path}: line 1: {what}")
-    dtypes = {c: "string" for c in columns if c in _TEXT}
     try:
-        frame = pd.read_csv(path, dtype=dtypes, keep_default_na=True)
+        frame = read_score_table(path, columns)
     except (ValueError, pd.errors.ParserError) as exc:
         raise SiteError(f"{path}: unreadable ({exc})") from None
     for c in columns:
         if c in _TEXT:
             frame[c] = frame[c].astype(object).where(frame[c].notna(), None)
     return frame
+
+
+def read_score_table(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    """A score CSV as written: text columns as strings, and only an empty cell is missing.
+
+    The scorer writes a missing value as an empty cell and nothing else, so pandas'
+    missing-value words are switched off: a model id such as ``nan``, ``null`` or
+    ``1e3`` stays that id."""
+    return pd.read_csv(path, dtype={c: "string" for c in columns if c in _TEXT}, keep_default_na=False, na_values=[""])
 
 
 def _read_json(path: Path, required: bool) -> dict | None:

@@ -28,7 +28,8 @@ from rapgen.site.cells import CONDITION_LABEL, LEADER_CONDITIONS, METRIC_LABEL, 
 from rapgen.site.model import build_site_model
 from rapgen.site.pages.switch import LEADER_METRICS
 from rapgen.scores import POLICIES, SCORE_FILES
-from rapgen.site.inputs import TEXT_COLUMNS
+from rapgen.site.inputs import read_score_table
+from rapgen.io import DOCS_OUTPUT, guard_output_dir
 from rapgen.site.i18n import DEFAULT_LANGUAGE, LANGUAGES, Catalogue, load_catalogues, localized, page_translations, speaking, t
 
 STATIC_ASSETS = (
@@ -128,8 +129,6 @@ def download_tables(folder: Path) -> list[str]:
 def _write_tables(outputs: ScoreOutputs, base: Path) -> None:
     """Each table verbatim as CSV and as Parquet (read back with the declared columns,
     identifiers as text), and the per-unit scores (units.parquet) as written."""
-    import pandas as pd
-
     (base / "downloads").mkdir(parents=True, exist_ok=True)
     loaded = {"leaderboard": outputs.leaderboard, "contrasts": outputs.contrasts, "ranks": outputs.ranks,
               "field_scores": outputs.field_scores, "origin_scores": outputs.origin_scores,
@@ -140,7 +139,7 @@ def _write_tables(outputs: ScoreOutputs, base: Path) -> None:
         shutil.copyfile(src, base / "downloads" / f"{name}.csv")
         frame = loaded.get(name)  # already parsed by load_score_outputs: don't read 27 MB twice
         if frame is None:
-            frame = pd.read_csv(src, dtype={c: "string" for c in SCORE_FILES[f"{name}.csv"] if c in TEXT_COLUMNS})
+            frame = read_score_table(src, SCORE_FILES[f"{name}.csv"])
         frame.to_parquet(base / "downloads" / f"{name}.parquet", index=False)
     if (outputs.folder / "units.parquet").is_file():
         shutil.copyfile(outputs.folder / "units.parquet", base / "downloads" / "units.parquet")
@@ -234,6 +233,7 @@ def render_docs(archive: Archive, scores_dir: str | Path, docs_dir: str | Path,
     from rapgen.site.build import check_url
 
     check_url("--repo-url", repo_url)
+    guard_output_dir(docs_dir, DOCS_OUTPUT)  # before any work: the docs folder is replaced whole
     if release is not None:  # release N's own bytes (an errata release's kept copies), then its files only
         archive = ReleaseArchive(release_archive(archive, release), release)  # type: ignore[arg-type, assignment]
     templates_dir = Path(templates_dir or packaged_templates())

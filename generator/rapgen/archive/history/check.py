@@ -15,6 +15,8 @@ from datetime import date
 from typing import Mapping, Sequence
 
 from rapgen.archive.calendar import add_months
+from rapgen.archive.history.dates import check_dates
+from rapgen.archive.history.digests import digest_copies
 from rapgen.archive.history.records import (
     COMMITMENTS_DIR,
     MODELS_DIR,
@@ -100,6 +102,7 @@ def check_history(inp: HistoryInput) -> list[Finding]:
     _check_windows(inp, out)
     _check_opened(inp, out)
     _check_commitments(inp, out)
+    out.extend(check_dates(inp.records, inp.manifests, inp.window_months))  # every rule about dates, in one module
     return out
 
 
@@ -129,10 +132,6 @@ def _check_numbering(inp: HistoryInput, numbers: list[int], out: _Findings) -> N
             out.add(record_path(k), k, f"follows release {expected - 1} but release{'s' * (k - expected > 1)} {missing} "
                     "is missing: releases are numbered 1, 2, 3, … without gaps")
         expected = k + 1
-    dated = [(k, inp.records[k].date) for k in numbers if k in inp.records]
-    for (j, dj), (k, dk) in zip(dated, dated[1:]):
-        if dk < dj:
-            out.add(record_path(k), k, f"dated {dk} before release {j} ({dj}): release dates never decrease")
 
 
 def _check_record(inp: HistoryInput, k: int, out: _Findings) -> None:
@@ -336,6 +335,9 @@ def _check_commitments(inp: HistoryInput, out: _Findings) -> None:
         release = first_release(inp, path)
         if c.origin not in opened:
             out.add(path, release, f"commitment for {c.origin}, an origin no release opened for Live submissions")
+        for copy in digest_copies(c, inp.commitments, inp.root):  # the source received later is not the copier
+            if _received(inp, copy.source) <= _received(inp, path):
+                out.add(path, release, copy.describe())
         revealed = {name: inp.root.get(reveal_path(c.model_id, c.origin, name)) for name in REVEAL_FILES}
         if revealed["predictions.jsonl"] is None and revealed["traces.jsonl"] is None:
             continue  # not revealed yet: listed as unrevealed, never a finding
@@ -351,6 +353,11 @@ def _check_commitments(inp: HistoryInput, out: _Findings) -> None:
 # ---------------------------------------------------------------- queries
 def opened_origins(records: Mapping[int, ReleaseRecord]) -> set[date]:
     return {r.open_origin.origin for r in records.values() if r.open_origin is not None}
+
+
+def _received(inp: HistoryInput, path: str) -> float:
+    k = first_release(inp, path)
+    return float("inf") if k is None else k  # unreleased: after every release
 
 
 def first_release(inp: HistoryInput, path: str) -> int | None:

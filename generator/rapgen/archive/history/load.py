@@ -31,7 +31,8 @@ from rapgen.archive.history.records import (
 )
 from rapgen.archive.layout import ARCHIVE_JSON, ASSIGNMENTS_PARQUET, FIELDS_JSONL, ORIGINS_JSON, PAPERS_PARQUET
 from rapgen.archive.records import Category, Finding, Origins
-from rapgen.archive.sums import SUMS, SumsUnreadable, check_paths, parse_sums, read_sums
+from rapgen.archive.sums import SUMS, SumsUnreadable, check_paths, escape, parse_sums, read_sums
+from rapgen.errors import ArchiveError, UsageProblem
 
 _WINDOW = re.compile(WINDOW_FILE_PATTERN)
 _SEARCH = re.compile(SEARCH_ORIGIN_PATTERN)
@@ -79,6 +80,8 @@ def load_history(
     ``documents`` is read from disk. ``origins`` and ``field_ids``, when the
     caller parsed them already, are used instead of parsing those files again."""
     root = Path(root)
+    if sums is None:
+        _require_root(root)
     sums = dict(sums) if sums is not None else read_root_sums(root)
     ok = set(sums) if verified is None else verified
     findings: list[Finding] = []
@@ -108,6 +111,14 @@ def load_history(
         _ledger_checks(root, loaded, read, field_ids)
     loaded.findings.extend(check_history(loaded.input))
     return loaded
+
+
+def _require_root(root: Path) -> None:
+    """A root read without verifying it first must at least be an archive's root (one line, never an empty answer)."""
+    if not root.is_dir():
+        raise UsageProblem(f"{escape(str(root))}: the root is not a directory")
+    if not (root / SUMS).is_file():
+        raise ArchiveError(f"{escape(str(root))}: no {SUMS} at the root, so it is not an archive (run 'rapgen seal' to create it)")
 
 
 def _read_release(k, read, records, manifests, findings, unparsed) -> None:

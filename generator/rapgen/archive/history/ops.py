@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from rapgen.archive.calendar import add_months
+from rapgen.archive.history.dates import deadline_problem, roll_date_problem
 from rapgen.archive.history.ledger import UnionLedger, WindowSource
 from rapgen.archive.history.load import LoadedHistory
 from rapgen.archive.history.records import (
@@ -192,10 +193,16 @@ def _stage_manifests(stage: _Stage, ledger: UnionLedger, origin: date, window_mo
         stage.put(search_path(origin, f"manifest_{regime}.jsonl"), "".join(dumps_line(r) + "\n" for r in rows).encode("utf-8"))
 
 
-def _open(origin: date | None, closes: date | None) -> OpenOrigin | None:
+def _open(origin: date | None, closes: date | None, when: date, window_months: int) -> OpenOrigin | None:
+    """The origin opened by a release dated ``when``, its deadline checked by the verifier's rule."""
     if origin is None:
         return None
-    return OpenOrigin(origin, closes or origin + timedelta(days=DEFAULT_CLOSES_DAYS))
+    deadline = closes or origin + timedelta(days=DEFAULT_CLOSES_DAYS)
+    problem = deadline_problem(origin, deadline, when, window_months)
+    if problem:
+        hint = "" if closes else f" (origin + {DEFAULT_CLOSES_DAYS} days); give a later one with --closes"
+        raise UsageProblem(f"{'--closes' if closes else 'the default deadline'}: origin {origin} {problem}{hint}")
+    return OpenOrigin(origin, deadline)
 
 
 def _check_date(when: date, latest: ReleaseRecord) -> None:
@@ -231,7 +238,8 @@ def start_history(
                 _stage_manifests(stage, ledger, nxt, origins.window_months)
             finally:
                 ledger.close()
-        record = ReleaseRecord(1, when, ReleaseKind.INITIAL, origins.origins, origins.strict_origin, _open(nxt, closes),
+        record = ReleaseRecord(1, when, ReleaseKind.INITIAL, origins.origins, origins.strict_origin,
+                               _open(nxt, closes, when, origins.window_months),
                                None, (), simulated, notes or "the format-1 archive as release 1")
         return _finish(root, loaded, stage, record, dict(loaded.input.root))
     finally:
@@ -262,8 +270,11 @@ def roll_release(
     end = add_months(target, months)
     when = release_date or date.today()
     _check_date(when, latest)
-    if when < end:
-        raise UsageProblem(f"release date {when} is before the window [{target}, {end}) closes; roll it in on or after {end}")
+    problem = roll_date_problem(target, when, months)
+    if problem:
+        raise UsageProblem(f"a roll {problem}")
+    if closes is not None and open_next:
+        _open(end, closes, when, months)  # refuse a bad deadline before any work
     _check_window_folder(window_dir)
     stage = _Stage(root)
     try:
@@ -277,7 +288,7 @@ def roll_release(
             finally:
                 ledger.close()
         record = ReleaseRecord(
-            latest.release + 1, when, ReleaseKind.ROLL, latest.resolved_origins + (target,), target, _open(nxt, closes),
+            latest.release + 1, when, ReleaseKind.ROLL, latest.resolved_origins + (target,), target, _open(nxt, closes, when, months),
             loaded.input.root[manifest_path(latest.release)], (), latest.simulated if simulated is None else simulated,
             notes if notes is not None else f"window {target} ingested",
         )
