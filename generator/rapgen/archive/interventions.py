@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from rapgen.archive.jsonparse import (
     _Bad,
@@ -85,6 +85,7 @@ class Readout:
     valid: bool
     reason: str = ""
     line: int = 0
+    provenance: Mapping | None = field(default=None, compare=False)  # §7's shown keys, as on a Unit
 
     @property
     def cell(self) -> str:
@@ -107,6 +108,7 @@ class OracleUnit:
     prompt_sha256: str
     reason: str = ""
     line: int = 0
+    provenance: Mapping | None = field(default=None, compare=False)  # §7's shown keys, as on a Unit
 
 
 @dataclass(frozen=True)
@@ -192,9 +194,9 @@ def _readout(field_set: set[str], origin_set: set[date]) -> Callable[[dict, int]
         budget = _one_of(obj, "budget", BUDGETS)
         calls = _int(obj, "calls_used")
         evidence, prompt = _sha256_hex(obj, "evidence_sha256"), _sha256_hex(obj, "prompt_sha256")
-        check_unit_provenance(obj)
+        provenance = check_unit_provenance(obj)
         return Readout(obj["field_id"], _date(obj, "origin"), source, readout, budget, calls, evidence, prompt,
-                       weights, valid, reason, number)
+                       weights, valid, reason, number, provenance)
 
     return build
 
@@ -228,8 +230,9 @@ def _oracle_unit(field_set: set[str], origin_set: set[date]) -> Callable[[dict, 
         weights, valid, reason = core(obj, number)
         condition = _one_of(obj, "condition", ORACLE_CONDITIONS)
         input_sha, prompt = _sha256_hex(obj, "input_sha256"), _sha256_hex(obj, "prompt_sha256")
-        check_unit_provenance(obj)
-        return OracleUnit(obj["field_id"], _date(obj, "origin"), condition, weights, valid, input_sha, prompt, reason, number)
+        provenance = check_unit_provenance(obj)
+        return OracleUnit(obj["field_id"], _date(obj, "origin"), condition, weights, valid, input_sha, prompt, reason, number,
+                          provenance)
 
     return build
 

@@ -132,6 +132,7 @@ class ModelPage:
     invalid_reasons: list[dict]
     search: dict | None
     interventions: dict | None = None  # pages.interventions.model_interventions (replay, oracle, panel, inference)
+    provenance: SimpleTable | None = None  # pages.paper_tables.provenance_table (INTERVENTIONS.md §7, shown, never scored)
 
 
 @dataclass
@@ -168,6 +169,8 @@ class SiteModel:
     leader_switch: str = ""  # pages.switch: the leaderboard's metric/policy data (JSON)
     headline: dict = field(default_factory=dict)  # split -> pages.headline.Headline
     compare: Any = None  # pages.compare.ComparePage
+    paper_map: list[dict] = field(default_factory=list)  # pages.paper_map: the "Paper ↔ site" rows
+    paper_residual: list[SimpleTable] = field(default_factory=list)  # pages.diagnostics.paper_page_tables
 
 
 # ------------------------------------------------------------------ helpers shared by the page builders
@@ -244,6 +247,16 @@ def mark_best(cells: list[Cell], higher: bool | None) -> None:
     for c in cells:
         if c.value is not None and c.value == best:
             c.bold = True
+
+
+def scored_origins(scores_json: dict, origins: list[str], strict_origin: str) -> tuple[list[str], str]:
+    """The origins and the strict origin the scores were computed on (scores.json ``tracks``: a
+    release history scores its resolved origins), else the archive's ``origins``/``strict_origin``."""
+    tracks = scores_json.get("tracks") if isinstance(scores_json, dict) else None
+    all_origin = (tracks or {}).get("all_origin") or {}
+    strict = ((tracks or {}).get("forecast_strict") or {}).get("origins") or []
+    scored = [str(o) for o in all_origin.get("origins") or []]
+    return (scored or list(origins)), (str(strict[0]) if strict else strict_origin)
 
 
 def split_order(split: Any) -> int:

@@ -48,6 +48,7 @@ class ScoreOutputs:
     interventions: dict[str, pd.DataFrame] = field(default_factory=dict)  # "interventions/<name>" -> its rows
     pairs: pd.DataFrame | None = None  # pairs.csv: every pair of entries' paired difference (the Compare page)
     live: pd.DataFrame | None = None  # live.csv: the scored release's Live track (the leaderboard's Live panel)
+    field_clustered: pd.DataFrame | None = None  # field_clustered.csv: the field-clustered intervals (Table 15)
 
 
 def _read_csv(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
@@ -129,8 +130,8 @@ def load_score_outputs(folder: str | Path, *, manifest_sha256: str | None = None
         raise SiteError(f"{folder / 'scores.json'}: scores were computed from another archive (manifest_sha256 "
                         f"{str(recorded)[:12]}…, this archive {manifest_sha256[:12]}…); run 'rapgen score' again")
     releases, interventions = _optional_csvs(folder)
-    pairs, live = (_read_csv(folder / name, SCORE_FILES[name]) if (folder / name).is_file() else None
-                   for name in ("pairs.csv", "live.csv"))
+    pairs, live, clustered = (_read_csv(folder / name, SCORE_FILES[name]) if (folder / name).is_file() else None
+                              for name in ("pairs.csv", "live.csv", "field_clustered.csv"))
     return ScoreOutputs(
         folder=folder,
         leaderboard=frames["leaderboard.csv"],
@@ -148,4 +149,5 @@ def load_score_outputs(folder: str | Path, *, manifest_sha256: str | None = None
         interventions=interventions,
         pairs=pairs,
         live=live,
+        field_clustered=clustered,
     )

@@ -80,6 +80,7 @@ def _pages(site: SiteModel) -> list[tuple[str, str, dict]]:
         ("fields/index.md", "pages/fields_index.md.j2", {}),
         ("models/index.md", "pages/models_index.md.j2", {}),
         ("diagnostics.md", "pages/diagnostics.md.j2", {}),
+        ("paper.md", "pages/paper.md.j2", {}),
         ("archive.md", "pages/archive.md.j2", {}),
         ("submit.md", "pages/submit.md.j2", {}),
     ]

@@ -20,7 +20,7 @@ from rapgen.scores import METRIC_NAMES, PRIMARY, TRACKS
 from rapgen.site import plots
 from rapgen.site.cells import (
     CONDITION_LABEL, CONTRAST_ORDER, HIGHER, LEADER_CONDITIONS, METRIC_LABEL, SPLIT_LABEL, SPLITS, TRACK_LABEL, Cell, ModelPage,
-    cell, count, group, index, mark_best, num, page_url, records,
+    cell, count, group, index, mark_best, num, page_url, records, scored_origins,
 )
 from rapgen.site.escape import safe_url
 from rapgen.site.i18n import t
@@ -168,7 +168,8 @@ def build_model_pages(archive: Archive, out: ScoreOutputs) -> tuple[list[ModelPa
     idx = index(lb, ["track", "split", "entry", "condition", "metric"])
     ct = out.contrasts[out.contrasts["policy"] == PRIMARY.policy]
     osc = out.origin_scores[(out.origin_scores["policy"] == PRIMARY.policy) & (out.origin_scores["metric"] == PRIMARY.metric)]
-    origins = [o.isoformat() for o in archive.origins.origins]
+    origins, _ = scored_origins(out.scores_json, [o.isoformat() for o in archive.origins.origins],
+                                archive.origins.strict_origin.isoformat())
     replay_models, replay_note = _replay(archive, out)
     evidence, invalid, strict = _evidence_by_model(out.diagnostics), _invalid_units(out), _strict_models(out.scores_json)
     pages, rows = [], []
