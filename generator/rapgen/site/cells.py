@@ -168,6 +168,7 @@ class SiteModel:
     leader_switch: str = ""  # pages.switch: the leaderboard's metric/policy data (JSON)
     headline: dict = field(default_factory=dict)  # split -> pages.headline.Headline
     compare: Any = None  # pages.compare.ComparePage
+    dataset: Any = None  # pages.dataset.DatasetCard: the Archive page's JSON-LD, Croissant file and snippets
 
 
 # ------------------------------------------------------------------ helpers shared by the page builders
