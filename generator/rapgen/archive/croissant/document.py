@@ -1,9 +1,9 @@
 """The Croissant (MLCommons, 1.1) JSON-LD document of one release, or of a format-1 archive.
 
 The document is a pure function of the listed files (path -> SHA-256), the
-archive's identity (ARCHIVE.json) and the release record, written as canonical
-JSON (two-space indent, keys in a fixed order), so the same release always gives
-the same bytes. Every file is a ``FileObject`` whose ``@id`` is its archive path
+archive's identity (ARCHIVE.json) and the release record, written in a fixed
+layout (keys in a fixed order, one line per file and per table), so the same
+release always gives the same bytes. Every file is a ``FileObject`` whose ``@id`` is its archive path
 and whose ``contentUrl`` is that path relative to the Croissant file, so the
 document resolves wherever the archive folder is placed or served.
 """
@@ -20,7 +20,7 @@ from rapgen.archive.croissant.citation import ReleaseCitation, bibtex
 from rapgen.archive.croissant.tables import Column, Table, tables
 from rapgen.archive.history.records import ReleaseRecord, manifest_path
 from rapgen.archive.layout import ARCHIVE_DIR, CROISSANT_JSON, CROISSANT_SUFFIX, RELEASES_DIR, SUMS_NAME
-from rapgen.io import dumps_document
+from rapgen.io import dumps_line
 
 CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
 FOLDER_ID = "archive"  # the FileObject standing for the archive folder, the container of every FileSet
@@ -147,8 +147,18 @@ def _field(c: Column, parent: str, source: dict, column: str) -> dict:
 
 
 def format_croissant(doc: dict) -> bytes:
-    """The document's canonical bytes."""
-    return dumps_document(doc).encode("utf-8")
+    """The document's canonical bytes: one line per top-level key, and one per entry of the
+    ``distribution`` and ``recordSet`` lists, so a finding's line names one file or table."""
+    lines = ["{"]
+    for i, (key, value) in enumerate(doc.items()):
+        end = "," if i < len(doc) - 1 else ""
+        if isinstance(value, list):
+            lines.append(f" {json.dumps(key)}: [")
+            lines += [f"  {dumps_line(item)}{',' if j < len(value) - 1 else ''}" for j, item in enumerate(value)]
+            lines.append(f" ]{end}")
+        else:
+            lines.append(f" {json.dumps(key)}: {dumps_line(value)}{end}")
+    return ("\n".join(lines) + "\n}\n").encode("utf-8")
 
 
 def release_summary(record: ReleaseRecord) -> str:
