@@ -45,6 +45,7 @@ def test_start_then_roll_a_new_window_verifies(tiny_archive, tmp_path):
         "added archive/benchmark/windows/2025-07-01/assignments.parquet",
         "added archive/benchmark/windows/2025-07-01/papers.parquet",
         "added archive/releases/0001.SHA256SUMS",
+        "added archive/releases/0002.croissant.json",
         "added archive/releases/0002.json",
         "added archive/search/2026-01-01/manifest_expanding.jsonl",
         "added archive/search/2026-01-01/manifest_fixed.jsonl",
@@ -126,6 +127,7 @@ def test_cut_models_releases_the_merged_reveal(history):
     assert result.output.splitlines()[1:] == [
         "added archive/models/model-a/origins/2025-07-01/predictions.jsonl",
         "added archive/releases/0003.SHA256SUMS",
+        "added archive/releases/0004.croissant.json",
         "added archive/releases/0004.json",
     ]
     report = verify_history(history)

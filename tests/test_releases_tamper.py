@@ -45,7 +45,7 @@ def edit_open_manifest(root: Path) -> None:
 
 
 def remove_release(root: Path) -> None:
-    for name in ("0002.json", "0002.SHA256SUMS"):
+    for name in ("0002.json", "0002.SHA256SUMS", "0002.croissant.json"):
         (root / "archive/releases" / name).unlink()
 
 

@@ -331,7 +331,7 @@ def test_committed_build_is_a_verified_history(committed):
     assert len(kinds) >= 3 and kinds[0] == "initial" and kinds.count("roll") == 3 and "models" in kinds
     assert verify_archive(root).ok and verify_history(root).ok
     releases = root / "archive" / "releases"
-    records = [json.loads(p.read_text()) for p in sorted(releases.glob("0*.json"))]
+    records = [json.loads(p.read_text()) for p in sorted(releases.glob("[0-9][0-9][0-9][0-9].json"))]
     assert [r["release"] for r in records] == list(range(1, len(kinds) + 1))
     assert all(r["simulated"] is True for r in records)
     assert records[0]["resolved_origins"] == ["2023-01-01", "2023-07-01"]

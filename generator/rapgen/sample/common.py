@@ -104,11 +104,12 @@ def write_manifests(staging: Path, manifests: dict[str, list[dict]]) -> None:
         write_jsonl(staging / MANIFEST_JSONL[regime], manifests[regime])
 
 
-def seal(root: Path) -> None:
-    """Write ``root/SHA256SUMS`` for the freshly built archive (``rapgen seal``)."""
+def seal(root: Path, *, croissant: bool = False) -> None:
+    """Write ``root/SHA256SUMS`` for the freshly built archive (``rapgen seal``; with
+    ``croissant``, ``rapgen seal --croissant``: a format-1 archive's Croissant file first)."""
     from rapgen.archive import seal_archive
 
-    seal_archive(root)
+    seal_archive(root, croissant=croissant)
 
 
 def _is_own_output(archive: Path, own: OwnOutput | None) -> bool:

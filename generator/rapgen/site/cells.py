@@ -171,6 +171,7 @@ class SiteModel:
     compare: Any = None  # pages.compare.ComparePage
     paper_map: list[dict] = field(default_factory=list)  # pages.paper_map: the "Paper ↔ site" rows
     paper_residual: list[SimpleTable] = field(default_factory=list)  # pages.diagnostics.paper_page_tables
+    dataset: Any = None  # pages.dataset.DatasetCard: the Archive page's JSON-LD, Croissant file and snippets
 
 
 # ------------------------------------------------------------------ helpers shared by the page builders

@@ -20,6 +20,7 @@ from rapgen.site.pages.diagnostics import build_diagnostics, diagnostics_meta, p
 from rapgen.site.pages.fields import build_field_pages
 from rapgen.site.pages.interventions import build_figure3, model_interventions
 from rapgen.site.pages.compare import build_compare
+from rapgen.site.pages.dataset import build_dataset
 from rapgen.site.pages.headline import build_headline
 from rapgen.site.pages.leaderboard import build_leaderboard
 from rapgen.site.pages.switch import switch_data
@@ -73,6 +74,7 @@ def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
         compare=build_compare(archive, outputs),
         paper_map=paper_map_rows(bool(outputs.interventions)),
         paper_residual=paper_page_tables(outputs),
+        dataset=build_dataset(archive, releases.current if releases is not None else None),
     )
 
 

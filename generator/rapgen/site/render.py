@@ -118,6 +118,8 @@ def _downloads(outputs: ScoreOutputs, site: SiteModel) -> dict[str, str]:
         out["downloads/diagnostics.json"] = (outputs.folder / "diagnostics.json").read_text(encoding="utf-8")
     for section in site.diagnostics:  # the per-episode lists the Diagnostics page links to
         out.update({f"downloads/{t.download}": t.download_csv for t in section.tables if t.download})
+    if site.dataset is not None:  # the manifest and the Croissant file the Archive page offers, verbatim
+        out.update({rel: data.decode("utf-8") for rel, data in site.dataset.downloads.items()})
     return out
 
 

@@ -36,11 +36,13 @@ from rapgen.archive.history.records import (
     superseded_path,
     window_path,
 )
+from rapgen.archive.croissant.check import croissant_number
+from rapgen.archive.croissant.document import croissant_path
 from rapgen.archive.records import Category, Finding, ShardManifest
 
 UNRELEASED_ALLOWED = (MODELS_DIR + "/", COMMITMENTS_DIR + "/")
 FORMAT2_PREFIXES = (RELEASES_DIR + "/", WINDOWS_DIR + "/", COMMITMENTS_DIR + "/")
-_RELEASE_FILE = re.compile(r"^archive/releases/(\d{4})(\.json|\.SHA256SUMS|/superseded/.+)$")
+_RELEASE_FILE = re.compile(r"^archive/releases/(\d{4})(\.json|\.SHA256SUMS|\.croissant\.json|/superseded/.+)$")
 _ORIGIN_DIR = re.compile(r"^archive/search/(\d{4}-\d{2}-\d{2})/")
 _WINDOW_DIR = re.compile(r"^archive/benchmark/windows/([^/]+)/")
 
@@ -117,7 +119,8 @@ def _check_format1(inp: HistoryInput, out: _Findings) -> None:
 def _check_release_files(inp: HistoryInput, numbers: list[int], out: _Findings) -> None:
     for path in sorted(inp.root):
         if path.startswith(RELEASES_DIR + "/") and not _RELEASE_FILE.match(path):
-            out.add(path, None, "unexpected file under archive/releases/ (allowed: NNNN.json, NNNN.SHA256SUMS, NNNN/superseded/…)")
+            out.add(path, None, "unexpected file under archive/releases/ (allowed: NNNN.json, NNNN.SHA256SUMS, "
+                    "NNNN.croissant.json, NNNN/superseded/…)")
     for k in numbers:
         for path in (record_path(k), manifest_path(k)):
             if path not in inp.root:
@@ -202,7 +205,8 @@ def _check_added(inp: HistoryInput, k: int, out: _Findings) -> None:
     if record is None or old is None or new is None:
         return
     added = {p for p, d in new.items() if old.get(p) != d}
-    own = {record_path(k), manifest_path(k - 1)}
+    own = {record_path(k), manifest_path(k - 1), croissant_path(k)}
+    past = {p for p in added if (n := croissant_number(p)) is not None and n < k}  # Croissant files of earlier releases
     if record.kind is ReleaseKind.ROLL:
         allowed = set(own)
         prev = inp.records.get(k - 1)
@@ -214,10 +218,10 @@ def _check_added(inp: HistoryInput, k: int, out: _Findings) -> None:
             out.add(manifest_path(k), k, f"a roll must add {path}, and does not")
         extra = added - allowed
     elif record.kind is ReleaseKind.MODELS:
-        extra = {p for p in added - own if not p.startswith(UNRELEASED_ALLOWED)}
+        extra = {p for p in added - own - past if not p.startswith(UNRELEASED_ALLOWED)}
     else:  # errata: the replaced files and their old bytes
         replaced = {r.path for r in record.replaced}
-        extra = added - own - replaced - {superseded_path(k, p) for p in replaced}
+        extra = added - own - past - replaced - {superseded_path(k, p) for p in replaced}
     for path in sorted(extra):
         out.add(path, k, f"added by a {record.kind.value} release, which may not add it")
 

@@ -15,6 +15,7 @@ from typing import Mapping, Sequence
 
 from rapgen.archive.layout import ORIGIN_FILE_PATTERN, SEARCH_ORIGIN_PATTERN, WINDOW_FILE_PATTERN
 from rapgen.archive import parse
+from rapgen.archive.croissant.check import check_croissants
 from rapgen.archive.history.check import HistoryInput, check_history, first_release, release_numbers
 from rapgen.archive.history.ledger import UnionLedger, WindowSource, compare_manifest
 from rapgen.archive.history.records import (
@@ -110,6 +111,7 @@ def load_history(
     if with_ledger and origins is not None and release_numbers(sums):
         _ledger_checks(root, loaded, read, field_ids)
     loaded.findings.extend(check_history(loaded.input))
+    loaded.findings.extend(check_croissants(sums, manifests, bool(release_numbers(sums)), read))
     return loaded
 
 

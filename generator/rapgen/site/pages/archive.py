@@ -13,7 +13,7 @@ from typing import Any, Mapping
 from rapgen.archive import MODELS_PREFIX, SUMS_NAME, Archive, parse_sums
 
 
-def _digests(archive: Archive) -> Mapping[str, str]:
+def listed_digests(archive: Archive) -> Mapping[str, str]:
     digests = getattr(archive, "digests", None)
     if digests is not None:
         return digests
@@ -24,7 +24,7 @@ def _digests(archive: Archive) -> Mapping[str, str]:
 def build_artifacts(archive: Archive) -> list[dict]:
     """One row per listed file, in SHA256SUMS order: path, digest, size, group."""
     rows = []
-    for rel, digest in _digests(archive).items():
+    for rel, digest in listed_digests(archive).items():
         p = archive.path(rel)
         rows.append({"path": rel, "sha256": digest, "size": p.stat().st_size if p.is_file() else None,
                      "group": "models" if rel.startswith(MODELS_PREFIX) else "frozen"})
