@@ -162,16 +162,3 @@ def test_baseline_family_carries_field_clustered_intervals_and_the_paired_differ
     assert rows["arima110"].value == 0.005  # stored as arima110 − ewma
     assert rows["holt"].value == -0.04 and (rows["holt"].ci_low, rows["holt"].ci_high) == (-0.07, -0.01)  # ewma − holt, negated
     assert not re.search(r"\brange\b", " ".join(family.columns))
-
-
-@pytest.mark.parametrize("scores_json,expected", [
-    # a release history scores its resolved origins: the site says those, not origins.json's first release
-    ({"tracks": {"all_origin": {"origins": ["2023-01-01", "2023-07-01", "2024-01-01"]},
-                 "forecast_strict": {"origins": ["2024-01-01"]}}}, (["2023-01-01", "2023-07-01", "2024-01-01"], "2024-01-01")),
-    ({"tracks": {"all_origin": {"origins": []}, "forecast_strict": {"origins": []}}}, (["2023-01-01"], "2023-01-01")),
-    ({}, (["2023-01-01"], "2023-01-01")),  # scores written before the tracks were recorded
-])
-def test_the_site_names_the_scored_origins(scores_json, expected):
-    from rapgen.site.cells import scored_origins
-
-    assert scored_origins(scores_json, ["2023-01-01"], "2023-01-01") == expected

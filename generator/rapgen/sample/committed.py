@@ -26,8 +26,7 @@ from datetime import date
 from pathlib import Path
 from typing import Callable
 
-from rapgen.archive import ARCHIVE_DIR, SUMS_NAME
-from rapgen.archive.layout import MODEL_JSON, model_file
+from rapgen.archive import ARCHIVE_DIR, MODEL_JSON, SUMS_NAME, model_file
 from rapgen.io import write_json
 from rapgen.sample.common import seal, staged
 

@@ -4,16 +4,16 @@ Each page has its builder in :mod:`rapgen.site.pages`; the records are in
 :mod:`rapgen.site.cells`. Nothing here computes a score: every number comes from
 the score folder (:mod:`rapgen.site.inputs`), and the archive contributes only
 descriptive records (fields, codebooks, blocks, models, ARCHIVE.json, the ledger,
-the verified digests and file sizes).
+the verified digests and file sizes), all of the release shown.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from rapgen.archive import Archive
-from rapgen.scores.interventions.exposure import effective_cutoff
-from rapgen.site.cells import SiteModel, page_url, scored_origins
+from rapgen.archive import RapRelease
+from rapgen.scores import effective_cutoff
+from rapgen.site.cells import SiteModel, page_url
 from rapgen.site.inputs import ScoreOutputs
 from rapgen.site.pages.archive import build_artifacts, ledger_json, ledger_rows
 from rapgen.site.pages.diagnostics import build_diagnostics, diagnostics_meta, paper_page_tables
@@ -33,16 +33,21 @@ from rapgen.site.pages.releases import build_releases, movements
 __all__ = ["build_site_model", "page_url"]
 
 
-def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
+def shown_origins(release: RapRelease) -> tuple[list[str], str]:
+    """The resolved origins and the strict origin of the release shown (a format-1 archive's one
+    release: origins.json's)."""
+    return [o.isoformat() for o in release.resolved_origins], release.strict_origin.isoformat()
+
+
+def build_site_model(archive: RapRelease, outputs: ScoreOutputs) -> SiteModel:
     """Assemble everything the templates need. Deterministic: every list is sorted."""
+    origins, strict_origin = shown_origins(archive)
     field_pages, field_index = build_field_pages(archive, outputs)
-    model_pages, model_index = build_model_pages(archive, outputs)
+    model_pages, model_index = build_model_pages(archive, outputs, origins)
     for page in model_pages:
         page.interventions = model_interventions(page.model_id, _extensions(archive, page.model_id), outputs)
         page.provenance = provenance_table(page.model_id, outputs)
     splits = Counter(f.split for f in archive.fields)
-    origins, strict_origin = scored_origins(outputs.scores_json, [o.isoformat() for o in archive.origins.origins],
-                                            archive.origins.strict_origin.isoformat())
     panels = build_leaderboard(archive.models, outputs)
     releases = build_releases(archive, outputs)
     if releases is not None:
@@ -74,15 +79,14 @@ def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
         compare=build_compare(archive, outputs),
         paper_map=paper_map_rows(bool(outputs.interventions)),
         paper_residual=paper_page_tables(outputs),
-        dataset=build_dataset(archive, releases.current if releases is not None else None),
+        dataset=build_dataset(archive),
     )
 
 
-def _extensions(archive: Archive, model_id: str) -> dict:
+def _extensions(archive: RapRelease, model_id: str) -> dict:
     """model.json's INTERVENTIONS.md keys as verify parsed them (``base_model``, ``inference``,
-    ``cutoff_precision`` and the §4 effective bound c_eff it gives); {} unverified."""
-    lookup = getattr(archive, "interventions", None)
-    records = lookup(model_id) if callable(lookup) else None
+    ``cutoff_precision`` and the §4 effective bound c_eff it gives)."""
+    records = archive.interventions(model_id)
     if records is None:
         return {}
     ext = records.extensions
@@ -92,7 +96,7 @@ def _extensions(archive: Archive, model_id: str) -> dict:
             "c_eff": c_eff.isoformat() if c_eff is not None else ""}
 
 
-def _release_rows(archive: Archive, outputs: ScoreOutputs, panels: dict, current: int) -> None:
+def _release_rows(archive: RapRelease, outputs: ScoreOutputs, panels: dict, current: int) -> None:
     """Format 2: movement markers, All-Origin's partial models and the Live panel."""
     names = {m.model_id: m.display_name for m in archive.models}
     live = live_panels(archive, outputs, names)

@@ -8,13 +8,7 @@ entry of a release, shared with the site.
 """
 
 from rapgen.archive.croissant.citation import ReleaseCitation, bibtex, bibtex_text
-from rapgen.archive.croissant.document import (
-    CONFORMS_TO,
-    CONTEXT,
-    croissant_path,
-    format1_croissant,
-    release_croissant,
-)
+from rapgen.archive.croissant.document import CONFORMS_TO, CONTEXT, croissant_path, format1_croissant, release_croissant
 
 __all__ = [
     "CONFORMS_TO", "CONTEXT", "ReleaseCitation", "bibtex", "bibtex_text", "croissant_path", "format1_croissant",

@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import date
 from typing import Any
 
-from rapgen.archive.layout import ORACLE_JSONL, REPLAYS_JSONL, model_file
+from rapgen.archive import ORACLE_JSONL, REPLAYS_JSONL, model_file
 from rapgen.scores.interventions.sources import folder_records
 
 TOKENS: tuple[str, ...] = ("input_tokens", "output_tokens", "reasoning_tokens")

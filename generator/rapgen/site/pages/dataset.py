@@ -16,13 +16,9 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any
 
-from rapgen.archive import SUMS_NAME
+from rapgen.archive import CROISSANT_JSON, SUMS_NAME, Release, croissant_path, croissant_tables, manifest_path
 from rapgen.errors import ArchiveError
-from rapgen.archive.croissant import croissant_path
-from rapgen.archive.croissant.tables import tables
-from rapgen.archive.layout import CROISSANT_JSON
 from rapgen.site.i18n import DEFAULT_LANGUAGE, current, t
-from rapgen.site.pages.archive import listed_digests
 
 SNIPPET_TABLE = "assignments"  # the table the snippets load: the ledger, a union of files in a history
 
@@ -42,27 +38,21 @@ class DatasetCard:
     downloads: dict[str, bytes]  # site path -> bytes, written by render
 
 
-def _release(archive: Any, current_release: int | None) -> tuple[int, str]:
-    """(number, date) of the release shown; an unverified format-1 archive is release 1 of ARCHIVE.json's date."""
-    releases = getattr(archive, "releases", None)
-    if not releases:
+def _release(archive: Release) -> tuple[int, str]:
+    """(number, date) of the release shown; a format-1 archive is release 1 of ARCHIVE.json's date."""
+    if not archive.is_history:
         return 1, str(archive.info.get("created", ""))[:10]
-    number = current_release if current_release in releases else max(releases)
-    return number, releases[number].date.isoformat()
+    return archive.number, archive.releases[archive.number].date.isoformat()
 
 
-def _manifest_bytes(archive: Any, number: int) -> bytes:
-    """The manifest the site was built from: root SHA256SUMS, or release N's (``--release N``)."""
-    from rapgen.archive.history.records import manifest_path
-
-    for rel in (SUMS_NAME, manifest_path(number)):
-        try:
-            data = archive.read_bytes(rel)
-        except ArchiveError:  # a format-1 archive has no release manifest
-            continue
-        if hashlib.sha256(data).hexdigest() == archive.manifest_sha256:
-            return data
-    return archive.read_bytes(SUMS_NAME)
+def _manifest_bytes(archive: Release) -> bytes:
+    """The manifest the site was built from: root SHA256SUMS, or release N's (``--release N``),
+    read where verify hashed it and checked against the digest it recorded."""
+    path = SUMS_NAME if archive.current or archive.implicit else manifest_path(archive.number)
+    data = (archive.root / path).read_bytes()
+    if hashlib.sha256(data).hexdigest() != archive.manifest_sha256:
+        raise ArchiveError(f"{path}: changed since it was verified")
+    return data
 
 
 def _url(download: str) -> str:
@@ -78,13 +68,13 @@ def script_json(obj: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def build_dataset(archive: Any, current_release: int | None = None) -> DatasetCard:
-    """The dataset card of the release the site shows (the latest when ``current_release`` is None)."""
-    digests = dict(listed_digests(archive))
-    number, when = _release(archive, current_release)
-    name = croissant_path(number) if getattr(archive, "is_history", False) else CROISSANT_JSON
+def build_dataset(archive: Release) -> DatasetCard:
+    """The dataset card of the release the site shows."""
+    digests = dict(archive.files)
+    number, when = _release(archive)
+    name = croissant_path(number) if archive.is_history else CROISSANT_JSON
     croissant = name if name in digests else ""
-    manifest = _manifest_bytes(archive, number)
+    manifest = _manifest_bytes(archive)
     downloads = {"downloads/SHA256SUMS": manifest}
     info = archive.info
     distribution = [{
@@ -95,7 +85,7 @@ def build_dataset(archive: Any, current_release: int | None = None) -> DatasetCa
     download = ""
     if croissant:
         download = f"downloads/{posixpath.basename(croissant)}"
-        downloads[download] = archive.read_bytes(croissant)
+        downloads[download] = archive.read(croissant)
         distribution.append({
             "@type": "DataDownload", "name": posixpath.basename(croissant), "encodingFormat": "application/ld+json",
             "description": t("ar.ld_croissant", n=number),
@@ -108,7 +98,7 @@ def build_dataset(archive: Any, current_release: int | None = None) -> DatasetCa
         "identifier": f"sha256:{archive.manifest_sha256}", "isAccessibleForFree": True,
         "distribution": distribution,
     }
-    files = next((t.files for t in tables(digests) if t.id == SNIPPET_TABLE), ())
+    files = next((t.files for t in croissant_tables(digests) if t.id == SNIPPET_TABLE), ())
     listed = "[" + ", ".join(json.dumps(f) for f in files) + "]"
     return DatasetCard(
         number, when, croissant, digests.get(croissant, ""), download, "downloads/SHA256SUMS", script_json(card),

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from rapgen.scores import PRIMARY
+from rapgen.scores import PRIMARY, STATE_CONTRASTS
 from rapgen.site import plots
 from rapgen.site.cells import SPLIT_LABEL, SPLITS, SimpleTable, num, records
 from rapgen.site.i18n import t, term
@@ -28,7 +28,6 @@ from rapgen.site.pages.paper_tables import BLOCK, BOUNDS, FIELD, Panel, appendix
 I_CONTRASTS, I_CELLS, SIGNATURE, COUNTERFACTUAL, EXPOSURE = (
     "interventions/contrasts.csv", "interventions/cells.csv", "interventions/signature.csv",
     "interventions/option_counterfactual.csv", "interventions/exposure.csv")
-STATE_CONTRASTS = ("A2-A1", "A4-A3")
 REPLAY_CONTRASTS = ("acquisition:matched", "readout:matched", "pipeline:matched")
 ORACLE_CONTRASTS = ("O1-ewma", "O2-ewma", "O3-ewma")
 SIGNATURE_SIDES = ("forecast", "state", "delta")
