@@ -84,7 +84,7 @@ def test_the_archive_page_loads_the_ledger_in_three_lines_each(built):
     assert _snippets(site / "zh/archive/index.html") == snippets
     import duckdb
 
-    files = open_verified(root).release_view(4).assignments  # benchmark/ and the rolled-in window
+    _, files = open_verified(root).release(4).ledger_files()  # benchmark/ and the rolled-in window
     assert len(files) == 2
     rows = duckdb.read_parquet([str(root / p) for p in files]).fetchall()
     for code in snippets:
@@ -128,7 +128,7 @@ def test_each_release_has_a_bibtex_entry_and_a_plain_text_citation(built, page, 
 # ---------------------------------------------------------------- without a site build
 def _card(root: Path):
     with speaking(load_catalogues()["en"]):
-        return build_dataset(open_verified(root))
+        return build_dataset(open_verified(root).release())
 
 
 def test_a_format1_archive_offers_archive_croissant_json(tmp_path):
