@@ -20,12 +20,16 @@ from rapgen.scores.outputs import write_folder
 from rapgen.scores.pipeline import DiagnosticsInputs, ScoreResult, compute_scores, write_scores
 from rapgen.scores.spec import AxisSpec, ClusterSpec, Primary, TrackSpec
 from rapgen.scores.schema import (
+    ALL_ORIGIN_TRACK,
     BASELINE_CONDITION,
+    CANONICAL_POLICY,
     CEILING_GAP_TABLE,
+    FORECAST_STRICT_TRACK,
     LIVE_TRACK,
     OPTIONAL_SCORE_FILES,
     CONDITION_CONTRASTS,
     CONTRASTS,
+    ORACLE_CONTRASTS,
     STATE_CONTRASTS,
     TRACK_TITLES,
     DIAGNOSTIC_SECTIONS,
@@ -50,9 +54,9 @@ from rapgen.scores.schema import (
 )
 
 __all__ = [
-    "AxisSpec", "ClusterSpec", "HISTORY_TRACKS", "TrackSpec",
+    "AxisSpec", "ClusterSpec", "HISTORY_TRACKS", "TrackSpec", "ALL_ORIGIN_TRACK", "FORECAST_STRICT_TRACK", "CANONICAL_POLICY",
     "CEILING_GAP_TABLE", "LIVE_TRACK", "OPTIONAL_SCORE_FILES", "table_records",
-    "BASELINE_CONDITION", "CONDITION_CONTRASTS", "CONTRASTS", "STATE_CONTRASTS", "TRACK_TITLES",
+    "BASELINE_CONDITION", "CONDITION_CONTRASTS", "CONTRASTS", "ORACLE_CONTRASTS", "STATE_CONTRASTS", "TRACK_TITLES",
     "BASELINES", "DIAGNOSTIC_SECTIONS", "DIAGNOSTICS_META", "METRICS", "METRIC_NAMES", "POLICIES", "PRIMARY", "REGISTRY",
     "SCHEMA_VERSION", "SCORE_FILES", "TRACKS", "UNITS_TYPES",
     "ColumnSpec", "DiagnosticsInputs", "Interval", "MetricSpec", "Primary", "ScoreResult", "Section", "SectionSpec", "Table",
