@@ -44,6 +44,13 @@ class AgentSpec:
         return any(c in self.policies for c in STATE_CONDITIONS)
 
 
+def _with_search(fixed: Policy, expanding: Policy, state: Policy) -> dict[str, Policy]:
+    """Every condition's policy for an agent that answers A0 from the codebook prior and both State
+    conditions with ``state``."""
+    return {CLOSED_FORECAST: closed_book, FIXED_FORECAST: fixed, FIXED_STATE: state, EXPANDING_FORECAST: expanding,
+            EXPANDING_STATE: state}
+
+
 REFERENCE_AGENTS: tuple[AgentSpec, ...] = (
     AgentSpec(
         "ref-closed-book",
@@ -58,10 +65,7 @@ REFERENCE_AGENTS: tuple[AgentSpec, ...] = (
         "Deterministic reference agent, no language model. A0 is the codebook prior. With Search it issues one "
         "query per direction (its name and include words) restricted to the recent six months and answers with "
         "shares proportional to total_hits (8 calls per unit), for forecasts and State answers alike.",
-        {
-            CLOSED_FORECAST: closed_book, FIXED_FORECAST: recent_hits, FIXED_STATE: recent_hits,
-            EXPANDING_FORECAST: recent_hits, EXPANDING_STATE: recent_hits,
-        },
+        _with_search(fixed=recent_hits, expanding=recent_hits, state=recent_hits),
     ),
     AgentSpec(
         "ref-history-trend",
@@ -70,10 +74,7 @@ REFERENCE_AGENTS: tuple[AgentSpec, ...] = (
         "of the recent window; A3 compares the whole history before the recent window with the recent window; "
         "both continue that change one damped step (16 calls per unit). State answers (A2, A4) are recent-window "
         "hit shares (8 calls).",
-        {
-            CLOSED_FORECAST: closed_book, FIXED_FORECAST: half_window_trend, FIXED_STATE: recent_hits,
-            EXPANDING_FORECAST: history_trend, EXPANDING_STATE: recent_hits,
-        },
+        _with_search(fixed=half_window_trend, expanding=history_trend, state=recent_hits),
     ),
     AgentSpec(
         "ref-sample-classify",
@@ -83,10 +84,7 @@ REFERENCE_AGENTS: tuple[AgentSpec, ...] = (
         "recent window, labels each returned paper with the direction whose codebook words it covers best, and "
         "answers with the smoothed label shares, shrunk halfway to uniform (A1, A2, A4). A3 samples the "
         "previous and the recent window (10 calls each) and continues the change a quarter step.",
-        {
-            CLOSED_FORECAST: closed_book, FIXED_FORECAST: sample_recent, FIXED_STATE: sample_recent,
-            EXPANDING_FORECAST: sample_trend, EXPANDING_STATE: sample_recent,
-        },
+        _with_search(fixed=sample_recent, expanding=sample_trend, state=sample_recent),
     ),
 )
 
