@@ -21,6 +21,7 @@ from rapgen.archive.evidence import (
     PaperText, build_evidence, build_oracle_block, call_arguments, canonical_counts, canonical_hash, canonical_json, oracle_windows,
 )
 from rapgen.archive.history.check import HistoryInput
+from rapgen.archive.history.digests import digest_copies
 from rapgen.archive.history.live import LiveEntry, LiveStatus, judge_deadline, live_entries, opening_records
 from rapgen.archive.history.load import LoadedHistory, load_history, read_root_sums
 from rapgen.archive.history.ops import ReleaseResult, Replacement, cut_release, roll_release, start_history
@@ -31,8 +32,8 @@ from rapgen.archive.history.records import (
 from rapgen.archive.intervention_checks import calls_by_unit, replay_pairs
 from rapgen.archive.intervention_folder import InterventionRecords
 from rapgen.archive.interventions import (
-    BUDGETS, ORACLE_CONDITIONS, READOUTS, SOURCE_CONDITIONS, ModelExtensions, OracleUnit, Panel, Readout, Training,
-    model_extensions, parse_oracle, parse_oracle_traces, parse_replays,
+    BUDGETS, READOUTS, ModelExtensions, OracleUnit, Panel, Readout, Training,
+    model_extensions, readout_cell, parse_oracle, parse_oracle_traces, parse_replays,
 )
 from rapgen.archive.jsonparse import as_float, loads_strict
 from rapgen.archive.parse import (
@@ -57,6 +58,8 @@ from rapgen.archive.writer import ASSIGNMENTS_SCHEMA, PAPERS_SCHEMA, write_assig
 from rapgen.archive.seal import SealResult, seal_archive
 from rapgen.archive.sums import SumsEntry, SumsLine, SumsUnreadable, format_sums, parse_sums, read_sums, sha256_bytes, sha256_file, sums_lines
 from rapgen.archive.verified import VerifiedRoot
+from rapgen.archive.croissant import ReleaseCitation, bibtex, croissant_path
+from rapgen.archive.croissant.tables import tables as croissant_tables
 from rapgen.archive.verify import VerifyReport, format_finding, is_valid, open_release, open_verified, verify_archive
 
 __all__ = [
@@ -66,17 +69,17 @@ __all__ = [
     "add_months", "history_windows", "recent_window", "target_window",
     "Commitment", "OpenOrigin", "ReleaseKind", "ReleaseRecord", "commitment_path", "format_commitment", "manifest_path",
     "parse_commitment", "record_path", "reveal_path", "superseded_path",
-    "HistoryInput", "LiveEntry", "LiveStatus", "LoadedHistory", "ReleaseResult", "Replacement",
+    "HistoryInput", "digest_copies", "LiveEntry", "LiveStatus", "LoadedHistory", "ReleaseResult", "Replacement",
     "cut_release", "judge_deadline", "live_entries", "load_history", "opening_records", "read_root_sums", "roll_release", "start_history",
     "PaperText", "build_evidence", "build_oracle_block", "call_arguments", "canonical_counts", "canonical_hash", "canonical_json",
     "oracle_windows", "calls_by_unit", "replay_pairs", "InterventionRecords",
     "BUDGETS", "READOUTS", "ModelExtensions", "OracleUnit", "Panel", "Readout", "Training",
-    "model_extensions", "parse_oracle", "parse_oracle_traces", "parse_replays", "names_panel",
+    "model_extensions", "parse_oracle", "parse_oracle_traces", "parse_replays", "names_panel", "readout_cell",
     "MODEL_KEYS", "MODEL_OPTIONAL_KEYS", "TRACE_KEYS", "TRACE_OPTIONAL_KEYS",
     "as_float", "loads_strict", "parse_model_json", "parse_predictions", "parse_traces", "renormalise",
-    "ORACLE_CONDITIONS", "SOURCE_CONDITIONS",
     "condition_shard_start", "in_shard", "shard_ids_sha256", "shard_members", "shard_start",
     "ASSIGNMENTS_SCHEMA", "PAPERS_SCHEMA", "write_assignments", "write_papers",
+    "ReleaseCitation", "bibtex", "croissant_path", "croissant_tables",
     "SumsEntry", "SumsLine", "SumsUnreadable", "format_sums", "parse_sums", "read_sums", "sha256_bytes", "sha256_file", "sums_lines",
     *layout.__all__, *records.__all__,
 ]

@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from rapgen.archive.jsonparse import (
     _Bad,
@@ -43,14 +43,15 @@ from rapgen.archive.parse import (
     check_unit_provenance,
 )
 from rapgen.archive.layout import MODEL_ID_PATTERN
-from rapgen.archive.records import CONDITIONS, SPLITS, Category, Finding, ModelInfo, ProblemKind, TraceCall
+from rapgen.archive.records import (
+    CLOSED_FORECAST, CONDITIONS, EXPANDING_FORECAST, ORACLE_CONDITIONS, ORACLE_SEARCH, SOURCE_CONDITIONS, SPLITS, Category, Finding,
+    ModelInfo, ProblemKind, TraceCall,
+)
 
 _MODEL_ID_RE = re.compile(MODEL_ID_PATTERN)
 
-SOURCE_CONDITIONS: tuple[str, ...] = ("A3", "A4")
 READOUTS: tuple[str, ...] = ("forecast", "state")
 BUDGETS: tuple[str, ...] = ("all", "matched")
-ORACLE_CONDITIONS: tuple[str, ...] = ("O1", "O2", "O3")
 CUTOFF_PRECISIONS: tuple[str, ...] = ("day", "month")
 ENDPOINTS: tuple[str, ...] = ("hosted_api", "self_hosted", "local")
 REPLAY_REQUIRED: tuple[str, ...] = (
@@ -86,13 +87,19 @@ class Readout:
     valid: bool
     reason: str = ""
     line: int = 0
+    provenance: Mapping | None = field(default=None, compare=False)  # §7's shown keys, as on a Unit
 
     @property
     def cell(self) -> str:
         """``X->Y:b``, e.g. ``S->F:matched``."""
-        x = "F" if self.source_condition == "A3" else "S"
-        y = "F" if self.readout == "forecast" else "S"
-        return f"{x}->{y}:{self.budget}"
+        return readout_cell(self.source_condition, self.readout, self.budget)
+
+
+def readout_cell(source_condition: str, readout: str, budget: str) -> str:
+    """A readout's cell ``X->Y:b``: evidence F (of A3) or S (of A4), read out as F or S, under budget b."""
+    x = "F" if source_condition == EXPANDING_FORECAST else "S"
+    y = "F" if readout == "forecast" else "S"
+    return f"{x}->{y}:{budget}"
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,7 @@ class OracleUnit:
     prompt_sha256: str
     reason: str = ""
     line: int = 0
+    provenance: Mapping | None = field(default=None, compare=False)  # §7's shown keys, as on a Unit
 
 
 @dataclass(frozen=True)
@@ -176,7 +184,7 @@ def _unit_core(field_set: set[str], origin_set: set[date]) -> Any:
     predict = _prediction(field_set, origin_set)
 
     def check(obj: dict, number: int) -> tuple[tuple[float, ...] | None, bool, str]:
-        unit = predict({**{k: obj[k] for k in _UNIT_CORE if k in obj}, "condition": "A0"}, number)
+        unit = predict({**{k: obj[k] for k in _UNIT_CORE if k in obj}, "condition": CLOSED_FORECAST}, number)
         return unit.weights, unit.valid, unit.reason
 
     return check
@@ -189,9 +197,7 @@ def _unit_record(field_set: set[str], origin_set: set[date], required: tuple[str
     def build(obj: dict, number: int) -> Any:
         _keys(obj, required, UNIT_OPTIONAL + UNIT_PROVENANCE_KEYS)
         weights, valid, reason = core(obj, number)
-        record = make(obj, weights, valid, reason, number)
-        check_unit_provenance(obj)
-        return record
+        return make(obj, weights, valid, reason, number)
 
     return build
 
@@ -203,8 +209,9 @@ def _readout(field_set: set[str], origin_set: set[date]) -> Callable[[dict, int]
         budget = _one_of(obj, "budget", BUDGETS)
         calls = _int(obj, "calls_used")
         evidence, prompt = _sha256_hex(obj, "evidence_sha256"), _sha256_hex(obj, "prompt_sha256")
+        provenance = check_unit_provenance(obj)
         return Readout(obj["field_id"], _date(obj, "origin"), source, readout, budget, calls, evidence, prompt,
-                       weights, valid, reason, number)
+                       weights, valid, reason, number, provenance)
 
     return _unit_record(field_set, origin_set, REPLAY_REQUIRED, make)
 
@@ -225,7 +232,9 @@ def _oracle_unit(field_set: set[str], origin_set: set[date]) -> Callable[[dict, 
     def make(obj: dict, weights, valid: bool, reason: str, number: int) -> OracleUnit:
         condition = _one_of(obj, "condition", ORACLE_CONDITIONS)
         input_sha, prompt = _sha256_hex(obj, "input_sha256"), _sha256_hex(obj, "prompt_sha256")
-        return OracleUnit(obj["field_id"], _date(obj, "origin"), condition, weights, valid, input_sha, prompt, reason, number)
+        provenance = check_unit_provenance(obj)
+        return OracleUnit(obj["field_id"], _date(obj, "origin"), condition, weights, valid, input_sha, prompt, reason, number,
+                          provenance)
 
     return _unit_record(field_set, origin_set, ORACLE_REQUIRED, make)
 
@@ -245,10 +254,10 @@ def _oracle_call(field_set: set[str], origin_set: set[date], max_calls: int) -> 
     as_search = _trace_call(field_set, origin_set, max_calls)
 
     def build(obj: dict, number: int) -> TraceCall:
-        if "condition" in obj and obj["condition"] != "O3":
-            raise _Bad(f"'condition' must be \"O3\" in this file, found {_show(obj['condition'])}")
-        call = as_search({**obj, "condition": "A3"} if "condition" in obj else obj, number)
-        return replace(call, condition="O3")
+        if "condition" in obj and obj["condition"] != ORACLE_SEARCH:
+            raise _Bad(f"'condition' must be \"{ORACLE_SEARCH}\" in this file, found {_show(obj['condition'])}")
+        call = as_search({**obj, "condition": EXPANDING_FORECAST} if "condition" in obj else obj, number)
+        return replace(call, condition=ORACLE_SEARCH)
 
     return build
 
@@ -259,7 +268,8 @@ def parse_oracle_traces(
     """oracle_traces.jsonl: traces.jsonl lines whose condition is ``O3``."""
     findings: list[Finding] = []
     out = unique_lines(path, _parse_lines(path, data, findings, _oracle_call(set(field_ids), set(origins), max_calls)),
-                       lambda c: (c.field_id, c.origin, c.call_index), lambda c: f"duplicate call {c.call_index} for {c.field_id} {c.origin} O3",
+                       lambda c: (c.field_id, c.origin, c.call_index),
+                       lambda c: f"duplicate call {c.call_index} for {c.field_id} {c.origin} {ORACLE_SEARCH}",
                        ProblemKind.DUPLICATE_CALL, findings)
     return out, findings
 

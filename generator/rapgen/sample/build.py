@@ -22,6 +22,7 @@ from rapgen.archive import (
     ASSIGNMENTS_PARQUET,
     BLOCKS_JSONL,
     CODEBOOKS_JSONL,
+    DEV_SPLIT,
     FIELDS_JSONL,
     PAPERS_PARQUET,
     SLOTS,
@@ -207,7 +208,7 @@ def build_sample(data_path: str | Path, out_root: str | Path, *, force: bool = F
         write_common(staging, ARCHIVE_INFO, origins_doc(ORIGINS, WINDOW_MONTHS, HISTORY_WINDOWS, STRICT_ORIGIN))
         _write_texts(staging, fields, labels, structure)
         _write_tables(staging, papers, fields, labels.rows, used)
-        seal(staging)
+        seal(staging, croissant=True)
     return {
         "out": str(out_root),
         "papers_read": len(papers),
@@ -215,7 +216,7 @@ def build_sample(data_path: str | Path, out_root: str | Path, *, force: bool = F
         "memberships": len(labels.rows),
         "fields": len(fields),
         "blocks": len(structure.comps),
-        "dev_fields": sum(1 for f in fields if structure.split[structure.block_of[f.field_id]] == "dev"),
+        "dev_fields": sum(1 for f in fields if structure.split[structure.block_of[f.field_id]] == DEV_SPLIT),
         "links": [{"a": a, "b": b, "shared": s, "overlap": round(o, 3)} for a, b, s, o in structure.links],
         "eligible_pre2024": sum(structure.eligible.values()),
         "fields_report": structure.report,

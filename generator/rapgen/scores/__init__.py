@@ -14,49 +14,28 @@ from rapgen.scores.bootstrap import bootstrap_intervals, draw_counts
 from rapgen.scores.kernels import is_constant, mean_over, missing, pearson, ranks, spearman
 from rapgen.scores.metrics import REGISTRY, MetricSpec, UnitInputs, get_metric, jsd, tv, unit_metric_values
 from rapgen.scores.interventions.compute import counterfactual_file, parse_reruns, read_reruns
+from rapgen.scores.interventions.exposure import effective_cutoff
 from rapgen.scores.interventions.sources import model_records
 from rapgen.scores.outputs import write_folder
 from rapgen.scores.pipeline import DiagnosticsInputs, ScoreResult, compute_scores, write_scores
 from rapgen.scores.spec import AxisSpec, ClusterSpec, Primary, TrackSpec
 from rapgen.scores.schema import (
-    BASELINE_CONDITION,
-    CEILING_GAP_TABLE,
-    LIVE_TRACK,
-    OPTIONAL_SCORE_FILES,
-    CONDITION_CONTRASTS,
-    CONTRASTS,
-    STATE_CONTRASTS,
-    TRACK_TITLES,
-    DIAGNOSTIC_SECTIONS,
-    HISTORY_TRACKS,
-    DIAGNOSTICS_META,
-    METRIC_NAMES,
-    METRICS,
-    POLICIES,
-    PRIMARY,
-    SCHEMA_VERSION,
-    SCORE_FILES,
-    TRACKS,
-    UNITS_TYPES,
-    ColumnSpec,
-    Interval,
-    Section,
-    SectionSpec,
-    Table,
-    TableSpec,
-    diagnostic_tables,
-    table_records,
+    ALL_ORIGIN_TRACK, BASELINE_CONDITION, CANONICAL_POLICY, CEILING_GAP_TABLE, FORECAST_STRICT_TRACK, LIVE_TRACK,
+    OPTIONAL_SCORE_FILES, CONDITION_CONTRASTS, CONTRASTS, ORACLE_CONTRASTS, STATE_CONTRASTS, TRACK_TITLES,
+    DIAGNOSTIC_SECTIONS, HISTORY_TRACKS, DIAGNOSTICS_META, METRIC_NAMES, METRICS, POLICIES, PRIMARY, SCHEMA_VERSION,
+    SCORE_FILES, TRACKS, UNITS_TYPES, ColumnSpec, Interval, Section, SectionSpec, Table, TableSpec,
+    diagnostic_tables, table_records,
 )
 
 __all__ = [
-    "AxisSpec", "ClusterSpec", "HISTORY_TRACKS", "TrackSpec",
+    "AxisSpec", "ClusterSpec", "HISTORY_TRACKS", "TrackSpec", "ALL_ORIGIN_TRACK", "FORECAST_STRICT_TRACK", "CANONICAL_POLICY",
     "CEILING_GAP_TABLE", "LIVE_TRACK", "OPTIONAL_SCORE_FILES", "table_records",
-    "BASELINE_CONDITION", "CONDITION_CONTRASTS", "CONTRASTS", "STATE_CONTRASTS", "TRACK_TITLES",
+    "BASELINE_CONDITION", "CONDITION_CONTRASTS", "CONTRASTS", "ORACLE_CONTRASTS", "STATE_CONTRASTS", "TRACK_TITLES",
     "BASELINES", "DIAGNOSTIC_SECTIONS", "DIAGNOSTICS_META", "METRICS", "METRIC_NAMES", "POLICIES", "PRIMARY", "REGISTRY",
     "SCHEMA_VERSION", "SCORE_FILES", "TRACKS", "UNITS_TYPES",
     "ColumnSpec", "DiagnosticsInputs", "Interval", "MetricSpec", "Primary", "ScoreResult", "Section", "SectionSpec", "Table",
     "TableSpec", "UnitInputs",
-    "counterfactual_file", "model_records", "parse_reruns", "read_reruns", "write_folder",
+    "counterfactual_file", "effective_cutoff", "model_records", "parse_reruns", "read_reruns", "write_folder",
     "bootstrap_intervals", "compute_baselines", "compute_scores", "diagnostic_tables", "draw_counts", "get_metric",
     "is_constant", "jsd", "mean_over", "missing", "pearson", "ranks", "spearman", "tv", "unit_metric_values", "write_scores",
 ]

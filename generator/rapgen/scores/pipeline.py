@@ -22,10 +22,11 @@ from rapgen.errors import ScoringError
 from rapgen.scores import outputs, ranking, schema, steps, tables
 from rapgen.scores.bootstrap import reuse_intervals
 from rapgen.scores.kernels import single_threaded_blas
-from rapgen.scores.schema import TRACKS
+from rapgen.scores.schema import CANONICAL_POLICY, TRACKS
 from rapgen.scores.counts import POLICIES, Windows
 from rapgen.scores.diagnostics import compute_diagnostics, compute_unit_diagnostics
 from rapgen.scores.diagnostics.evidence import search_evidence
+from rapgen.scores.diagnostics.provenance import unit_provenance
 from rapgen.scores.history_tables import history_tables, history_tracks, release_meta, unit_options
 from rapgen.scores.release_scopes import scored_release
 from rapgen.scores.interventions.compute import compute_interventions
@@ -61,6 +62,9 @@ class DiagnosticsInputs:
     seed: int
     level: float
     participates: dict[str, np.ndarray] | None = None  # track -> (E,) bool, as the leaderboard's rows (None: every entry)
+    files: frozenset[str] | None = None  # the archive paths the release scored lists (None: every file on disk)
+    keep: Callable[[str, date], bool] | None = None  # (model, origin) -> its units are the scored release's (None: all)
+    strict_origin: date | None = None  # the scored strict origin (a history's release, not origins.json's)
 
 
 @dataclass
@@ -123,6 +127,9 @@ def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: boo
         target_counts=counted.counts[:, :, counted.windows.target], recent_counts=counted.counts[:, :, counted.windows.history[:, -1]],
         y=composed.y, x=composed.x, ewma=composed.ewma, entries=uv.entries, predictions=uv.predictions, values=uv.values,
         draws=counted.draws, resamples=R, seed=seed, level=level, participates=tr.participates,
+        files=None if scope is None or scope.listed is None else frozenset(history.manifests[scope.number]),
+        keep=unit_options(scope).get("keep"),
+        strict_origin=fr.strict_origin,
     )
     meta = _meta(archive, fr, counted, uv, tr, score_tables, R, seed, level)
     files: dict[str, bytes] = {}
@@ -183,7 +190,7 @@ def _before_errata(release: RapRelease, history, scored: int, resamples: int | N
 def _interventions(inputs: DiagnosticsInputs, section: dict, records: list, malformed: Callable, reruns: Mapping | None,
                    unit_cols: Mapping[str, np.ndarray]) -> dict:
     """The interventions' files; their §6 reliability additions go into ``section`` in place."""
-    c = POLICIES.index("canonical")
+    c = POLICIES.index(CANONICAL_POLICY)
     known = [(inputs.predictions[e, c], {name: unit_cols[name][e] for name in CORRECTED}) for e in range(len(inputs.entries))]
     extras = unit_extras(inputs.archive.ledger, inputs.y[c], inputs.ewma[c], inputs.origins, known)
     out = compute_interventions(inputs, section, records, malformed, extras, reruns)
@@ -259,6 +266,7 @@ def compute_diagnostics_section(inputs: DiagnosticsInputs) -> tuple[dict, dict[s
         body = compute_diagnostics(inputs, unit_diagnostics=units.result)
         unit_cols = units.result()
     body["search_evidence"] = search_evidence(inputs.archive)
+    body["unit_provenance"] = unit_provenance(inputs.archive, inputs.origins, inputs.keep, inputs.files)
     return {**_diagnostics_head(inputs), **body}, unit_cols
 
 

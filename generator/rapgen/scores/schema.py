@@ -16,29 +16,53 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, NamedTuple
 
-from rapgen.archive import FORECAST_CONDITIONS, STATE_CONDITIONS
+from rapgen.archive import (
+    CLOSED_FORECAST, DEV_SPLIT, EXPANDING_FORECAST, EXPANDING_STATE, FIXED_FORECAST, FIXED_STATE, FORECAST_CONDITIONS,
+    ORACLE_CONDITIONS, ORACLE_HISTORY, ORACLE_RECENT, ORACLE_SEARCH, STATE_CONDITIONS, TEST_SPLIT,
+)
 from rapgen.scores.metrics import REGISTRY, MetricSpec
 from rapgen.scores.spec import Primary
 
 SCHEMA_VERSION = 1
 
 # ---------------------------------------------------------------- vocabulary
-TRACKS: tuple[str, ...] = ("all_origin", "forecast_strict")
+# The one place a track's or a counting policy's name is spelt; the scorer and the site read these.
+# All-Origin scores every origin; Forecast-Strict only the strict origin, for models whose cut-off precedes it.
+ALL_ORIGIN_TRACK = "all_origin"
+FORECAST_STRICT_TRACK = "forecast_strict"
+TRACKS: tuple[str, ...] = (ALL_ORIGIN_TRACK, FORECAST_STRICT_TRACK)
 # The Live track (RELEASES.md "Tracks"): scored only in an archive with a release history
 # in which an origin was open for sealed or open submissions; releases.csv uses all three.
 LIVE_TRACK = "live"
 HISTORY_TRACKS: tuple[str, ...] = TRACKS + (LIVE_TRACK,)
 # Each track's name in English (the site's words in each language are its catalogues' track.* labels).
-TRACK_TITLES: dict[str, str] = {"all_origin": "All-Origin", "forecast_strict": "Forecast-Strict", LIVE_TRACK: "Live"}
-POLICIES: tuple[str, ...] = ("canonical", "split", "single", "flip")
+TRACK_TITLES: dict[str, str] = {ALL_ORIGIN_TRACK: "All-Origin", FORECAST_STRICT_TRACK: "Forecast-Strict", LIVE_TRACK: "Live"}
+# The counting policies (SCORING.md §1), in output order; canonical is the headline's.
+CANONICAL_POLICY = "canonical"
+SPLIT_POLICY = "split"
+SINGLE_POLICY = "single"
+FLIP_POLICY = "flip"
+POLICIES: tuple[str, ...] = (CANONICAL_POLICY, SPLIT_POLICY, SINGLE_POLICY, FLIP_POLICY)
 # The ``condition`` of a baseline's rows (a model's rows carry its condition, A0…A4).
 BASELINE_CONDITION = "BASE"
 # contrasts.csv: a model's own condition pairs (left - right, SCORING.md §4), then each forecast
 # condition against the EWMA baseline; in this order everywhere they are listed.
-CONDITION_CONTRASTS: tuple[tuple[str, str], ...] = (("A1", "A0"), ("A3", "A1"), ("A2", "A1"), ("A4", "A3"))
+CONDITION_CONTRASTS: tuple[tuple[str, str], ...] = (
+    (FIXED_FORECAST, CLOSED_FORECAST), (EXPANDING_FORECAST, FIXED_FORECAST),
+    (FIXED_STATE, FIXED_FORECAST), (EXPANDING_STATE, EXPANDING_FORECAST),
+)
 EWMA_CONTRAST_CONDITIONS: tuple[str, ...] = FORECAST_CONDITIONS  # Ak-ewma, k in A0 A1 A3
 CONTRASTS: tuple[str, ...] = tuple(f"{a}-{b}" for a, b in CONDITION_CONTRASTS) + tuple(f"{k}-ewma" for k in EWMA_CONTRAST_CONDITIONS)
 STATE_CONTRASTS: tuple[str, ...] = tuple(f"{a}-{b}" for a, b in CONDITION_CONTRASTS if a in STATE_CONDITIONS)  # A2-A1, A4-A3
+# The exact-history contrasts (INTERVENTIONS.md §2) in output order: each O condition against each
+# baseline, then against the model's own Search conditions, and O3 - O2 (the effect of reopening Search).
+ORACLE_BASELINES: tuple[str, ...] = ("ewma", "recent")
+ORACLE_MODEL_CONTRASTS: tuple[tuple[str, str], ...] = (
+    (ORACLE_RECENT, FIXED_FORECAST), (ORACLE_HISTORY, EXPANDING_FORECAST), (ORACLE_SEARCH, EXPANDING_FORECAST),
+    (ORACLE_SEARCH, ORACLE_HISTORY),
+)
+ORACLE_CONTRASTS: tuple[str, ...] = tuple(f"{c}-{b}" for b in ORACLE_BASELINES for c in ORACLE_CONDITIONS) + tuple(
+    f"{a}-{b}" for a, b in ORACLE_MODEL_CONTRASTS)
 
 # The metric registry's entries, in output order (name, label, higher_is_better
 # True/False or None for a descriptive metric, description). One registry:
@@ -55,7 +79,7 @@ class RapPrimary(Primary):
         return self.axis("policy")
 
 
-PRIMARY = RapPrimary(metric="spearman", track="all_origin", axes=(("policy", "canonical"),), condition="A3")
+PRIMARY = RapPrimary(metric="spearman", track=ALL_ORIGIN_TRACK, axes=(("policy", CANONICAL_POLICY),), condition=EXPANDING_FORECAST)
 
 # ---------------------------------------------------------------- score files
 SLOT_NAMES: tuple[str, ...] = tuple(f"D{i}" for i in range(8))
@@ -203,7 +227,7 @@ def _est(key: str = "estimate", label: str = "estimate") -> ColumnSpec:
 # rows' ``kind`` is not repeated in every table (it stays in diagnostics.json).
 _ENTRY = (_c("split"), _c("entry"), _c("condition"))
 # INTERVENTIONS.md §6, written when the archive's models carry intervention records.
-INTERVENTION_SPLITS: tuple[str, ...] = ("dev", "test", "all")
+INTERVENTION_SPLITS: tuple[str, ...] = (DEV_SPLIT, TEST_SPLIT, "all")
 POSTERIOR_TABLE = TableSpec(
     "Posterior-predictive ceiling by split", ("reliability", "posterior"), (
         _c("split"), _est("estimate", "repeatability"), _est("ceiling", "ceiling"), _est("ewma_gap", "ceiling − EWMA"),
@@ -231,11 +255,12 @@ DIAGNOSTICS_META: tuple[str, ...] = ("schema_version", "manifest_sha256", "diagn
 DIAGNOSTIC_SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec(
         "reliability", "Reliability and ceiling",
-        "Split-half reliability of the realised target compositions (Spearman–Brown corrected) and the ceiling "
-        "√reliability: no forecast can be expected to correlate with a noisy target beyond it.",
+        "Split-half reliability of the realised target compositions (Spearman–Brown corrected) and its square root, "
+        "shown beside the posterior-predictive repeatability whose square root is the score ceiling: no forecast can "
+        "be expected to correlate with a noisy target beyond it.",
         (
             TableSpec("Reliability by split", ("reliability", "splits"), (
-                _c("split"), _est("estimate", "reliability"), _est("ceiling", "ceiling"),
+                _c("split"), _est("estimate", "reliability"), _est("ceiling", "√reliability (split-half)"),
                 _c("n_fields"), _c("n_episodes"), _c("n_defined"),
             ), keyed_by="split"),
             TableSpec("Reliability by episode", ("reliability", "episodes"), (
@@ -268,6 +293,18 @@ DIAGNOSTIC_SECTIONS: tuple[SectionSpec, ...] = (
             TableSpec("Residual alignment", ("residual_alignment", "rows"), (
                 *_ENTRY, _est(), _c("raw"), _c("null"), _c("n_fields"), _c("n_units"), _c("n_valid"), _c("n_defined"),
             ), split_by=("statistic",)),
+            # The paper's two other cuts (§3.3, §4.2, D.3), on its statistic there (the corrected residual cosine);
+            # every statistic is in the file.
+            TableSpec("Residual cosine on the change-rich subset (corrected)", ("residual_alignment", "subsets"), (
+                *_ENTRY, _est(), _c("n_fields"), _c("n_units"), _c("n_defined"),
+            ), where=(("subset", "change_rich"), ("statistic", "direct_cosine")), optional=True),
+            TableSpec("Residual cosine at the latest origin (corrected)", ("residual_alignment", "subsets"), (
+                *_ENTRY, _c("origin"), _est(), _c("n_fields"), _c("n_units"), _c("n_defined"),
+            ), where=(("subset", "latest_origin"), ("statistic", "direct_cosine")), optional=True),
+            # Table 14: the retrieval contrasts on the partial-residual endpoint (positive: the left condition aligns better).
+            TableSpec("Retrieval contrasts on the partial-residual endpoint", ("residual_alignment", "contrasts"), (
+                _c("split"), _c("entry"), _c("contrast"), _est(), _c("n_fields"),
+            ), where=(("statistic", "partial_residual"),), optional=True),
         ),
     ),
     SectionSpec(
@@ -284,11 +321,22 @@ DIAGNOSTIC_SECTIONS: tuple[SectionSpec, ...] = (
     ),
     SectionSpec(
         "policy_sensitivity", "Counting-policy sensitivity",
-        "Headline scores under the four counting policies (canonical, split, single, flip).",
+        "Headline scores under the four counting policies (canonical, split, single, flip), the largest change of each "
+        "from its canonical value, whether each model keeps its canonical ordering of conditions, and the signs of the "
+        "structural contrasts under every policy.",
         (
             TableSpec("Spearman by counting policy", ("policy_sensitivity", "rows"), (
-                *_ENTRY, *(_c(f"estimates.{p}", p) for p in POLICIES), _c("range"),
+                *_ENTRY, *(_c(f"estimates.{p}", p) for p in POLICIES), _c("max_change", "largest change from canonical"),
             ), where=(("metric", PRIMARY.metric),)),
+            TableSpec("Ordering of conditions by counting policy", ("policy_sensitivity", "orderings"), (
+                _c("split"), _c("entry"), _c("canonical_order", "canonical order"), _c("order_stable", "policies keeping it"),
+                _c("n_policies", "policies"), _c("changed_policies", "policies changing it"),
+                _c("max_change", "largest change from canonical"),
+            ), optional=True),
+            TableSpec("Structural contrasts by counting policy (Spearman)", ("policy_sensitivity", "contrast_signs"), (
+                _c("split"), _c("entry"), _c("contrast"), *(_c(f"estimates.{p}", p) for p in POLICIES),
+                _c("sign_kept", "sign kept"),
+            ), optional=True),
         ),
     ),
     SectionSpec(
@@ -309,11 +357,25 @@ DIAGNOSTIC_SECTIONS: tuple[SectionSpec, ...] = (
         "directions of the papers a unit found agree with the recent and the future window (mean spearman over units).",
         (
             TableSpec("Search evidence by model and condition", ("search_evidence", "rows"), (
-                _c("entry"), _c("condition"), _c("calls"), _c("units"), _c("recent_share"),
+                _c("entry"), _c("condition"), _c("calls"), _c("units"), _c("recent_share", "all-call recent share"),
                 _c("spearman_recent", "spearman vs recent"), _c("spearman_units", "units (recent)"),
                 _c("spearman_future", "spearman vs future"), _c("spearman_future_units", "units (future)"),
                 _c("called_units", "units with calls"), _c("calls_per_unit_mean", "calls per unit"),
                 _c("calls_per_unit_max", "most calls in a unit"),
+            )),
+        ),
+    ),
+    SectionSpec(
+        "unit_provenance", "Unit provenance",
+        "What each model's unit files record about the endpoint (INTERVENTIONS.md §7): the reported model, request "
+        "attempts, unit reruns, token usage and the output cap. Shown, never scored.",
+        (
+            TableSpec("Unit provenance by model and file", ("unit_provenance", "rows"), (
+                _c("entry"), _c("file"), _c("units"), _c("response_models", "response model"),
+                _c("attempts_max", "most attempts"), _c("retried", "units retried"),
+                _c("unit_attempt_max", "most unit attempts"), _c("rerun", "units rerun"),
+                _c("with_usage", "units with usage"), _c("input_tokens", "input tokens"), _c("output_tokens", "output tokens"),
+                _c("reasoning_tokens", "reasoning tokens"), _c("max_output_tokens", "output cap"),
             )),
         ),
     ),

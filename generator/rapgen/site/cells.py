@@ -17,11 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, SPLITS as ARCHIVE_SPLITS
+from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, SPLITS as ARCHIVE_SPLITS, TEST_SPLIT
 from rapgen.scores import BASELINE_CONDITION, CONTRASTS, HISTORY_TRACKS, METRICS
 from rapgen.site.i18n import Labels, t
 
-SPLITS = tuple(sorted(ARCHIVE_SPLITS, key=lambda s: s != "test"))  # Test is the default tab
+SPLITS = tuple(sorted(ARCHIVE_SPLITS, key=lambda s: s != TEST_SPLIT))  # Test is the default tab
 # The site's words for splits, tracks, conditions and metrics, in the language being
 # rendered (catalogue keys split.*, track.*, condition.*, metric.*; English outside a build).
 SPLIT_LABEL = Labels("split", SPLITS)
@@ -133,6 +133,7 @@ class ModelPage:
     invalid_reasons: list[dict]
     search: dict | None
     interventions: dict | None = None  # pages.interventions.model_interventions (replay, oracle, panel, inference)
+    provenance: SimpleTable | None = None  # pages.paper_tables.provenance_table (INTERVENTIONS.md §7, shown, never scored)
 
 
 @dataclass
@@ -169,6 +170,9 @@ class SiteModel:
     leader_switch: str = ""  # pages.switch: the leaderboard's metric/policy data (JSON)
     headline: dict = field(default_factory=dict)  # split -> pages.headline.Headline
     compare: Any = None  # pages.compare.ComparePage
+    paper_map: list[dict] = field(default_factory=list)  # pages.paper_map: the "Paper ↔ site" rows
+    paper_residual: list[SimpleTable] = field(default_factory=list)  # pages.diagnostics.paper_page_tables
+    dataset: Any = None  # pages.dataset.DatasetCard: the Archive page's JSON-LD, Croissant file and snippets
 
 
 # ------------------------------------------------------------------ helpers shared by the page builders
