@@ -192,6 +192,7 @@ class Shard:
         # A query's match and a call's answer depend on the shard and the call only: repeats are looked up.
         self._matched: dict[tuple[str, ...], _Matched] = {}
         self._answers: dict[tuple, SearchResult] = {}
+        self._effective: dict[tuple, SearchResult] = {}
 
     @property
     def ids(self) -> list[str]:
@@ -222,11 +223,24 @@ class Shard:
                 except CallProblem as exc:
                     found = SearchResult(0, error=str(exc))
                 else:
-                    found = self._answer(call, self._matched_terms(call.terms), top_k=top_k, k1=k1, b=b)
+                    found = self._effective_answer(call, top_k, k1, b)
                 if key is not None:
                     _remember(self._answers, key, found)
             out.append(found)
         return out
+
+    def _effective_answer(self, call: CallArgs, top_k: int, k1: float, b: float) -> SearchResult:
+        """The answer to a valid call, shared with every call that differs only by bounds at or
+        beyond the shard's own (they filter nothing: every member is dated inside the shard)."""
+        lo = day_number(call.date_from) if call.date_from is not None else None
+        hi = day_number(call.date_to) if call.date_to is not None else None
+        key = (call.terms, call.sort, lo if lo is not None and (self.lo is None or lo > self.lo) else None,
+               hi if hi is not None and hi < self.hi else None, top_k, k1, b)
+        found = self._effective.get(key)
+        if found is None:
+            found = self._answer(call, self._matched_terms(call.terms), top_k=top_k, k1=k1, b=b)
+            _remember(self._effective, key, found)
+        return found
 
     def _matched_terms(self, terms: tuple[str, ...]) -> _Matched:
         matched = self._matched.get(terms)
