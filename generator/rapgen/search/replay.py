@@ -132,7 +132,7 @@ def _jobs(archive: RapRelease, model_ids: list[str], counterfactual: bool) -> tu
 def _key(model_id: str, source: str, call) -> tuple:
     """A recorded call's identity: its unit and call index (unique across a model's
     traces files, which a format-2 archive splits by origin; line numbers are not)."""
-    return (model_id, source, call.field_id, str(call.origin), call.condition, call.call_index)
+    return (model_id, source, call.field_id, call.origin, call.condition, call.call_index)
 
 
 def _run_all(backend: Backend, by_field: dict[str, list[ReplayCall]], jobs: int,
