@@ -423,7 +423,7 @@ def no_diagnostics(monkeypatch):
     import rapgen.scores.pipeline as pipeline
 
     monkeypatch.setattr(
-        pipeline, "compute_diagnostics_section", lambda inputs: ({**pipeline._diagnostics_head(inputs), "status": "skipped"}, None)
+        pipeline, "compute_diagnostics_section", lambda inputs, *_: ({**pipeline._diagnostics_head(inputs), "status": "skipped"}, None)
     )
 
 

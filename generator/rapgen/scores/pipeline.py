@@ -24,7 +24,7 @@ from rapgen.scores.bootstrap import reuse_intervals
 from rapgen.scores.kernels import single_threaded_blas
 from rapgen.scores.schema import CANONICAL_POLICY, TRACKS
 from rapgen.scores.counts import POLICIES, Windows
-from rapgen.scores.diagnostics import compute_diagnostics, compute_unit_diagnostics
+from rapgen.scores.diagnostics import ChangeRich, change_rich_draws, compute_diagnostics, compute_unit_diagnostics
 from rapgen.scores.diagnostics.evidence import search_evidence
 from rapgen.scores.diagnostics.provenance import unit_provenance
 from rapgen.scores.history_tables import history_tables, history_tracks, release_meta, unit_options
@@ -118,9 +118,6 @@ def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: boo
     R, seed, level = _ledger_bootstrap(archive.ledger, resamples)
     records = model_records(archive)
     history, scope, fr, counted, composed, uv, tr = _unit_steps(archive, records, R, seed)
-    st = steps.statistics(uv, tr)
-    iv, plain = steps.intervals(fr, counted, st, level, meanwhile=lambda: _plain_tables(fr, counted, composed, uv, tr, st))
-    score_tables = {**_interval_tables(fr, counted, uv, tr, st, iv), **plain}
     inputs = DiagnosticsInputs(
         archive=archive, field_ids=fr.field_ids, field_split=fr.field_split, field_block=fr.field_block, origins=fr.origins,
         policies=POLICIES, windows=counted.windows, counts=counted.counts,
@@ -131,20 +128,27 @@ def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: boo
         keep=unit_options(scope).get("keep"),
         strict_origin=fr.strict_origin,
     )
-    meta = _meta(archive, fr, counted, uv, tr, score_tables, R, seed, level)
-    files: dict[str, bytes] = {}
-    # pairs.csv and releases.csv (issues 16 and 14); scores.json counts the §7 tables only.
-    score_tables.update(history_tables(archive, fr, counted, uv, tr, level, history, scope, every_release))
-    if _eras and every_release and history is not None and scope is not None:
-        score_tables["releases.csv"] = _before_errata(archive, history, scope.number, resamples, score_tables["releases.csv"])
-    if scope is not None:
-        meta["release"] = release_meta(history, scope, fr, counted, uv, score_tables["releases.csv"], archive.current)
-    if diagnostics:
-        section, unit_cols = compute_diagnostics_section(inputs)
-        if records is not None and malformed is not None:
-            files = _interventions(inputs, section, records, malformed, reruns, unit_cols)
-    else:
-        section, unit_cols = _diagnostics_head(inputs) | {"status": "not computed"}, None
+    # §6's change-rich draws read the counts alone: they run beside the bootstrap and the
+    # tables (numpy's generators release the GIL), on their own generator as before.
+    with ThreadPoolExecutor(max_workers=1) as early:
+        drawn = early.submit(change_rich_draws, inputs) if diagnostics else None
+        st = steps.statistics(uv, tr)
+        iv, plain = steps.intervals(fr, counted, st, level, meanwhile=lambda: _plain_tables(fr, counted, composed, uv, tr, st))
+        score_tables = {**_interval_tables(fr, counted, uv, tr, st, iv), **plain}
+        meta = _meta(archive, fr, counted, uv, tr, score_tables, R, seed, level)
+        files: dict[str, bytes] = {}
+        # pairs.csv and releases.csv (issues 16 and 14); scores.json counts the §7 tables only.
+        score_tables.update(history_tables(archive, fr, counted, uv, tr, level, history, scope, every_release))
+        if _eras and every_release and history is not None and scope is not None:
+            score_tables["releases.csv"] = _before_errata(archive, history, scope.number, resamples, score_tables["releases.csv"])
+        if scope is not None:
+            meta["release"] = release_meta(history, scope, fr, counted, uv, score_tables["releases.csv"], archive.current)
+        if diagnostics:
+            section, unit_cols = compute_diagnostics_section(inputs, drawn.result)
+            if records is not None and malformed is not None:
+                files = _interventions(inputs, section, records, malformed, reruns, unit_cols)
+        else:
+            section, unit_cols = _diagnostics_head(inputs) | {"status": "not computed"}, None
     section["manifest_sha256"] = meta["manifest_sha256"]  # release N's manifest under --release N
     units, unit_types = tables.units_table(uv.entries, fr.field_ids, fr.field_split, fr.origins, uv.predictions, uv.values,
                                            counted.models.valid, counted.models.reasons, uv.baseline_ok, uv.n_models, unit_cols)
@@ -252,18 +256,21 @@ def _meta(archive: RapRelease, fr: steps.Frame, counted: steps.Counted, uv: step
     }
 
 
-def compute_diagnostics_section(inputs: DiagnosticsInputs) -> tuple[dict, dict[str, np.ndarray]]:
+def compute_diagnostics_section(inputs: DiagnosticsInputs, change_rich: Callable[[], ChangeRich] | None = None
+                                ) -> tuple[dict, dict[str, np.ndarray]]:
     """The single call site of the §6 diagnostics (``rapgen.scores.diagnostics``).
 
     Returns the diagnostics.json body (headed by the schema version and the
     archive's identity) and the per-unit alignment columns of units.parquet
     (``{name: (E, F, O) array}``, canonical policy), computed once and shared.
+    ``change_rich``: the result of :func:`change_rich_draws` on ``inputs``, when it is being
+    computed elsewhere (called when the change-rich section needs it).
     """
     # The per-unit alignments run in a thread beside the sections that draw random numbers
     # (both are numpy kernels that release the GIL); the alignment section waits for them.
     with single_threaded_blas(), ThreadPoolExecutor(max_workers=1) as pool:
         units = pool.submit(compute_unit_diagnostics, inputs)
-        body = compute_diagnostics(inputs, unit_diagnostics=units.result)
+        body = compute_diagnostics(inputs, unit_diagnostics=units.result, change_rich=change_rich)
         unit_cols = units.result()
     body["search_evidence"] = search_evidence(inputs.archive)
     body["unit_provenance"] = unit_provenance(inputs.archive, inputs.origins, inputs.keep, inputs.files)
