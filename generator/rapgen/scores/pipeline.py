@@ -31,7 +31,7 @@ from rapgen.scores.history_tables import history_tables, history_tracks, release
 from rapgen.scores.release_scopes import scored_release
 from rapgen.scores.interventions.compute import compute_interventions
 from rapgen.scores.interventions.extra import CORRECTED, unit_extras
-from rapgen.scores.interventions.sources import effective_cutoffs, model_records, panel_models
+from rapgen.scores.interventions.sources import counting_rules, effective_cutoffs, model_records, panel_models
 from rapgen.scores.outputs import Table
 from rapgen.scores.units import BASELINE, Entry
 
@@ -117,7 +117,7 @@ def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: boo
                     reruns: Mapping | None, every_release: bool, _eras: bool) -> ScoreResult:
     R, seed, level = _ledger_bootstrap(archive.ledger, resamples)
     records = model_records(archive)
-    history, scope, fr, counted, composed, uv, tr = _unit_steps(archive, records, R, seed)
+    history, scope, fr, counted, composed, uv, tr = _unit_steps(archive, panel_models(records), effective_cutoffs(records), R, seed)
     inputs = DiagnosticsInputs(
         archive=archive, field_ids=fr.field_ids, field_split=fr.field_split, field_block=fr.field_block, origins=fr.origins,
         policies=POLICIES, windows=counted.windows, counts=counted.counts,
@@ -155,12 +155,13 @@ def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: boo
     return ScoreResult(meta, score_tables, units, unit_types, section, inputs, files)
 
 
-def _unit_steps(archive: RapRelease, records, R: int, seed: int) -> tuple:
-    """frame -> count -> compose -> unit values -> tracks of the release scored."""
+def _unit_steps(archive: RapRelease, panels: frozenset[str], cutoffs: Mapping, R: int, seed: int) -> tuple:
+    """frame -> count -> compose -> unit values -> tracks of the release scored (``panels`` and
+    ``cutoffs``: :func:`panel_models` and :func:`effective_cutoffs` of its records)."""
     history, scope = scored_release(archive)
     fr = steps.frame(archive) if scope is None else replace(steps.frame(archive), origins=scope.resolved,
                                                              strict_origin=scope.strict_origin)
-    counted = steps.count(archive, fr, R, seed, panel_models(records), effective_cutoffs(records), **unit_options(scope))
+    counted = steps.count(archive, fr, R, seed, panels, cutoffs, **unit_options(scope))
     composed = steps.compose(counted, archive.ledger)
     uv = steps.unit_values(counted.models, composed)
     tr = steps.tracks(fr, uv) if scope is None else history_tracks(steps.tracks(fr, uv), scope, fr, counted, uv)
@@ -170,7 +171,7 @@ def _unit_steps(archive: RapRelease, records, R: int, seed: int) -> tuple:
 def _releases_csv(release: RapRelease, resamples: int | None) -> Table:
     """releases.csv of ``compute_scores(release, resamples, _eras=False)``, alone."""
     R, seed, level = _ledger_bootstrap(release.ledger, resamples)
-    history, scope, fr, counted, _, uv, tr = _unit_steps(release, model_records(release), R, seed)
+    history, scope, fr, counted, _, uv, tr = _unit_steps(release, *counting_rules(release), R, seed)
     return history_tables(release, fr, counted, uv, tr, level, history, scope, names=("releases.csv",))["releases.csv"]
 
 
