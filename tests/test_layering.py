@@ -23,6 +23,8 @@ ALLOWED = {
     "kit": {"archive", "search"},
     "agents": {"archive", "search", "kit"},
     "site": {"archive", "scores", "search"},
+    # KINDS.md §9: a kind's archive part -> archive; scores -> archive, scores; kit -> archive, search, kit.
+    "kinds": {"archive", "scores", "search", "kit", "site"},
     "pipeline": {"archive", "scores", "search", "site"},
     "submit": {"archive", "scores", "search", "site", "agents", "pipeline", "kit"},
     "cli": {"archive", "scores", "search", "site", "sample", "agents", "pipeline", "submit", "kit"},
