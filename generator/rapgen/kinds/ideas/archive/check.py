@@ -1,0 +1,228 @@
+"""Stage 5 for an Ideas archive: parse every file once and check every invariant (IDEAS.md §1–§4).
+
+:func:`check_archive` takes the verified bytes by path (``archive/…``) and
+returns the parsed archive with every finding. Dependent checks run only on
+inputs that parsed: a file whose inputs are broken gets one ``NOT-EVALUATED``
+finding instead of a cascade. The resolved cutoffs (those with futures and
+evaluator files) default to ``config.cutoffs`` (format 1); a release view
+passes its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+from rapgen.archive import MODEL_ID_PATTERN, Category, Finding, ModelInfo, parse_model_json
+from rapgen.kinds.ideas.archive.adapter import ADAPTER, RawIdea, check_raw, parse_raw
+from rapgen.kinds.ideas.archive.assignment import RULE, Assignment, check_assignments, parse_assignments
+from rapgen.kinds.ideas.archive.config import Config, Ledger, parse_config, parse_ledger
+from rapgen.kinds.ideas.archive.episodes import Pools, build_pools, check_episodes, check_futures, parse_episodes, parse_futures
+from rapgen.kinds.ideas.archive.evaluation import (
+    Candidate,
+    Judgment,
+    check_candidates,
+    check_judgments,
+    parse_candidates,
+    parse_clusters,
+    parse_features,
+    parse_judgments,
+)
+from rapgen.kinds.ideas.archive.lines import invariant
+from rapgen.kinds.ideas.archive.papers import Paper, merge_papers, parse_papers
+from rapgen.kinds.ideas.archive.predictions import Predictions, parse_predictions
+from rapgen.kinds.ideas.archive.topics import Judge, Topic, parse_judges, parse_topics
+
+FORMAT = "ideas-archive"
+BENCHMARK = "archive/benchmark"
+CONFIG_JSON = f"{BENCHMARK}/config.json"
+PAPERS_PARQUET = f"{BENCHMARK}/papers.parquet"
+TOPICS_JSONL = f"{BENCHMARK}/topics.jsonl"
+ASSIGNMENTS_PARQUET = f"{BENCHMARK}/assignments.parquet"
+EPISODES_JSONL = f"{BENCHMARK}/episodes.jsonl"
+FUTURES_JSONL = f"{BENCHMARK}/futures.jsonl"
+CLUSTERS_PARQUET = f"{BENCHMARK}/future_clusters.parquet"
+LEDGER_JSON = "archive/provenance/LEDGER.json"
+JUDGES_JSONL = "archive/provenance/judges.jsonl"
+REQUIRED_FILES = ("archive/ARCHIVE.json", CONFIG_JSON, PAPERS_PARQUET, TOPICS_JSONL, ASSIGNMENTS_PARQUET, EPISODES_JSONL,
+                  FUTURES_JSONL, LEDGER_JSON, JUDGES_JSONL)
+MODEL_FILES = ("model.json", "predictions.jsonl", "raw.jsonl", "features.parquet")
+EVAL_FILES = ("candidates.parquet", "judgments.parquet")
+WINDOW_FILE = re.compile(r"^archive/benchmark/windows/(\d{4}-\d{2}-01)/(papers|assignments)\.parquet$")
+CUTOFF_FILE = re.compile(r"^archive/benchmark/cutoffs/(\d{4}-\d{2}-01)/(episodes|futures)\.jsonl$")
+MODEL_FILE = re.compile(r"^archive/models/([^/]+)/(.+)$")
+EVAL_FILE = re.compile(r"^eval/([^/]+)/(candidates|judgments)\.parquet$")
+MODEL_ID = re.compile(MODEL_ID_PATTERN)
+
+
+@dataclass
+class ModelFiles:
+    model_id: str
+    info: ModelInfo | None = None
+    predictions: Predictions | None = None
+    raw: dict[tuple[str, str, int], RawIdea] | None = None
+    features: dict[tuple[str, str, int], float] | None = None
+    evals: dict[str, tuple[list[Candidate], list[Judgment]]] = field(default_factory=dict)  # judge_id -> files
+
+
+@dataclass
+class IdeasArchive:
+    """Everything an Ideas release holds, parsed once (None where a file did not parse)."""
+
+    config: Config | None = None
+    ledger: Ledger | None = None
+    topics: list[Topic] = field(default_factory=list)
+    papers: dict[str, Paper] = field(default_factory=dict)
+    assignments: list[Assignment] = field(default_factory=list)
+    pools: Pools | None = None
+    judges: dict[str, Judge] = field(default_factory=dict)
+    clusters: dict[str, dict[str, int]] | None = None  # episode -> paper -> cluster
+    models: dict[str, ModelFiles] = field(default_factory=dict)
+    resolved: tuple[date, ...] = ()
+
+
+def _not_evaluated(path: str, what: str, inputs: Sequence[str]) -> Finding:
+    return Finding(path, None, Category.NOT_EVALUATED, f"{what} not checked: {', '.join(inputs)} did not parse")
+
+
+class _Run:
+    def __init__(self, files: Mapping[str, bytes]):
+        self.files = files
+        self.findings: list[Finding] = []
+        self.broken: set[str] = set()
+
+    def parse(self, path: str, parser, *args):
+        if path not in self.files:
+            self.findings.append(Finding(path, None, Category.MISSING, "required file of an Ideas archive"))
+            self.broken.add(path)
+            return None
+        value, found = parser(path, self.files[path], *args)
+        self.findings.extend(found)
+        if found:
+            self.broken.add(path)
+        return value
+
+    def ready(self, path: str, what: str, *inputs: str) -> bool:
+        bad = [p for p in inputs if p in self.broken]
+        if bad:
+            self.findings.append(_not_evaluated(path, what, bad))
+            self.broken.add(path)
+        return not bad
+
+
+def check_archive(files: Mapping[str, bytes], *, resolved: Sequence[date] | None = None) -> tuple[IdeasArchive, list[Finding]]:
+    """Parse and check every Ideas file in ``files`` (path -> verified bytes)."""
+    run = _Run(files)
+    out = IdeasArchive()
+    out.config = run.parse(CONFIG_JSON, parse_config)
+    out.ledger = run.parse(LEDGER_JSON, parse_ledger)
+    if out.ledger is not None:
+        if out.ledger.assignment != RULE:
+            run.findings.append(invariant(LEDGER_JSON, None, f"assignment {out.ledger.assignment!r}: this rapgen implements {RULE} only"))
+        if out.ledger.adapter != ADAPTER:
+            run.findings.append(invariant(LEDGER_JSON, None, f"adapter {out.ledger.adapter!r}: this rapgen implements adapter {ADAPTER} only"))
+    out.topics = run.parse(TOPICS_JSONL, parse_topics) or []
+    judges = run.parse(JUDGES_JSONL, parse_judges) or []
+    out.judges = {j.judge_id: j for j in judges}
+    _papers(run, out)
+    _benchmark(run, out, resolved)
+    for model_id in sorted({m.group(1) for p in files if (m := MODEL_FILE.match(p))}):
+        out.models[model_id] = _model(run, out, model_id)
+    return out, sorted(run.findings, key=Finding.sort_key)
+
+
+def _papers(run: _Run, out: IdeasArchive) -> None:
+    parts = [(PAPERS_PARQUET, run.parse(PAPERS_PARQUET, parse_papers) or {})]
+    windows = sorted({m.group(1) for p in run.files if (m := WINDOW_FILE.match(p))})
+    for w in windows:
+        parts.append((f"{BENCHMARK}/windows/{w}/papers.parquet", run.parse(f"{BENCHMARK}/windows/{w}/papers.parquet", parse_papers) or {}))
+    out.papers, found = merge_papers(parts)
+    run.findings.extend(found)
+    paths = [ASSIGNMENTS_PARQUET] + [f"{BENCHMARK}/windows/{w}/assignments.parquet" for w in windows]
+    rows = []
+    for path in paths:
+        rows.extend((n, a) for n, a in run.parse(path, parse_assignments) or [])
+    if run.ready(ASSIGNMENTS_PARQUET, f"the {RULE} assignment", TOPICS_JSONL, *(p for p, _ in parts), *paths):
+        run.findings.extend(check_assignments(ASSIGNMENTS_PARQUET, rows, out.papers, out.topics))
+    out.assignments = [a for _, a in rows]
+
+
+def _benchmark(run: _Run, out: IdeasArchive, resolved: Sequence[date] | None) -> None:
+    episodes = run.parse(EPISODES_JSONL, parse_episodes) or []
+    futures = run.parse(FUTURES_JSONL, parse_futures) or []
+    for m in sorted({m.groups() for p in run.files if (m := CUTOFF_FILE.match(p))}):
+        parser = parse_episodes if m[1] == "episodes" else parse_futures
+        (episodes if m[1] == "episodes" else futures).extend(run.parse(f"{BENCHMARK}/cutoffs/{m[0]}/{m[1]}.jsonl", parser) or [])
+    config = out.config
+    if config is None or not run.ready(EPISODES_JSONL, "episodes and futures", CONFIG_JSON, ASSIGNMENTS_PARQUET):
+        return
+    cutoffs = sorted(set(config.cutoffs) | {e.cutoff for _, e in episodes})
+    out.resolved = tuple(sorted(resolved if resolved is not None else config.cutoffs))
+    out.pools = build_pools(out.assignments, [t.topic_id for t in out.topics], config, cutoffs, out.resolved)
+    run.findings.extend(check_episodes(EPISODES_JSONL, episodes, out.pools))
+    run.findings.extend(check_futures(FUTURES_JSONL, futures, out.pools))
+    if CLUSTERS_PARQUET in run.files and out.ledger is not None:
+        clusters = run.parse(CLUSTERS_PARQUET, parse_clusters, out.pools.future, out.ledger.kmeans_k) or {}
+        out.clusters = {}
+        for (e, pid), k in clusters.items():
+            out.clusters.setdefault(e, {})[pid] = k
+
+
+def _model(run: _Run, out: IdeasArchive, model_id: str) -> ModelFiles:
+    folder = f"archive/models/{model_id}"
+    mf = ModelFiles(model_id)
+    if not MODEL_ID.match(model_id):
+        run.findings.append(invariant(folder, None, f"model id {model_id!r} does not match {MODEL_ID_PATTERN}"))
+        return mf
+    names = {p[len(folder) + 1:] for p in run.files if p.startswith(folder + "/")}
+    for name in sorted(names):
+        if name not in MODEL_FILES and not EVAL_FILE.match(name) and not name.startswith("origins/"):
+            run.findings.append(invariant(f"{folder}/{name}", None, "not a file of an Ideas model folder"))
+    mf.info = run.parse(f"{folder}/model.json", parse_model_json, model_id)
+    pools, config = out.pools, out.config
+    pred_path = f"{folder}/predictions.jsonl"
+    if pools is None or config is None:
+        if pred_path in run.files:
+            run.findings.append(_not_evaluated(pred_path, "predictions", [EPISODES_JSONL]))
+        return mf
+    episodes = {e.episode_id: e for e in pools.episodes if e.cutoff in set(config.cutoffs)}
+    mf.predictions = run.parse(pred_path, parse_predictions, episodes, config.top_k)
+    if mf.predictions is None or pred_path in run.broken:
+        for name in sorted(n for n in names if n != "model.json" and n != "predictions.jsonl" and not n.startswith("origins/")):
+            run.findings.append(_not_evaluated(f"{folder}/{name}", "this file", [pred_path]))
+        mf.predictions = None
+        return mf
+    raw_path = f"{folder}/raw.jsonl"
+    if "raw.jsonl" in names:
+        mf.raw = run.parse(raw_path, parse_raw)
+    run.findings.extend(check_raw(pred_path, mf.predictions, raw_path, mf.raw if "raw.jsonl" in names else None))
+    if "features.parquet" in names:
+        mf.features = run.parse(f"{folder}/features.parquet", parse_features)
+        missing = [i.key for i in mf.predictions.all_ideas() if mf.features is not None and i.key not in mf.features]
+        if missing:
+            run.findings.append(invariant(f"{folder}/features.parquet", None, f"{' '.join(map(str, missing[0]))} has no nn_distance "
+                                                                               f"(and {len(missing) - 1} more ideas)"))
+            mf.features = None
+    depth = out.ledger.retrieval_depth if out.ledger else 10
+    for judge_id in sorted({m.group(1) for n in names if (m := EVAL_FILE.match(n))}):
+        mf.evals[judge_id] = _eval(run, out, mf, folder, judge_id, depth)
+    return mf
+
+
+def _eval(run: _Run, out: IdeasArchive, mf: ModelFiles, folder: str, judge_id: str, depth: int) -> tuple[list[Candidate], list[Judgment]]:
+    base = f"{folder}/eval/{judge_id}"
+    cand_path, judg_path = f"{base}/candidates.parquet", f"{base}/judgments.parquet"
+    candidates = run.parse(cand_path, parse_candidates) or []
+    judgments = run.parse(judg_path, parse_judgments) or []
+    assert out.pools is not None and mf.predictions is not None
+    if judge_id not in out.judges:
+        run.findings.append(invariant(base, None, f"judge {judge_id!r} is not in {JUDGES_JSONL}"))
+        return candidates, judgments
+    if cand_path not in run.broken and run.ready(cand_path, "candidates", PAPERS_PARQUET):
+        run.findings.extend(check_candidates(cand_path, candidates, mf.predictions, out.pools.future, depth))
+    if judg_path not in run.broken and run.ready(judg_path, "judgments", cand_path, PAPERS_PARQUET, JUDGES_JSONL):
+        run.findings.extend(check_judgments(judg_path, judgments, candidates, mf.predictions, out.papers, out.pools.future,
+                                            judge_id, out.judges[judge_id].line))
+    return candidates, judgments
