@@ -101,7 +101,16 @@ def parse_predictions(path: str, data: bytes, episodes: Mapping[str, Episode], t
     by_unit: dict[tuple[str, str], dict[int, Idea]] = defaultdict(dict)
     empty: dict[tuple[str, str], int] = {}
     order: dict[str, None] = {}
-    for line, rec in read_lines(path, data, findings, lambda obj, n: _line(obj, n, episodes, top_k)):
+    bad: set[tuple[object, object]] = set()  # units with a malformed line: no gap or coverage finding on top
+
+    def build(obj: dict, n: int) -> Idea | Empty:
+        try:
+            return _line(obj, n, episodes, top_k)
+        except Bad:
+            bad.add((obj.get("episode_id"), obj.get("condition")))
+            raise
+
+    for line, rec in read_lines(path, data, findings, build):
         unit = (rec.episode_id, rec.condition)
         order.setdefault(rec.condition)
         if isinstance(rec, Empty):
@@ -124,20 +133,20 @@ def parse_predictions(path: str, data: bytes, episodes: Mapping[str, Episode], t
     out = Predictions(empty=empty, conditions=tuple(order))
     for unit, ranks in by_unit.items():
         ideas = tuple(ranks[r] for r in sorted(ranks))
-        if [i.rank for i in ideas] != list(range(1, len(ideas) + 1)):
+        if unit not in bad and [i.rank for i in ideas] != list(range(1, len(ideas) + 1)):
             gap = next(r for r in range(1, len(ideas) + 2) if r not in ranks)
             findings.append(malformed(path, ideas[-1].line, f"{unit[0]} {unit[1]}: ranks {', '.join(str(i.rank) for i in ideas)} skip rank {gap} (ranks run 1, 2, … without a gap)"))
         out.ideas[unit] = ideas
-    findings.extend(_coverage(path, out, episodes))
+    findings.extend(_coverage(path, out, episodes, bad))
     _audit(out, episodes)
     return out, findings
 
 
-def _coverage(path: str, p: Predictions, episodes: Mapping[str, Episode]) -> list[Finding]:
+def _coverage(path: str, p: Predictions, episodes: Mapping[str, Episode], bad: set) -> list[Finding]:
     """A claimed condition covers every episode of the file (an idea line or an empty line each)."""
     out = []
     for condition in p.conditions:
-        missing = [e for e in episodes if (e, condition) not in p.ideas and (e, condition) not in p.empty]
+        missing = [e for e in episodes if (e, condition) not in p.ideas and (e, condition) not in p.empty and (e, condition) not in bad]
         if missing:
             more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
             out.append(malformed(path, None, f"condition {condition} misses episode {missing[0]}{more}: a claimed condition covers every episode "

@@ -58,10 +58,13 @@ SOURCE_FILES = ("archive/benchmark/papers.parquet", "archive/benchmark/windows/*
 LICENSE = "arXiv metadata as in the RAP sample; generated files CC0-1.0"
 
 
-def config_document() -> dict:
-    return {"start_month": FIRST_DAY.isoformat()[:7], "min_cutoff_month": CUTOFFS[0].isoformat()[:7],
-            "cutoffs": [c.isoformat() for c in CUTOFFS], "horizon_months": 3, "top_k": ref.TOP_K, "min_history": 2,
-            "strict_cutoff": STRICT_CUTOFF.isoformat()}
+SAMPLE_CONFIG = Config(FIRST_DAY, CUTOFFS[0], CUTOFFS, 3, ref.TOP_K, 2, STRICT_CUTOFF)
+
+
+def config_document(config: Config) -> dict:
+    return {"start_month": config.start.isoformat()[:7], "min_cutoff_month": config.min_cutoff.isoformat()[:7],
+            "cutoffs": [c.isoformat() for c in config.cutoffs], "horizon_months": config.horizon_months, "top_k": config.top_k,
+            "min_history": config.min_history, "strict_cutoff": config.strict_cutoff.isoformat()}
 
 
 def ledger_document() -> dict:
@@ -131,20 +134,25 @@ def _clusters(papers: Mapping[str, Paper], pools: Pools, k: int, seed: int, spac
 def sample_files(root: str | Path) -> tuple[dict[str, bytes], SampleReport]:
     """Every file of the sample (path under the output folder -> bytes) and the measured counts."""
     papers, categories = read_committed_papers(root)
-    topics = read_topics()
+    return archive_files(papers, categories, read_topics(), SAMPLE_CONFIG)
+
+
+def archive_files(papers: Mapping[str, Paper], categories: Mapping[str, str], topics: list[Topic], config: Config
+                  ) -> tuple[dict[str, bytes], SampleReport]:
+    """The §1 file set (format 1, every cutoff resolved) of ``papers`` under ``topics`` and ``config``,
+    with the reference models evaluated by both lexical judges, and ``SHA256SUMS``."""
     rows = assign(papers, topics)
     assigned = {a.arxiv_id for a in rows}
     papers = without_unused_abstracts(papers, assigned)
-    config = Config(FIRST_DAY, CUTOFFS[0], CUTOFFS, 3, ref.TOP_K, 2, STRICT_CUTOFF)
-    pools = build_pools(rows, [t.topic_id for t in topics], config, CUTOFFS, CUTOFFS)
+    pools = build_pools(rows, [t.topic_id for t in topics], config, config.cutoffs, config.cutoffs)
     spaces: dict[str, Space] = {}
     files: dict[str, bytes] = {
         "archive/ARCHIVE.json": json_bytes(archive_document()),
-        CONFIG_JSON: json_bytes(config_document()),
+        CONFIG_JSON: json_bytes(config_document(config)),
         LEDGER_JSON: json_bytes(ledger_document()),
         TOPICS_JSONL: jsonl_bytes({"topic_id": t.topic_id, "name": t.name, "aliases": list(t.aliases), "keywords": list(t.keywords)} for t in topics),
         JUDGES_JSONL: b"".join(judge_line(j.record()) + b"\n" for j in ref.JUDGES),
-        PAPERS_PARQUET: papers_bytes(papers.values(), categories),
+        PAPERS_PARQUET: papers_bytes(papers.values(), dict(categories)),
         ASSIGNMENTS_PARQUET: assignments_bytes(rows),
         EPISODES_JSONL: jsonl_bytes(e.__dict__ | {"cutoff": e.cutoff.isoformat()} for e in pools.episodes),
         FUTURES_JSONL: jsonl_bytes(f.__dict__ | {"future_to": f.future_to.isoformat()} for f in pools.futures),
