@@ -369,3 +369,56 @@ def test_not_json_and_bad_utf8_lines(ideas_files):
     ideas_files[PRED] = b"\xff\n"
     f = [x for x in problems(ideas_files) if x.path == PRED]
     assert "not valid UTF-8 at byte 0" in f[0].detail
+
+
+def test_a_later_cutoff_lives_in_origins(ideas_files):
+    """Units of a cutoff after config.cutoffs go in origins/<t>/ with their own evaluator files."""
+    from datetime import date
+
+    obj = json.loads(ideas_files["archive/benchmark/config.json"])
+    obj["cutoffs"] = ["2024-06-01"]
+    ideas_files["archive/benchmark/config.json"] = json.dumps(obj).encode()
+    later = "2024-07-01"
+    table = lines(ideas_files, PRED)
+    for model in (RT, RS):
+        for name in ("predictions.jsonl", "raw.jsonl"):
+            if f"{model}/{name}" in ideas_files:
+                every = lines(ideas_files, f"{model}/{name}")
+                put_lines(ideas_files, f"{model}/{name}", [r for r in every if not r["episode_id"].endswith(later)])
+                put_lines(ideas_files, f"{model}/origins/{later}/{name}", [r for r in every if r["episode_id"].endswith(later)])
+        for name, cols in (("candidates", CANDIDATE_COLUMNS), ("judgments", JUDGMENT_COLUMNS)):
+            for judge in ("lexical-a", "lexical-b"):
+                path = f"{model}/eval/{judge}/{name}.parquet"
+                every = rows(ideas_files, path)
+                put_rows(ideas_files, path, cols, [r for r in every if not r["episode_id"].endswith(later)])
+                put_rows(ideas_files, f"{model}/origins/{later}/eval/{judge}/{name}.parquet", cols,
+                         [r for r in every if r["episode_id"].endswith(later)])
+        del ideas_files[f"{model}/features.parquet"]
+    resolved = [date(2024, 6, 1), date(2024, 7, 1)]
+    archive, found = check_archive(ideas_files, resolved=resolved)
+    assert found == []
+    mf = archive.models["recent-titles"]
+    assert len(mf.predictions.ideas) == 6 and len(mf.evals["lexical-a"][1]) == 300 and mf.features is None
+    # a later cutoff's units may not sit in predictions.jsonl
+    put_lines(ideas_files, PRED, table)
+    _, found = check_archive(ideas_files, resolved=resolved)
+    assert any(f.path == PRED and "is not an episode of this file's cutoffs" in f.detail for f in found)
+    # nor in an origins folder of a config cutoff
+    put_lines(ideas_files, PRED, [r for r in table if not r["episode_id"].endswith(later)])
+    ideas_files[f"{RT}/origins/2024-06-01/predictions.jsonl"] = b""
+    _, found = check_archive(ideas_files, resolved=resolved)
+    assert any(f.path == f"{RT}/origins/2024-06-01" and "its units belong in predictions.jsonl" in f.detail for f in found)
+
+
+@pytest.mark.parametrize("edit, text", [
+    (lambda t: t.append(dict(t[0])), "judge_id 'lexical-a' is there twice (first on line 1)"),
+    (lambda t: t[1]["rule"].update(problem=[0, 0, 0]), "'prompt_sha256' of a judge with a 'rule' is H(rule)"),
+    (lambda t: t[0].update(judge="x"), "unknown key 'judge'"),
+])
+def test_malformed_judges(ideas_files, edit, text):
+    path = "archive/provenance/judges.jsonl"
+    table = lines(ideas_files, path)
+    edit(table)
+    put_lines(ideas_files, path, table)
+    _, found = check_archive(ideas_files)
+    assert [f for f in found if f.path == path and text in f.detail and f.category == Category.MALFORMED]

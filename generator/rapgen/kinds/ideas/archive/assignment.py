@@ -7,8 +7,8 @@ not "ddpm"); topics may overlap.
 
 Both sides are normalised to single-space-separated words of ``[0-9a-z]``,
 so " term " ⊂ " text " holds exactly when the term's word sequence is a run
-of the text's words. The rebuild therefore looks up each paper's word n-grams
-(n up to the longest term) in a term table instead of scanning every term.
+of the text's words. The rebuild therefore looks up each word of a paper in a
+table of the terms that start with it, instead of scanning every term.
 """
 
 from __future__ import annotations
@@ -37,28 +37,25 @@ class Assignment:
     matched_term: str
 
 
-def _term_table(topics: Sequence[Topic]) -> tuple[dict[str, list[tuple[int, int, str]]], int]:
-    """norm(term) -> [(topic index, term position, term as written)], and the longest term in words."""
-    table: dict[str, list[tuple[int, int, str]]] = {}
-    longest = 1
+def _term_table(topics: Sequence[Topic]) -> dict[str, list[tuple[tuple[str, ...], int, int, str]]]:
+    """First word of norm(term) -> [(its words, topic index, term position, term as written)]."""
+    table: dict[str, list[tuple[tuple[str, ...], int, int, str]]] = {}
     for t, topic in enumerate(topics):
         for k, term in enumerate(topic.terms):
-            key = norm(term)
-            table.setdefault(key, []).append((t, k, term))
-            longest = max(longest, key.count(" ") + 1)
-    return table, longest
+            words = tuple(norm(term).split(" "))
+            table.setdefault(words[0], []).append((words, t, k, term))
+    return table
 
 
 def matched_terms(text: str, topics: Sequence[Topic], table=None) -> dict[str, str]:
     """topic_id -> the first of its terms found in ``text`` (topics without a match left out)."""
-    table, longest = table or _term_table(topics)
+    table = table if table is not None else _term_table(topics)
     words = norm(text).split(" ")
     best: dict[int, tuple[int, str]] = {}
-    for n in range(1, longest + 1):
-        for i in range(len(words) - n + 1):
-            for t, k, term in table.get(" ".join(words[i:i + n]), ()):
-                if t not in best or k < best[t][0]:
-                    best[t] = (k, term)
+    for i, w in enumerate(words):
+        for term_words, t, k, term in table.get(w, ()):
+            if (t not in best or k < best[t][0]) and tuple(words[i:i + len(term_words)]) == term_words:
+                best[t] = (k, term)
     return {topics[t].topic_id: best[t][1] for t in sorted(best)}
 
 

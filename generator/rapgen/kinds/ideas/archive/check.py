@@ -54,6 +54,7 @@ WINDOW_FILE = re.compile(r"^archive/benchmark/windows/(\d{4}-\d{2}-01)/(papers|a
 CUTOFF_FILE = re.compile(r"^archive/benchmark/cutoffs/(\d{4}-\d{2}-01)/(episodes|futures)\.jsonl$")
 MODEL_FILE = re.compile(r"^archive/models/([^/]+)/(.+)$")
 EVAL_FILE = re.compile(r"^eval/([^/]+)/(candidates|judgments)\.parquet$")
+ORIGIN_FILE = re.compile(r"^origins/(\d{4}-\d{2}-01)/(.+)$")
 MODEL_ID = re.compile(MODEL_ID_PATTERN)
 
 
@@ -171,43 +172,92 @@ def _benchmark(run: _Run, out: IdeasArchive, resolved: Sequence[date] | None) ->
 
 
 def _model(run: _Run, out: IdeasArchive, model_id: str) -> ModelFiles:
+    """model.json, then the unit files of ``config.cutoffs`` (the folder itself) and of each later
+    cutoff t (``origins/<t>/``), each group checked against its own cutoffs' episodes, then merged."""
     folder = f"archive/models/{model_id}"
     mf = ModelFiles(model_id)
     if not MODEL_ID.match(model_id):
         run.findings.append(invariant(folder, None, f"model id {model_id!r} does not match {MODEL_ID_PATTERN}"))
         return mf
     names = {p[len(folder) + 1:] for p in run.files if p.startswith(folder + "/")}
+    groups: dict[str, set[str]] = {"": set()}
     for name in sorted(names):
-        if name not in MODEL_FILES and not EVAL_FILE.match(name) and not name.startswith("origins/"):
+        m = ORIGIN_FILE.match(name)
+        prefix, rest = (f"origins/{m.group(1)}/", m.group(2)) if m else ("", name)
+        if name == "model.json":
+            continue
+        if rest not in MODEL_FILES[1:] and not EVAL_FILE.match(rest):
             run.findings.append(invariant(f"{folder}/{name}", None, "not a file of an Ideas model folder"))
+            continue
+        groups.setdefault(prefix, set()).add(rest)
     mf.info = run.parse(f"{folder}/model.json", parse_model_json, model_id)
-    pools, config = out.pools, out.config
-    pred_path = f"{folder}/predictions.jsonl"
-    if pools is None or config is None:
-        if pred_path in run.files:
-            run.findings.append(_not_evaluated(pred_path, "predictions", [EPISODES_JSONL]))
+    if out.pools is None or out.config is None:
+        run.findings.extend(_not_evaluated(f"{folder}/{p}{n}", "this file", [EPISODES_JSONL]) for p, ns in groups.items() for n in sorted(ns))
         return mf
-    episodes = {e.episode_id: e for e in pools.episodes if e.cutoff in set(config.cutoffs)}
-    mf.predictions = run.parse(pred_path, parse_predictions, episodes, config.top_k)
-    if mf.predictions is None or pred_path in run.broken:
-        for name in sorted(n for n in names if n != "model.json" and n != "predictions.jsonl" and not n.startswith("origins/")):
-            run.findings.append(_not_evaluated(f"{folder}/{name}", "this file", [pred_path]))
-        mf.predictions = None
-        return mf
-    raw_path = f"{folder}/raw.jsonl"
+    known = {e.cutoff for e in out.pools.episodes}
+    parts: list[ModelFiles | None] = []
+    for prefix in sorted(groups):
+        cutoffs = set(out.config.cutoffs)
+        if prefix:
+            t = date.fromisoformat(prefix.split("/")[1])
+            if t in cutoffs or t not in known:
+                why = "its units belong in predictions.jsonl" if t in cutoffs else "no episode has this cutoff"
+                run.findings.append(invariant(f"{folder}/{prefix.rstrip('/')}", None, f"cutoff {t.isoformat()}: {why}"))
+                continue
+            cutoffs = {t}
+        parts.append(_unit_group(run, out, f"{folder}/{prefix}".rstrip("/"), groups[prefix], cutoffs))
+    if any(part is None for part in parts):
+        return mf  # no predictions: a model with a broken group is not scored
+    return _merged(mf, parts)  # type: ignore[arg-type]
+
+
+def _unit_group(run: _Run, out: IdeasArchive, base: str, names: set[str], cutoffs: set[date]) -> ModelFiles | None:
+    """predictions.jsonl (required), raw.jsonl, features.parquet and eval/<judge>/ of one group; None if its
+    predictions do not parse (its other files are then not evaluated)."""
+    assert out.pools is not None and out.config is not None
+    pred_path = f"{base}/predictions.jsonl"
+    part = ModelFiles(base)
+    episodes = {e.episode_id: e for e in out.pools.episodes if e.cutoff in cutoffs}
+    part.predictions = run.parse(pred_path, parse_predictions, episodes, out.config.top_k)
+    if part.predictions is None or pred_path in run.broken:
+        run.findings.extend(_not_evaluated(f"{base}/{n}", "this file", [pred_path]) for n in sorted(names - {"predictions.jsonl"}))
+        return None
+    raw_path = f"{base}/raw.jsonl"
     if "raw.jsonl" in names:
-        mf.raw = run.parse(raw_path, parse_raw)
-    run.findings.extend(check_raw(pred_path, mf.predictions, raw_path, mf.raw if "raw.jsonl" in names else None))
+        part.raw = run.parse(raw_path, parse_raw)
+    run.findings.extend(check_raw(pred_path, part.predictions, raw_path, part.raw if "raw.jsonl" in names else None))
     if "features.parquet" in names:
-        mf.features = run.parse(f"{folder}/features.parquet", parse_features)
-        missing = [i.key for i in mf.predictions.all_ideas() if mf.features is not None and i.key not in mf.features]
+        part.features = run.parse(f"{base}/features.parquet", parse_features)
+        missing = [i.key for i in part.predictions.all_ideas() if part.features is not None and i.key not in part.features]
         if missing:
-            run.findings.append(invariant(f"{folder}/features.parquet", None, f"{' '.join(map(str, missing[0]))} has no nn_distance "
-                                                                               f"(and {len(missing) - 1} more ideas)"))
-            mf.features = None
+            run.findings.append(invariant(f"{base}/features.parquet", None, f"{' '.join(map(str, missing[0]))} has no nn_distance "
+                                                                             f"(and {len(missing) - 1} more ideas)"))
+            part.features = None
     depth = out.ledger.retrieval_depth if out.ledger else 10
     for judge_id in sorted({m.group(1) for n in names if (m := EVAL_FILE.match(n))}):
-        mf.evals[judge_id] = _eval(run, out, mf, folder, judge_id, depth)
+        part.evals[judge_id] = _eval(run, out, part, base, judge_id, depth)
+    return part
+
+
+def _merged(mf: ModelFiles, parts: list[ModelFiles]) -> ModelFiles:
+    """One model's groups as one: predictions, raw lines, features and each judge's rows united."""
+    p = Predictions()
+    for part in parts:
+        assert part.predictions is not None
+        p.ideas.update(part.predictions.ideas)
+        p.empty.update(part.predictions.empty)
+        p.conditions = tuple(dict.fromkeys((*p.conditions, *part.predictions.conditions)))
+        p.duplicate_titles.extend(part.predictions.duplicate_titles)
+        p.repeats.extend(part.predictions.repeats)
+        if part.raw is not None:
+            mf.raw = {**(mf.raw or {}), **part.raw}
+        for judge_id, (cands, judgs) in part.evals.items():
+            c, j = mf.evals.setdefault(judge_id, ([], []))
+            c.extend(cands)
+            j.extend(judgs)
+    features = [part.features for part in parts]
+    mf.features = None if any(f is None for f in features) else {k: v for f in features for k, v in f.items()}  # type: ignore[union-attr]
+    mf.predictions = p
     return mf
 
 

@@ -177,6 +177,9 @@ def check_judgments(path: str, judgments: Sequence[Judgment], candidates: Sequen
     wanted = {(c.idea, c.cand_rank): c for c in candidates}
     seen: dict[tuple, int] = {}
     judge = judge_digest(judge_line)
+    pools = {e: set(ids) for e, ids in future.items()}
+    preds: dict[tuple, str] = {}
+    cands: dict[str, str] = {}
     for j in judgments:
         name = f"{' '.join(map(str, j.idea))} cand_rank {j.cand_rank}"
         key = (j.idea, j.cand_rank)
@@ -187,15 +190,18 @@ def check_judgments(path: str, judgments: Sequence[Judgment], candidates: Sequen
         if j.judge_id != judge_id:
             out.append(invariant(path, j.row, f"{name}: judge_id {j.judge_id!r} in the folder of judge {judge_id!r}"))
             continue
-        if j.episode_id not in future or j.arxiv_id not in set(future[j.episode_id]):
+        if j.arxiv_id not in pools.get(j.episode_id, ()):
             out.append(invariant(path, j.row, f"{name}: {j.arxiv_id} is outside the episode's future; a judgment is only for a paper of F"))
             continue
         cand = wanted.get(key)
         if cand is None or cand.arxiv_id != j.arxiv_id:
             out.append(invariant(path, j.row, f"{name}: {j.arxiv_id} is not that candidate in candidates.parquet"))
             continue
-        idea, paper = ideas[j.idea], papers[j.arxiv_id]
-        expected = cache_key(prediction_digest(idea.fields()), candidate_digest(paper.title, paper.abstract), judge)
+        if j.idea not in preds:
+            preds[j.idea] = prediction_digest(ideas[j.idea].fields())
+        if j.arxiv_id not in cands:
+            cands[j.arxiv_id] = candidate_digest(papers[j.arxiv_id].title, papers[j.arxiv_id].abstract)
+        expected = cache_key(preds[j.idea], cands[j.arxiv_id], judge)
         if j.cache_key != expected:
             out.append(invariant(path, j.row, f"{name}: stale cache_key (the idea, the paper's text or the judge changed since it was judged)",
                                  expected=expected, actual=j.cache_key))

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from rapgen.archive import Finding
+from rapgen.archive.evidence import canonical_hash
 from rapgen.kinds.ideas.archive.lines import Bad, digest, keys, number, read_lines, string, strings, unique
 from rapgen.kinds.ideas.archive.normalise import norm
 
@@ -67,6 +68,8 @@ def _judge(obj: dict, raw: bytes) -> Judge:
     rule = obj.get("rule")
     if rule is not None and not isinstance(rule, dict):
         raise Bad("'rule' must be an object")
+    if rule is not None and obj.get("prompt_sha256") != canonical_hash(rule):
+        raise Bad("'prompt_sha256' of a judge with a 'rule' is H(rule), the rule's canonical JSON hash")
     return Judge(string(obj, "judge_id", pattern=JUDGE_ID), string(obj, "serving_model", nonempty=True), string(obj, "alias"),
                  digest(obj, "prompt_sha256"), number(obj, "temperature"), string(obj, "server_version"), raw, rule)
 
