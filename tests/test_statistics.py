@@ -172,3 +172,11 @@ def test_the_files_have_kinds_columns():
     assert lines[2] == "all_cutoff,all,lexical-a,default,b,model,summary,hit@5,0.0,0.0,0.0,2,0.0,3,3,0"
     assert pairs_csv(scored).decode().splitlines()[1] == (
         "all_cutoff,all,lexical-a,default,hit@5,a,model,summary,b,model,summary,0.6666666666666666,0.3333333333333333,1.0,3")
+
+
+def test_the_topic_draws_equal_successive_choices():
+    """IDEAS.md §6: integers(0, K, (R, K)) from one default_rng(seed) = R successive rng.choice(K, K)."""
+    rng = np.random.default_rng(0)
+    choices = np.stack([rng.choice(52, 52) for _ in range(10000)])
+    counts = np.stack([np.bincount(row, minlength=52) for row in choices]).astype(float)
+    assert np.array_equal(draw_counts(52, 10000, 0), counts)
