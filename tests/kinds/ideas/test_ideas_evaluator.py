@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -17,57 +15,37 @@ from rapgen.kinds.ideas.kit.embedding import EmbeddingsClient, EndpointEmbedder,
 from rapgen.kinds.ideas.kit.evaluate import evaluate_model
 from rapgen.kinds.ideas.kit.judges import FAILED, PROMPT_SHA256, ChatJudge, Verdict, judge_line, read_verdict
 from rapgen.kit import ChatClient, EndpointError
+from test_kit_support import FakeChat
 
 MODEL = "archive/models/recent-titles"
 
 
-class FakeEndpoint:
-    """/v1/chat/completions and /v1/embeddings on 127.0.0.1; ``fail_after`` chat requests answer HTTP 500."""
+class FakeEndpoint(FakeChat):
+    """The kit tests' fake endpoint with a scripted judge and embeddings; after ``fail_after`` chat
+    requests it answers HTTP 500; ``garbled`` replies are not JSON."""
 
     def __init__(self, *, fail_after: int | None = None, garbled: bool = False):
-        self.chat = 0
-        self.embeddings = 0
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                status, reply = outer.answer(self.path, body)
-                data = json.dumps(reply).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
         self.fail_after, self.garbled = fail_after, garbled
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        super().__init__(self.judge, self.embed)
 
-    def answer(self, path: str, body: dict):
-        if path == "/v1/embeddings":
-            self.embeddings += 1
-            return 200, {"data": [{"index": i, "embedding": vector(t)} for i, t in enumerate(body["input"])]}
-        self.chat += 1
+    @property
+    def chat(self) -> int:
+        return sum(1 for r in self.requests if "messages" in r)
+
+    @property
+    def embeddings(self) -> int:
+        return sum(1 for r in self.requests if "input" in r)
+
+    def embed(self, body: dict) -> dict:
+        return {"data": [{"index": i, "embedding": vector(t)} for i, t in enumerate(body["input"])]}
+
+    def judge(self, body: dict):
         if self.fail_after is not None and self.chat > self.fail_after:
-            return 500, {"error": "overloaded"}
+            return 500, b'{"error": "overloaded"}'
         assert body["temperature"] == 0 and body["messages"][0]["content"].startswith("You judge whether")
-        user = body["messages"][1]["content"]
-        h = hashlib.sha256(user.encode()).digest()
+        h = hashlib.sha256(body["messages"][1]["content"].encode()).digest()
         content = "not json at all" if self.garbled else json.dumps({"P": 2 + h[0] % 2, "M": 2 + h[1] % 2, "S": 1 + h[2] % 3})
-        return 200, {"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}]}
-
-    def __enter__(self):
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        return {"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}]}
 
 
 def vector(text: str) -> list[float]:
