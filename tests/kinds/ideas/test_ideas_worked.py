@@ -16,12 +16,14 @@ import pytest
 from rapgen.kinds.ideas.archive.adapter import adapt
 from rapgen.kinds.ideas.archive.assignment import assign
 from rapgen.kinds.ideas.archive.episodes import Episode
+from rapgen.kinds.ideas.archive.eval_tables import JudgmentTable
 from rapgen.kinds.ideas.archive.evaluation import Judgment
 from rapgen.kinds.ideas.archive.papers import Paper
 from rapgen.kinds.ideas.archive.predictions import parse_predictions
 from rapgen.kinds.ideas.archive.topics import parse_topics
 from rapgen.kinds.ideas.archive.writers import jsonl_bytes
 from rapgen.kinds.ideas.scores.credit import DEFAULT, STRICT, Judged, greedy_credit
+from rapgen.kinds.ideas.scores.credit_table import unit_table_values
 from rapgen.kinds.ideas.scores.metrics import EpisodeInputs, episode_metrics
 from rapgen.kinds.ideas.scores.units import Track, statistics, unit_values
 from rapgen.scores.statistics import SplitDraws, cluster_index, score_statistics
@@ -135,17 +137,27 @@ MEANS = {  # gate: Hit@5, P@5, MRR, soft
 C8 = np.array([[0, 2, 1], [3, 0, 0], [3, 0, 0], [0, 1, 2], [0, 2, 1]], dtype=float)
 
 
-def scored_example():
+def scored_example(path: str = "rows"):
+    """The example scored from judgment records one episode at a time (``rows``), or from the judgment
+    columns for both gates at once (``columns``): the golden numbers hold for both."""
     items, preds, judgments = archive_inputs()
-    per_model = {"m": {("gpt-4.1-mini", g): unit_values(items, preds, judgments, GATES[g], 5) for g in ("default", "strict")}}
+    if path == "rows":
+        per_model = {"m": {("gpt-4.1-mini", g): unit_values(items, preds, judgments, GATES[g], 5) for g in ("default", "strict")}}
+    else:
+        by_gate = unit_table_values(items, preds, JudgmentTable.from_records(judgments), [DEFAULT, STRICT], 5)
+        per_model = {"m": {("gpt-4.1-mini", g): by_gate[g] for g in ("default", "strict")}}
     stats = statistics(items, per_model, [Track("all_cutoff", lambda _m: np.ones(3, dtype=bool))])
     draws = {"all": SplitDraws(cluster_index([e.topic_id for e in items]), C8)}
     return score_statistics(stats, draws, 0.95, axes=("judge", "gate"))
 
 
+PATHS = pytest.mark.parametrize("path", ["rows", "columns"])
+
+
+@PATHS
 @pytest.mark.parametrize("gate", ["default", "strict"])
-def test_means_over_the_three_episodes(gate):
-    rows = {r.stat.metric: r for r in scored_example().rows if r.stat.axes[1] == gate}
+def test_means_over_the_three_episodes(gate, path):
+    rows = {r.stat.metric: r for r in scored_example(path).rows if r.stat.axes[1] == gate}
     got = tuple(rows[m].estimate for m in ("hit@5", "p@5", "mrr", "soft"))
     assert got == pytest.approx(MEANS[gate], abs=1e-12)
     assert rows["hit@5"].n_items == 3 and rows["hit@5"].stat.n_valid == 3 and rows["hit@5"].stat.n_invalid == 0
@@ -158,14 +170,16 @@ def test_means_over_the_three_episodes(gate):
     ("mrr", (1 / 3, 0.65)),  # replicates [1/3, 1/2, 1/2, 2/3, 1/3]
     ("p@5", (0.2 / 3, 0.4)),  # replicates [0.066667, 0.4, 0.4, 0.133333, 0.066667]
 ])
-def test_topic_bootstrap_default_gate(metric, interval):
-    row = next(r for r in scored_example().rows if r.stat.axes[1] == "default" and r.stat.metric == metric)
+@PATHS
+def test_topic_bootstrap_default_gate(metric, interval, path):
+    row = next(r for r in scored_example(path).rows if r.stat.axes[1] == "default" and r.stat.metric == metric)
     assert (row.ci_low, row.ci_high) == pytest.approx(interval, abs=1e-12)
 
 
-def test_gate_difference_is_paired():
+@PATHS
+def test_gate_difference_is_paired(path):
     # default − strict MRR per topic: [0, 0, 2/3]; one draw matrix for both gates.
-    scored = scored_example()
+    scored = scored_example(path)
     rows = [r for r in scored.rows if r.stat.metric == "mrr"]
     diff = rows[0].estimate - rows[1].estimate
     assert diff == pytest.approx((0 + 0 + 2 / 3) / 3)

@@ -21,7 +21,7 @@ from rapgen.archive import Finding, ProblemKind
 from rapgen.kinds.ideas.archive.lines import invariant, malformed
 from rapgen.kinds.ideas.archive.normalise import norm, paper_text
 from rapgen.kinds.ideas.archive.papers import Paper
-from rapgen.kinds.ideas.archive.tables import DATE, STRING, null_rows, read_table
+from rapgen.kinds.ideas.archive.tables import DATE, STRING, days, first_null, read_arrow
 from rapgen.kinds.ideas.archive.topics import Topic
 
 RULE = "phrase-v1"
@@ -75,14 +75,15 @@ def assign(papers: Mapping[str, Paper] | Iterable[Paper], topics: Sequence[Topic
 def parse_assignments(path: str, data: bytes) -> tuple[list[tuple[int, Assignment]], list[Finding]]:
     """(row, assignment) for every row of ``assignments.parquet``."""
     findings: list[Finding] = []
-    table = read_table(path, data, ASSIGNMENT_COLUMNS, findings)
+    table = read_arrow(path, data, ASSIGNMENT_COLUMNS, findings)
     if table is None:
         return [], findings
-    nulls = null_rows(table, [c for c, _ in ASSIGNMENT_COLUMNS])
-    if nulls:
-        return [], [malformed(path, nulls[0][0], f"{nulls[0][1]} is null")]
+    null = first_null(table, [c for c, _ in ASSIGNMENT_COLUMNS])
+    if null:
+        return [], [malformed(path, null[0], f"{null[1]} is null")]
+    col = table.column
     rows = [(i + 1, Assignment(t, a, d, m)) for i, (a, t, d, m) in
-            enumerate(zip(table["arxiv_id"], table["topic_id"], table["first_submitted"], table["matched_term"]))]
+            enumerate(zip(col("arxiv_id").to_pylist(), col("topic_id").to_pylist(), days(col("first_submitted")), col("matched_term").to_pylist()))]
     return rows, findings
 
 
@@ -90,7 +91,12 @@ def check_assignments(path: str, rows: Sequence[tuple[int, Assignment]], papers:
                       topics: Sequence[Topic]) -> list[Finding]:
     """The file equals the rebuilt ``phrase-v1`` membership exactly: an ``INVARIANT`` for every
     row that is not one (or repeats one, or carries another term or date) and every one missing."""
-    expected = {(a.arxiv_id, a.topic_id): a for a in assign(papers, topics)}
+    from rapgen.kinds.ideas.archive.phrase import assign_rows  # the same rows as assign(), from columns
+
+    rebuilt = assign_rows(papers, topics)
+    if [(a.topic_id, a.arxiv_id, a.first_submitted, a.matched_term) for _, a in rows] == rebuilt:
+        return []  # the usual file: the rebuilt rows, in their order (no repeat, none missing)
+    expected = {(a, t): (d, m) for t, a, d, m in rebuilt}  # (arxiv_id, topic_id) -> (date, term)
     problems: list[Finding] = []
     seen: dict[tuple[str, str], int] = {}
     for row, a in rows:
@@ -104,13 +110,13 @@ def check_assignments(path: str, rows: Sequence[tuple[int, Assignment]], papers:
         if want is None:
             why = "is not a paper of the snapshot" if a.arxiv_id not in papers else f"matches none of {a.topic_id}'s terms under {RULE}"
             problems.append(invariant(path, row, f"{a.arxiv_id} → {a.topic_id}: {why}"))
-        elif a.matched_term != want.matched_term:
-            problems.append(invariant(path, row, f"{a.arxiv_id} → {a.topic_id}: matched_term {a.matched_term!r}, {RULE} gives {want.matched_term!r}"))
-        elif a.first_submitted != want.first_submitted:
-            problems.append(invariant(path, row, f"{a.arxiv_id} → {a.topic_id}: first_submitted {a.first_submitted} differs from the paper's {want.first_submitted}"))
+        elif a.matched_term != want[1]:
+            problems.append(invariant(path, row, f"{a.arxiv_id} → {a.topic_id}: matched_term {a.matched_term!r}, {RULE} gives {want[1]!r}"))
+        elif a.first_submitted != want[0]:
+            problems.append(invariant(path, row, f"{a.arxiv_id} → {a.topic_id}: first_submitted {a.first_submitted} differs from the paper's {want[0]}"))
     for key, want in expected.items():
         if key not in seen:
-            problems.append(invariant(path, None, f"{want.arxiv_id} → {want.topic_id} (matched {want.matched_term!r}) is missing: {RULE} assigns it"))
+            problems.append(invariant(path, None, f"{key[0]} → {key[1]} (matched {want[1]!r}) is missing: {RULE} assigns it"))
     if len(problems) > SHOWN:
         rest = len(problems) - SHOWN
         problems = problems[:SHOWN] + [invariant(path, None, f"and {rest} more rows differ from {RULE}")]

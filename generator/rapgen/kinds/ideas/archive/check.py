@@ -19,17 +19,18 @@ from rapgen.archive import MODEL_ID_PATTERN, Category, Finding, ModelInfo, parse
 from rapgen.kinds.ideas.archive.adapter import ADAPTER, RawIdea, check_raw, parse_raw
 from rapgen.kinds.ideas.archive.assignment import RULE, Assignment, check_assignments, parse_assignments
 from rapgen.kinds.ideas.archive.config import Config, Ledger, parse_config, parse_ledger
+from rapgen.kinds.ideas.archive.codes import EvalIndex, IdeaIndex
 from rapgen.kinds.ideas.archive.episodes import Pools, build_pools, check_episodes, check_futures, parse_episodes, parse_futures
-from rapgen.kinds.ideas.archive.evaluation import (
-    Candidate,
-    Judgment,
-    check_candidates,
-    check_judgments,
-    parse_candidates,
-    parse_clusters,
-    parse_features,
-    parse_judgments,
+from rapgen.kinds.ideas.archive.eval_tables import (
+    CandidateTable,
+    JudgmentTable,
+    check_candidate_table,
+    check_judgment_table,
+    parse_candidate_table,
+    parse_cluster_table,
+    parse_judgment_table,
 )
+from rapgen.kinds.ideas.archive.evaluation import parse_features
 from rapgen.kinds.ideas.archive.lines import invariant
 from rapgen.kinds.ideas.archive.papers import Paper, merge_papers, parse_papers
 from rapgen.kinds.ideas.archive.predictions import Predictions, parse_predictions
@@ -65,7 +66,7 @@ class ModelFiles:
     predictions: Predictions | None = None
     raw: dict[tuple[str, str, int], RawIdea] | None = None
     features: dict[tuple[str, str, int], float] | None = None
-    evals: dict[str, tuple[list[Candidate], list[Judgment]]] = field(default_factory=dict)  # judge_id -> files
+    evals: dict[str, tuple[CandidateTable, JudgmentTable]] = field(default_factory=dict)  # judge_id -> files, as columns
 
 
 @dataclass
@@ -93,6 +94,7 @@ class _Run:
         self.files = files
         self.findings: list[Finding] = []
         self.broken: set[str] = set()
+        self.index: EvalIndex | None = None  # the evaluator checks' codes, built once when first needed
 
     def parse(self, path: str, parser, *args):
         if path not in self.files:
@@ -104,6 +106,12 @@ class _Run:
         if found:
             self.broken.add(path)
         return value
+
+    def eval_index(self, out: IdeasArchive) -> EvalIndex:
+        if self.index is None:
+            assert out.pools is not None
+            self.index = EvalIndex(out.papers, out.pools)
+        return self.index
 
     def ready(self, path: str, what: str, *inputs: str) -> bool:
         bad = [p for p in inputs if p in self.broken]
@@ -165,10 +173,7 @@ def _benchmark(run: _Run, out: IdeasArchive, resolved: Sequence[date] | None) ->
     run.findings.extend(check_episodes(EPISODES_JSONL, episodes, out.pools))
     run.findings.extend(check_futures(FUTURES_JSONL, futures, out.pools))
     if CLUSTERS_PARQUET in run.files and out.ledger is not None:
-        clusters = run.parse(CLUSTERS_PARQUET, parse_clusters, out.pools.future, out.ledger.kmeans_k) or {}
-        out.clusters = {}
-        for (e, pid), k in clusters.items():
-            out.clusters.setdefault(e, {})[pid] = k
+        out.clusters = run.parse(CLUSTERS_PARQUET, parse_cluster_table, run.eval_index(out), out.ledger.kmeans_k) or {}
 
 
 def _model(run: _Run, out: IdeasArchive, model_id: str) -> ModelFiles:
@@ -234,8 +239,10 @@ def _unit_group(run: _Run, out: IdeasArchive, base: str, names: set[str], cutoff
                                                                              f"(and {len(missing) - 1} more ideas)"))
             part.features = None
     depth = out.ledger.retrieval_depth if out.ledger else 10
-    for judge_id in sorted({m.group(1) for n in names if (m := EVAL_FILE.match(n))}):
-        part.evals[judge_id] = _eval(run, out, part, base, judge_id, depth)
+    judges = sorted({m.group(1) for n in names if (m := EVAL_FILE.match(n))})
+    ideas = IdeaIndex(run.eval_index(out), part.predictions) if judges else None
+    for judge_id in judges:
+        part.evals[judge_id] = _eval(run, out, ideas, base, judge_id, depth)
     return part
 
 
@@ -251,28 +258,27 @@ def _merged(mf: ModelFiles, parts: list[ModelFiles]) -> ModelFiles:
         p.repeats.extend(part.predictions.repeats)
         if part.raw is not None:
             mf.raw = {**(mf.raw or {}), **part.raw}
-        for judge_id, (cands, judgs) in part.evals.items():
-            c, j = mf.evals.setdefault(judge_id, ([], []))
-            c.extend(cands)
-            j.extend(judgs)
+    for judge_id in dict.fromkeys(j for part in parts for j in part.evals):
+        tables = [part.evals[judge_id] for part in parts if judge_id in part.evals]
+        mf.evals[judge_id] = (CandidateTable.concat([c for c, _ in tables]), JudgmentTable.concat([j for _, j in tables]))
     features = [part.features for part in parts]
     mf.features = None if any(f is None for f in features) else {k: v for f in features for k, v in f.items()}  # type: ignore[union-attr]
     mf.predictions = p
     return mf
 
 
-def _eval(run: _Run, out: IdeasArchive, mf: ModelFiles, folder: str, judge_id: str, depth: int) -> tuple[list[Candidate], list[Judgment]]:
+def _eval(run: _Run, out: IdeasArchive, ideas: IdeaIndex, folder: str, judge_id: str, depth: int) -> tuple[CandidateTable, JudgmentTable]:
     base = f"{folder}/eval/{judge_id}"
     cand_path, judg_path = f"{base}/candidates.parquet", f"{base}/judgments.parquet"
-    candidates = run.parse(cand_path, parse_candidates) or []
-    judgments = run.parse(judg_path, parse_judgments) or []
-    assert out.pools is not None and mf.predictions is not None
+    candidates = run.parse(cand_path, parse_candidate_table)
+    judgments = run.parse(judg_path, parse_judgment_table)
+    candidates = candidates if candidates is not None else CandidateTable.empty()
+    judgments = judgments if judgments is not None else JudgmentTable.empty()
     if judge_id not in out.judges:
         run.findings.append(invariant(base, None, f"judge {judge_id!r} is not in {JUDGES_JSONL}"))
         return candidates, judgments
     if cand_path not in run.broken and run.ready(cand_path, "candidates", PAPERS_PARQUET):
-        run.findings.extend(check_candidates(cand_path, candidates, mf.predictions, out.pools.future, depth))
+        run.findings.extend(check_candidate_table(cand_path, candidates, ideas, depth))
     if judg_path not in run.broken and run.ready(judg_path, "judgments", cand_path, PAPERS_PARQUET, JUDGES_JSONL):
-        run.findings.extend(check_judgments(judg_path, judgments, candidates, mf.predictions, out.papers, out.pools.future,
-                                            judge_id, out.judges[judge_id].line))
+        run.findings.extend(check_judgment_table(judg_path, judgments, candidates, ideas, judge_id, out.judges[judge_id].line))
     return candidates, judgments

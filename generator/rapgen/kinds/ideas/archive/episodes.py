@@ -9,13 +9,18 @@ as ARCHIVE.md's shards are. Futures exist for resolved cutoffs only.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from rapgen.archive import Finding, shard_ids_sha256
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rapgen.archive import Finding
 from rapgen.kinds.ideas.archive.assignment import Assignment
 from rapgen.kinds.ideas.archive.config import Config, future_end
 from rapgen.kinds.ideas.archive.lines import Bad, day, digest, integer, invariant, keys, read_lines, string, unique
@@ -57,8 +62,9 @@ class Pools:
     future: dict[str, tuple[str, ...]]
 
 
-def _sorted(ids: Iterable[str]) -> tuple[str, ...]:
-    return tuple(sorted(ids, key=lambda s: s.encode("utf-8")))
+def _ordered_ids_sha256(ids: Sequence[str]) -> str:
+    """``shard_ids_sha256`` of ids already in byte order (it would sort them again)."""
+    return hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
 
 
 def build_pools(assignments: Iterable[Assignment], topic_ids: Sequence[str], config: Config,
@@ -70,18 +76,25 @@ def build_pools(assignments: Iterable[Assignment], topic_ids: Sequence[str], con
         members[a.topic_id].append((a.arxiv_id, a.first_submitted))
     resolved_set = set(resolved)
     episodes, futures, history, future = [], [], {}, {}
+    start = config.start.toordinal()
     for topic_id in topic_ids:
+        # the topic's members once in byte order of their ids, then one date mask per cutoff
+        rows = members[topic_id]
+        order = pc.sort_indices(pa.array([pid for pid, _ in rows], type=pa.string())).to_numpy()  # Arrow sorts strings by their bytes
+        ids = np.empty(len(rows), dtype=object)
+        ids[:] = [rows[i][0] for i in order.tolist()]
+        d = np.array([rows[i][1].toordinal() for i in order.tolist()], dtype=np.int64)
         for t in cutoffs:
-            h = _sorted(pid for pid, d in members[topic_id] if config.start <= d < t)
+            h = tuple(ids[(start <= d) & (d < t.toordinal())].tolist())
             if len(h) < config.min_history:
                 continue
             eid = episode_id(topic_id, t)
-            episodes.append(Episode(eid, topic_id, t, len(h), shard_ids_sha256(h)))
+            episodes.append(Episode(eid, topic_id, t, len(h), _ordered_ids_sha256(h)))
             history[eid] = h
             if t in resolved_set:
                 end = future_end(t, config.horizon_months)
-                f = _sorted(pid for pid, d in members[topic_id] if t <= d <= end)
-                futures.append(Future(eid, end, len(f), shard_ids_sha256(f)))
+                f = tuple(ids[(t.toordinal() <= d) & (d <= end.toordinal())].tolist())
+                futures.append(Future(eid, end, len(f), _ordered_ids_sha256(f)))
                 future[eid] = f
     return Pools(tuple(episodes), tuple(futures), history, future)
 

@@ -22,3 +22,20 @@ def norm(text: str) -> str:
 def paper_text(title: str, key_points: Sequence[str]) -> str:
     """text(p): the title and the key points joined by newlines."""
     return "\n".join([title, *key_points])
+
+
+def norm_all(texts: Sequence[str]):
+    """``norm`` of every text, as an Arrow string array: in Arrow for ASCII texts (where NFKC changes
+    nothing and casefolding is lower-casing), with :func:`norm` for the others."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = pa.array(texts, type=pa.string())
+    out = pc.utf8_trim(pc.replace_substring_regex(pc.ascii_lower(arr), _OUTSIDE.pattern, " "), " ")
+    ascii_ = pc.string_is_ascii(arr).to_numpy(zero_copy_only=False)
+    if ascii_.all():
+        return out
+    values = out.to_pylist()
+    for i in (~ascii_).nonzero()[0].tolist():
+        values[i] = norm(texts[i])
+    return pa.array(values, type=pa.string())

@@ -13,7 +13,7 @@ from datetime import date
 
 from rapgen.archive import Finding, ProblemKind
 from rapgen.kinds.ideas.archive.lines import malformed
-from rapgen.kinds.ideas.archive.tables import DATE, STRING, STRINGS, null_rows, read_table
+from rapgen.kinds.ideas.archive.tables import DATE, STRING, STRINGS, days, first_null, read_arrow
 
 PAPER_COLUMNS = (("arxiv_id", STRING), ("title", STRING), ("abstract", STRING), ("key_points", STRINGS),
                  ("first_submitted", DATE), ("updated", DATE), ("categories", STRING))
@@ -32,24 +32,28 @@ class Paper:
 def parse_papers(path: str, data: bytes) -> tuple[dict[str, Paper], list[Finding]]:
     """Papers by id (file order kept); findings for a bad schema, nulls and repeated ids."""
     findings: list[Finding] = []
-    table = read_table(path, data, PAPER_COLUMNS, findings, PAPER_OPTIONAL)
+    table = read_arrow(path, data, PAPER_COLUMNS, findings, PAPER_OPTIONAL)
     if table is None:
         return {}, findings
-    required = ("arxiv_id", "title", "abstract", "key_points", "first_submitted")
-    for row, name in null_rows(table, required)[:1]:
-        findings.append(malformed(path, row, f"{name} is null"))
-    if findings:
-        return {}, findings
+    null = first_null(table, ("arxiv_id", "title", "abstract", "key_points", "first_submitted"))
+    if null:
+        return {}, [malformed(path, null[0], f"{null[1]} is null")]
+    import pyarrow.compute as pc
+
+    ids = table.column("arxiv_id").to_pylist()
+    points = table.column("key_points")
+    columns = (ids, table.column("title").to_pylist(), table.column("abstract").to_pylist(), points.to_pylist(), days(table.column("first_submitted")))
+    if len(set(ids)) == len(ids) and not pc.list_flatten(points).null_count:  # the usual file: one Paper per row
+        return {pid: Paper(pid, t, a, tuple(k), d) for pid, t, a, k, d in zip(*columns)}, findings
     out: dict[str, Paper] = {}
-    for i, pid in enumerate(table["arxiv_id"]):
+    for i, (pid, title, abstract, key_points, d) in enumerate(zip(*columns)):
         if pid in out:
             findings.append(malformed(path, i + 1, f"arxiv_id {pid!r} is there twice", ProblemKind.DUPLICATE_RECORD))
             continue
-        points = table["key_points"][i]
-        if any(p is None for p in points):
+        if any(p is None for p in key_points):
             findings.append(malformed(path, i + 1, f"key_points of {pid} holds a null"))
             continue
-        out[pid] = Paper(pid, table["title"][i], table["abstract"][i], tuple(points), table["first_submitted"][i])
+        out[pid] = Paper(pid, title, abstract, tuple(key_points), d)
     return out, findings
 
 

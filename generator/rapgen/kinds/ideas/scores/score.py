@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date
 
 from rapgen.kinds.ideas.archive.check import IdeasArchive
+from rapgen.kinds.ideas.scores.credit_table import unit_table_values
 from rapgen.kinds.ideas.scores.units import AXES, SPLIT, Track, UnitValues, cutoff_tracks, statistics, unit_values
 from rapgen.scores.statistics import ScoredSet, cluster_index, leaderboard_csv, pairs_csv, score_statistics, split_draws
 
@@ -24,10 +25,16 @@ def judge_order(archive: IdeasArchive) -> list[str]:
     return ([primary] if primary in ids else []) + [j for j in ids if j != primary]
 
 
-def per_model_values(archive: IdeasArchive) -> dict[str, dict[tuple[str, str], UnitValues]]:
-    """model -> (judge, gate) -> its unit values over the resolved episodes."""
+def per_model_values(archive: IdeasArchive, *, reference: bool = False) -> dict[str, dict[tuple[str, str], UnitValues]]:
+    """model -> (judge, gate) -> its unit values over the resolved episodes.
+
+    Computed from the judgment columns for every gate at once (:func:`unit_table_values`);
+    ``reference``: one episode at a time from judgment records (:func:`unit_values`), the
+    slow statement of the same rules, which gives the same numbers."""
     assert archive.pools is not None and archive.config is not None and archive.ledger is not None
     items = resolved_items(archive)
+    top_k, gates = archive.config.top_k, archive.ledger.gates
+    extra = {"clusters": archive.clusters, "n_clusters": archive.ledger.kmeans_k}
     out: dict[str, dict[tuple[str, str], UnitValues]] = {}
     for model_id, mf in sorted(archive.models.items()):
         if mf.predictions is None:
@@ -35,10 +42,14 @@ def per_model_values(archive: IdeasArchive) -> dict[str, dict[tuple[str, str], U
         out[model_id] = {}
         for judge_id in judge_order(archive):
             evaluated = mf.evals.get(judge_id)
-            for gate in archive.ledger.gates:
-                out[model_id][(judge_id, gate.name)] = unit_values(
-                    items, mf.predictions, evaluated[1] if evaluated else None, gate, archive.config.top_k,
-                    clusters=archive.clusters, n_clusters=archive.ledger.kmeans_k, features=mf.features)
+            table = evaluated[1] if evaluated else None
+            if reference:
+                records = table.records() if table is not None else None
+                by_gate = {g.name: unit_values(items, mf.predictions, records, g, top_k, features=mf.features, **extra) for g in gates}
+            else:
+                by_gate = unit_table_values(items, mf.predictions, table, gates, top_k, features=mf.features, **extra)
+            for gate in gates:
+                out[model_id][(judge_id, gate.name)] = by_gate[gate.name]
     return out
 
 
