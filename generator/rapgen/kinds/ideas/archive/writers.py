@@ -23,13 +23,20 @@ def _arrow_type(name: str):
 
 
 def parquet_bytes(columns: Sequence[tuple[str, str]], rows: Iterable[Sequence]) -> bytes:
+    rows = list(rows)
+    data = list(zip(*rows)) if rows else [() for _ in columns]
+    return columns_parquet_bytes(columns, [list(col) for col in data])
+
+
+def columns_parquet_bytes(columns: Sequence[tuple[str, str]], data: Sequence[object]) -> bytes:
+    """:func:`parquet_bytes` from whole columns (lists, numpy arrays or Arrow arrays, in ``columns``' order):
+    the same bytes as the rows would give, without building a tuple per row."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = list(rows)
-    data = list(zip(*rows)) if rows else [() for _ in columns]
     schema = pa.schema([(n, _arrow_type(t)) for n, t in columns])
-    table = pa.Table.from_arrays([pa.array(list(col), type=_arrow_type(t)) for (n, t), col in zip(columns, data)], schema=schema)
+    arrays = [col if isinstance(col, pa.Array) else pa.array(col, type=_arrow_type(t)) for (n, t), col in zip(columns, data)]
+    table = pa.Table.from_arrays(arrays, schema=schema)
     sink = io.BytesIO()
     pq.write_table(table, sink, compression="zstd", row_group_size=1 << 20, write_statistics=True)
     return sink.getvalue()

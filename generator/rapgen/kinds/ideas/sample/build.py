@@ -201,9 +201,14 @@ def _models(papers: Mapping[str, Paper], topics: list[Topic], pools: Pools, conf
 def build_sample(root: str | Path, out: str | Path) -> SampleReport:
     """Write the sample into ``out`` (replaced whole, atomically) from the papers under ``root``."""
     files, report = sample_files(root)
+    write_archive_folder(out, files)
+    return report
+
+
+def write_archive_folder(out: str | Path, files: Mapping[str, bytes]) -> None:
+    """Write ``files`` (path -> bytes) as the whole content of ``out``: staged, then swapped in."""
     with staged_dir(out) as tmp:
         for path, data in sorted(files.items()):
             target = tmp / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-    return report
