@@ -339,11 +339,12 @@ def check_judgment_table(path: str, judgments: JudgmentTable, cands: CandidateTa
     has_text = np.array([d is not None for d in digests], dtype=bool)[paper_of]
     rows, idea, paper_of = rows[has_text], idea[has_text], paper_of[has_text]
     unique_ideas, idea_of = np.unique(idea, return_inverse=True)
-    pred = _objects(ideas.prediction_digests(unique_ideas.tolist()))[idea_of.reshape(-1)]
-    cand = _objects([d or b"" for d in digests])[paper_of.reshape(-1)]
+    # the key hashes pred "\n" cand "\n" judge: the first part per idea, the rest per paper, joined per row
     tail = b"\n" + judge_digest(judge_line).encode("ascii")
+    head = _objects([d + b"\n" for d in ideas.prediction_digests(unique_ideas.tolist())])[idea_of.reshape(-1)]
+    rest = _objects([(d or b"") + tail for d in digests])[paper_of.reshape(-1)]
     sha = hashlib.sha256
-    expected = [sha(p + b"\n" + c + tail).hexdigest() for p, c in zip(pred.tolist(), cand.tolist())]
+    expected = [sha(h + r).hexdigest() for h, r in zip(head.tolist(), rest.tolist())]
     actual = judgments.cache_key.take(rows).to_pylist()
     for k in [k for k, (x, y) in enumerate(zip(expected, actual)) if x != y]:
         i = int(rows[k])

@@ -93,6 +93,8 @@ def read_document(path: str, data: bytes, findings: list[Finding], build: Callab
 # ---------------------------------------------------------------- value checks
 def keys(obj: dict, required: Iterable[str], optional: Iterable[str] = ()) -> None:
     required = tuple(required)
+    if len(obj) == len(required) and all(k in obj for k in required):
+        return  # exactly the required keys (the usual line)
     allowed = set(required) | set(optional)
     missing = [k for k in required if k not in obj]
     unknown = sorted(k for k in obj if k not in allowed)
