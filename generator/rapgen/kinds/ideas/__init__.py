@@ -9,7 +9,8 @@ files, with topic-clustered intervals.
 - :mod:`~rapgen.kinds.ideas.archive` — the files and their invariants;
 - :mod:`~rapgen.kinds.ideas.scores` — gates, credit, metrics, statistics rows;
 - :mod:`~rapgen.kinds.ideas.kit` — the evaluator (retrieval, judges, cache);
-- :mod:`~rapgen.kinds.ideas.sample` — the sample archive built from the committed cs.CL papers.
+- :mod:`~rapgen.kinds.ideas.sample` — the sample archive built from the committed cs.CL papers, and a
+  synthetic archive at the benchmark's size or a small one (``synth``).
 
 The kind is not registered yet: its ``KIND`` comes with the kinds contract.
 """
