@@ -12,7 +12,7 @@ import pytest
 from rapgen.archive import format_sums, sha256_bytes
 from rapgen.archive.verify import verify_archive
 from rapgen.kinds.ideas.archive.check import REQUIRED_FILES, check_archive
-from rapgen.kinds.ideas.sample.synth import IDEAS_SCALES, synthetic_ideas_files, write_synthetic_ideas
+from rapgen.kinds.ideas.sample.synth import IDEAS_SCALES, IdeasScale, synthetic_ideas_files, write_synthetic_ideas
 from rapgen.kinds.ideas.scores.score import per_model_values, score_archive, score_files
 
 
@@ -42,7 +42,8 @@ def test_the_small_archive_has_the_file_set_and_is_sealed(small):
     assert files["SHA256SUMS"] == format_sums({p: sha256_bytes(b) for p, b in files.items() if p != "SHA256SUMS"})
     document = json.loads(files["archive/ARCHIVE.json"])
     assert document["format"] == "ideas-archive" and document["synthetic"] is True and "synthetic" in document["description"]
-    assert summary.episodes == 12 and summary.judgments == 10 * summary.ideas * 2
+    judged = sum(pq.read_metadata(io.BytesIO(b)).num_rows for p, b in files.items() if p.endswith("judgments.parquet"))
+    assert summary.episodes == 12 and summary.judgments == judged == summary.ideas * 10 * 2
 
 
 def test_the_small_archive_checks_clean_and_scores(small):
@@ -92,6 +93,20 @@ def test_written_whole_and_hashes_verify(tmp_path, small):
     assert written == small[0]
     report = verify_archive(out, invariants=False)
     assert not [f for f in report.findings if f.category.value != "WARNING"]
+
+
+def test_a_future_smaller_than_the_depth_gives_all_of_it():
+    files, summary = synthetic_ideas_files(IdeasScale(topics=3, cutoffs=2, models=1, strategies=2, top_k=5, depth=10, judges=1,
+                                                      papers_per_topic=24), 3)
+    archive, found = check_archive(_files(files))
+    assert found == []
+    candidates = pq.read_table(io.BytesIO(files["archive/models/synthetic-a/eval/synth-judge-a/candidates.parquet"])).to_pylist()
+    sizes = {e: len(f) for e, f in archive.pools.future.items()}
+    per_idea: dict = {}
+    for c in candidates:
+        per_idea.setdefault((c["episode_id"], c["condition"], c["rank"]), []).append(c["cand_rank"])
+    assert all(ranks == list(range(1, min(10, sizes[key[0]]) + 1)) for key, ranks in per_idea.items())
+    assert any(sizes[key[0]] < 10 for key in per_idea) and summary.judgments == len(candidates)
 
 
 def test_an_unknown_scale_is_refused():

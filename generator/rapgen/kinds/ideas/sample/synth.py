@@ -55,7 +55,15 @@ from rapgen.kinds.ideas.archive.check import (
 )
 from rapgen.kinds.ideas.archive.config import Config, future_end
 from rapgen.kinds.ideas.archive.episodes import Pools, build_pools
-from rapgen.kinds.ideas.archive.evaluation import CANDIDATE_COLUMNS, CLUSTER_COLUMNS, FEATURE_COLUMNS, JUDGMENT_COLUMNS
+from rapgen.kinds.ideas.archive.evaluation import (
+    CANDIDATE_COLUMNS,
+    CLUSTER_COLUMNS,
+    FEATURE_COLUMNS,
+    JUDGMENT_COLUMNS,
+    cache_key,
+    candidate_digest,
+    judge_digest,
+)
 from rapgen.kinds.ideas.archive.papers import Paper
 from rapgen.kinds.ideas.archive.predictions import STRATEGIES
 from rapgen.kinds.ideas.archive.writers import assignments_bytes, columns_parquet_bytes, json_bytes, jsonl_bytes, papers_bytes
@@ -176,24 +184,28 @@ def _ideas(rng: np.random.Generator, vocab: text.Vocabulary, pools: Pools, condi
     return out
 
 
-def _retrieval(rng: np.random.Generator, pools: Pools, ideas: _Ideas, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """(paper index into each episode's future, cosine), each (n_ideas, depth): distinct papers,
-    cosine non-increasing, exact ties ordered by arXiv id (the future is in byte order)."""
+def _retrieval(rng: np.random.Generator, pools: Pools, ideas: _Ideas, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per idea min(depth, |F|) distinct future papers with non-increasing cosines, a few exact ties
+    ordered by arXiv id (the future is in byte order): (count per idea, index into the episode's
+    future, cosine), the last two flat in idea order."""
     n = len(ideas.keys)
-    pick = np.zeros((n, depth), dtype=np.int64)
+    size = np.array([len(pools.future[pools.episodes[e].episode_id]) for e in ideas.episode.tolist()], dtype=np.int64)
+    count = np.minimum(depth, size)
     cos = np.round(np.sort(rng.uniform(0.25, 0.85, (n, depth)), axis=1)[:, ::-1], 12)
-    tie = rng.random(n) < 0.02
+    tie = (rng.random(n) < 0.02) & (count >= 3)
     cos[tie, 2] = cos[tie, 1]
+    pick = np.zeros((n, depth), dtype=np.int64)
     for e in np.unique(ideas.episode).tolist():
         rows = np.flatnonzero(ideas.episode == e)
-        size = len(pools.future[pools.episodes[e].episode_id])
-        if size < depth:
-            raise ValueError(f"synthetic episode {pools.episodes[e].episode_id} has {size} future papers, fewer than {depth}")
-        pick[rows] = np.argpartition(rng.random((len(rows), size)), depth - 1, axis=1)[:, :depth]
+        m = len(pools.future[pools.episodes[e].episode_id])
+        k = min(depth, m)
+        if k:
+            pick[rows, :k] = np.argpartition(rng.random((len(rows), m)), k - 1, axis=1)[:, :k]
     for i in np.flatnonzero(tie).tolist():  # the tied pair in arXiv id order
         if pick[i, 2] < pick[i, 1]:
             pick[i, 1], pick[i, 2] = pick[i, 2], pick[i, 1]
-    return pick, cos
+    kept = np.arange(depth)[None, :] < count[:, None]
+    return count, pick[kept], cos[kept]
 
 
 def _verdicts(rng: np.random.Generator, latent: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -208,19 +220,20 @@ def _verdicts(rng: np.random.Generator, latent: np.ndarray, k: int) -> tuple[np.
 
 
 def _model_files(rng: np.random.Generator, vocab: text.Vocabulary, papers: Mapping[str, Paper], pools: Pools, scale: IdeasScale,
-                 model_id: str, k: int) -> tuple[dict[str, bytes], int]:
-    """The model folder's files (every judge's eval/ folder included) and its number of ideas."""
+                 model_id: str, k: int) -> tuple[dict[str, bytes], int, int]:
+    """The model folder's files (every judge's eval/ folder included), its number of ideas and of judgments."""
     folder = f"archive/models/{model_id}"
     conditions = strategies(scale.strategies)
     ideas = _ideas(rng, vocab, pools, conditions, scale.top_k)
-    pick, cos = _retrieval(rng, pools, ideas, scale.depth)
-    n, depth = pick.shape
+    count, pick, cos = _retrieval(rng, pools, ideas, scale.depth)
+    n = len(ideas.keys)
+    of = np.repeat(np.arange(n), count)  # the idea of each candidate row
+    cand_rank = np.arange(len(of), dtype=np.int64) - np.repeat(np.cumsum(count) - count, count) + 1
     futures = [pools.future[e.episode_id] for e in pools.episodes]
-    arxiv = np.array([futures[e][j] for e, row in zip(ideas.episode.tolist(), pick.tolist()) for j in row], dtype=object)
-    eid = np.repeat(np.array([key[0] for key in ideas.keys], dtype=object), depth)
-    cond = np.repeat(np.array([key[1] for key in ideas.keys], dtype=object), depth)
-    rank = np.repeat(np.array([key[2] for key in ideas.keys], dtype=np.int64), depth)
-    cand_rank = np.tile(np.arange(1, depth + 1, dtype=np.int64), n)
+    arxiv = np.array([futures[e][j] for e, j in zip(ideas.episode[of].tolist(), pick.tolist())], dtype=object)
+    eid = np.array([key[0] for key in ideas.keys], dtype=object)[of]
+    cond = np.array([key[1] for key in ideas.keys], dtype=object)[of]
+    rank = np.array([key[2] for key in ideas.keys], dtype=np.int64)[of]
     files: dict[str, bytes] = {
         f"{folder}/model.json": json_bytes(_model_json(model_id, k)),
         f"{folder}/predictions.jsonl": jsonl_bytes(ideas.lines),
@@ -229,16 +242,16 @@ def _model_files(rng: np.random.Generator, vocab: text.Vocabulary, papers: Mappi
             [key[0] for key in ideas.keys], [key[1] for key in ideas.keys], [key[2] for key in ideas.keys],
             np.round(rng.uniform(0.15, 0.75, n), 12)]),
     }
-    candidates = columns_parquet_bytes(CANDIDATE_COLUMNS, [eid, cond, rank, cand_rank, arxiv, cos.ravel()])
+    candidates = columns_parquet_bytes(CANDIDATE_COLUMNS, [eid, cond, rank, cand_rank, arxiv, cos])
     skill = rng.normal(-0.2 * k, 0.35, len(conditions))
     topic_effect = dict(zip((t.topic_id for t in vocab.topics), rng.normal(0.0, 0.4, len(vocab.topics))))
     base = skill[ideas.strategy] + np.array([topic_effect[pools.episodes[e].topic_id] for e in ideas.episode.tolist()])
-    latent = (base[:, None] - 0.06 * np.arange(depth)[None, :] + rng.standard_normal((n, depth)) - 0.45).ravel()
-    cand_digest = {pid: hashlib.sha256(f"{papers[pid].title}\n{papers[pid].abstract}".encode("utf-8")).hexdigest() for pid in set(arxiv)}
-    pred = np.repeat(np.array(ideas.pred_digest, dtype=object), depth)
+    latent = base[of] - 0.06 * (cand_rank - 1) + rng.standard_normal(len(of)) - 0.45
+    cand = {pid: candidate_digest(papers[pid].title, papers[pid].abstract) for pid in set(arxiv.tolist())}
+    pred = np.array(ideas.pred_digest, dtype=object)[of]
     for j in range(scale.judges):
-        judge = hashlib.sha256(judge_line(_judge_record(j))).hexdigest()
-        keys = [hashlib.sha256(f"{p}\n{cand_digest[a]}\n{judge}".encode("utf-8")).hexdigest() for p, a in zip(pred.tolist(), arxiv.tolist())]
+        judge = judge_digest(judge_line(_judge_record(j)))
+        keys = [cache_key(p, cand[a], judge) for p, a in zip(pred.tolist(), arxiv.tolist())]
         P, M, S, failed = _verdicts(rng, latent, j)
         scores = [np.where(failed, None, x).tolist() for x in (P, M, S)]  # a failed judgment has P, M, S null
         status = np.where(failed, "failed", "ok").astype(object)
@@ -246,7 +259,7 @@ def _model_files(rng: np.random.Generator, vocab: text.Vocabulary, papers: Mappi
         files[f"{base_path}/candidates.parquet"] = candidates
         files[f"{base_path}/judgments.parquet"] = columns_parquet_bytes(JUDGMENT_COLUMNS, [
             eid, cond, rank, cand_rank, arxiv, [JUDGE_IDS[j]] * len(keys), *scores, status, keys])
-    return files, n
+    return files, n, len(of) * scale.judges
 
 
 @dataclass(frozen=True)
@@ -265,11 +278,17 @@ class SynthSummary:
         return sum(self.files.values())
 
 
-def synthetic_ideas_files(scale: str = "full", seed: int = 0) -> tuple[dict[str, bytes], SynthSummary]:
-    """Every file of the synthetic archive (path under the root -> bytes, ``SHA256SUMS`` included)."""
-    if scale not in IDEAS_SCALES:
+def synthetic_ideas_files(scale: str | IdeasScale = "full", seed: int = 0) -> tuple[dict[str, bytes], SynthSummary]:
+    """Every file of the synthetic archive (path under the root -> bytes, ``SHA256SUMS`` included).
+
+    ``scale``: a name of :data:`IDEAS_SCALES`, or an :class:`IdeasScale` of one's own (``custom``; its
+    episodes are the (topic, cutoff) pairs whose history reaches ``min_history``)."""
+    if isinstance(scale, IdeasScale):
+        s, scale = scale, "custom"
+    elif scale in IDEAS_SCALES:
+        s = IDEAS_SCALES[scale]
+    else:
         raise ValueError(f"unknown scale {scale!r}: one of {', '.join(IDEAS_SCALES)}")
-    s = IDEAS_SCALES[scale]
     if s.judges > len(JUDGE_IDS):
         raise ValueError(f"at most {len(JUDGE_IDS)} synthetic judges")
     config = synthetic_config(s)
@@ -281,7 +300,7 @@ def synthetic_ideas_files(scale: str = "full", seed: int = 0) -> tuple[dict[str,
     papers = {p.arxiv_id: p for p in paper_list}
     rows = assign(papers, vocab.topics)
     pools = build_pools(rows, [t.topic_id for t in vocab.topics], config, config.cutoffs, config.cutoffs)
-    if len(pools.episodes) != s.topics * s.cutoffs:
+    if not pools.episodes or (scale != "custom" and len(pools.episodes) != s.topics * s.cutoffs):
         raise ValueError(f"synthetic archive has {len(pools.episodes)} episodes, not {s.topics * s.cutoffs}")
     clusters = _rng(seed, 4)
     cluster_rows = [(eid, pid, c) for eid in sorted(pools.future)
@@ -307,13 +326,13 @@ def synthetic_ideas_files(scale: str = "full", seed: int = 0) -> tuple[dict[str,
         FUTURES_JSONL: jsonl_bytes(f.__dict__ | {"future_to": f.future_to.isoformat()} for f in pools.futures),
         CLUSTERS_PARQUET: columns_parquet_bytes(CLUSTER_COLUMNS, [list(c) for c in zip(*cluster_rows)]),
     }
-    n_ideas = 0
+    n_ideas = n_judgments = 0
     for k in range(s.models):
-        model, n = _model_files(_rng(seed, 10 + k), vocab, papers, pools, s, f"synthetic-{chr(ord('a') + k)}", k)
+        model, n, m = _model_files(_rng(seed, 10 + k), vocab, papers, pools, s, f"synthetic-{chr(ord('a') + k)}", k)
         files.update(model)
-        n_ideas += n
+        n_ideas, n_judgments = n_ideas + n, n_judgments + m
     files["SHA256SUMS"] = format_sums({p: sha256_bytes(b) for p, b in files.items() if p.startswith("archive/")})
-    summary = SynthSummary(scale, seed, len(papers), len(rows), len(pools.episodes), n_ideas, n_ideas * s.depth * s.judges,
+    summary = SynthSummary(scale, seed, len(papers), len(rows), len(pools.episodes), n_ideas, n_judgments,
                            {p: len(b) for p, b in files.items()})
     return files, summary
 
