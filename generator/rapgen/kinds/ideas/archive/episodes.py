@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from datetime import date
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from rapgen.archive import Finding
 from rapgen.kinds.ideas.archive.assignment import Assignment
@@ -71,6 +69,9 @@ def build_pools(assignments: Iterable[Assignment], topic_ids: Sequence[str], con
                 cutoffs: Sequence[date], resolved: Sequence[date]) -> Pools:
     """Episodes of ``cutoffs`` (those with ≥ ``min_history`` history papers) and the futures
     of those among them whose cutoff is ``resolved``; ordered by topic (file order), then cutoff."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     members: dict[str, list[tuple[str, date]]] = defaultdict(list)
     for a in assignments:
         members[a.topic_id].append((a.arxiv_id, a.first_submitted))

@@ -31,6 +31,8 @@ class Paper:
 
 def parse_papers(path: str, data: bytes) -> tuple[dict[str, Paper], list[Finding]]:
     """Papers by id (file order kept); findings for a bad schema, nulls and repeated ids."""
+    import pyarrow.compute as pc
+
     findings: list[Finding] = []
     table = read_arrow(path, data, PAPER_COLUMNS, findings, PAPER_OPTIONAL)
     if table is None:
@@ -38,8 +40,6 @@ def parse_papers(path: str, data: bytes) -> tuple[dict[str, Paper], list[Finding
     null = first_null(table, ("arxiv_id", "title", "abstract", "key_points", "first_submitted"))
     if null:
         return {}, [malformed(path, null[0], f"{null[1]} is null")]
-    import pyarrow.compute as pc
-
     ids = table.column("arxiv_id").to_pylist()
     points = table.column("key_points")
     columns = (ids, table.column("title").to_pylist(), table.column("abstract").to_pylist(), points.to_pylist(), days(table.column("first_submitted")))
