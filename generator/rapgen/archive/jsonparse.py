@@ -218,3 +218,19 @@ def _sha256_hex(obj: dict, key: str) -> str:
     if not isinstance(value, str) or not _HEX64_RE.match(value):
         raise _Bad(f"{key!r} must be 64 lower-case hex digits, found {json.dumps(value)[:40]}")
     return value
+
+
+def unique_lines(path: str, numbered: Iterable[tuple[int, T]], key: Callable[[T], Any], describe: Callable[[T], str],
+                 kind: ProblemKind, findings: list[Finding]) -> list[T]:
+    """The records of ``numbered`` ((line, record) pairs) whose ``key`` no earlier line had; each
+    repeat is a MALFORMED finding ``<describe(record)> (first on line N)``."""
+    out: list[T] = []
+    seen: dict[Any, int] = {}
+    for number, record in numbered:
+        k = key(record)
+        if k in seen:
+            findings.append(Finding(path, number, Category.MALFORMED, f"{describe(record)} (first on line {seen[k]})", kind=kind))
+            continue
+        seen[k] = number
+        out.append(record)
+    return out

@@ -15,7 +15,7 @@ from datetime import date
 from rapgen.kinds.ideas.archive.check import IdeasArchive
 from rapgen.kinds.ideas.scores.credit_table import unit_table_values
 from rapgen.kinds.ideas.scores.units import AXES, SPLIT, Track, UnitValues, cutoff_tracks, statistics, unit_values
-from rapgen.scores.statistics import ScoredSet, cluster_index, leaderboard_csv, pairs_csv, score_statistics, split_draws
+from rapgen.scores import ScoredSet, cluster_index, leaderboard_csv, pairs_csv, score_statistics, split_draws
 
 
 def judge_order(archive: IdeasArchive) -> list[str]:

@@ -23,7 +23,7 @@ from rapgen.kinds.ideas.archive.evaluation import Judgment
 from rapgen.kinds.ideas.archive.predictions import Predictions
 from rapgen.kinds.ideas.scores.credit import Judged, greedy_credit
 from rapgen.kinds.ideas.scores.metrics import METRICS, EpisodeInputs, episode_metrics
-from rapgen.scores.statistics import Statistic
+from rapgen.scores import Statistic
 
 SPLIT = "all"  # Ideas has one split: every episode
 AXES = ("judge", "gate")
