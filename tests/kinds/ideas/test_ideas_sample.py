@@ -75,6 +75,7 @@ def test_the_sample_from_the_committed_papers(sample):
     assert (report.n_assigned, report.n_memberships, report.n_episodes) == (10529, 12693, 108)
     assert report.history == (75, 1365) and report.future == (91, 776)
     assert report.size <= 12 * 1024 * 1024
+    assert (out / "SHA256SUMS").read_bytes() == (REPO / "benchmarks/ideas/SHA256SUMS").read_bytes()  # the committed sample rebuilds
     files = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != "SHA256SUMS"}
     archive, found = check_archive(files)
     assert found == []
