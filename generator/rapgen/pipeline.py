@@ -57,6 +57,8 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
     kinds = kinds if kinds is not None else registry()
     verified = open_verified(root, validate_call=validate_call, kinds=kinds.formats)
     kind = kinds.for_format(verified.format)
+    if kind.site is None:
+        raise UsageProblem(f"the {kind.name} benchmark kind has no site to build")
     archive = verified.release(release)  # a usage error for an unknown release
     if release is not None:
         replay = False  # replay.json describes the archive as it stands, not release N
@@ -73,8 +75,6 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
                 timings["replay"] = time.perf_counter() - t0
     scores_dir = Path(scores_dir)
     t0 = time.perf_counter()
-    if kind.site is None:
-        raise UsageProblem(f"the {kind.name} benchmark kind has no site to build")
     rendered = render_release(kind.site, archive, scores_dir, work / "docs", repo_url=repo_url)
     timings["render"] = time.perf_counter() - t0
     t0 = time.perf_counter()
