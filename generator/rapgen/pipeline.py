@@ -79,7 +79,8 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
     timings["render"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     built = build_site(rendered.docs_dir, site_dir, synthetic=rendered.synthetic,
-                       manifest_sha256=rendered.manifest_sha256, archive_name=rendered.archive_name, site_url=site_url)
+                       manifest_sha256=rendered.manifest_sha256, archive_name=rendered.archive_name, site_url=site_url,
+                       spec=kind.site)
     timings["mkdocs"] = time.perf_counter() - t0
     return PipelineResult(Path(site_dir), rendered.docs_dir, scores_dir, built.n_pages, rendered.manifest_sha256,
                           rendered.synthetic, timings)
