@@ -95,7 +95,14 @@ def test_an_installed_kind_whose_root_is_missing(site):
     assert result.exit_code == 2 and result.stderr == f"Error: benchmark 'ideas': its root {Path('gone')} is not a folder\n"
 
 
-def test_build_refuses_a_kind_without_a_site_before_writing(site):
+def test_build_refuses_a_kind_without_a_site_before_writing(site, monkeypatch):
+    from dataclasses import replace
+
+    import rapgen.kinds
+    from rapgen.kinds import Registry, registry
+
+    without = Registry([replace(k, site=None) if k.name == "ideas" else k for k in registry().values()])
+    monkeypatch.setattr(rapgen.kinds, "registry", lambda: without)
     result = run("build", "--benchmark", "ideas", "--resamples", "20", "--site-dir", "site")
     assert result.exit_code == 2 and "the ideas benchmark kind has no site to build" in result.stderr
     assert not (site / "build").exists() and not (site / "site").exists()

@@ -37,4 +37,4 @@ def topic_pages(release: IdeasRelease, _scores_dir: Path) -> list[PageSpec]:
 
 SITE = SiteSpec(pages=PAGES, templates=str(TEMPLATES), catalogues=str(TEMPLATES), entity_pages=topic_pages, files=p.downloads,
                 assets=ASSETS, nav=tuple((page.nav_key, page.path) for page in PAGES if page.nav_key), not_in_nav=("/topics/*.md",),
-                name_key="ideas.site.name")
+                name_key="ideas.site.name", card=p.card)
