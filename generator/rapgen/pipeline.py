@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rapgen.archive import open_verified
 from rapgen.errors import UsageProblem
+from rapgen.io import DOCS_OUTPUT, SCORES_OUTPUT, WORK_OUTPUT, guard_output_dir
 from rapgen.kinds import Registry, registry
 from rapgen.search import call_is_malformed, validate_call
 from rapgen.site import PortalPart, build_site, check_site_dir, check_url, compose_portal, render_release, write_redirects
@@ -56,6 +57,11 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
     check_url("--repo-url", repo_url)
     root = Path(root)
     check_site_dir(Path(site_dir))  # before any work: building empties the site folder
+    work = Path(work_dir) if work_dir is not None else root / "build"
+    guard_output_dir(work, WORK_OUTPUT)
+    guard_output_dir(work / "docs", DOCS_OUTPUT)
+    if scores_dir is None:
+        guard_output_dir(work / "scores", SCORES_OUTPUT)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     kinds = kinds if kinds is not None else registry()
@@ -67,7 +73,6 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
     if release is not None:
         replay = False  # replay.json describes the archive as it stands, not release N
     timings["verify"] = time.perf_counter() - t0
-    work = Path(work_dir) if work_dir is not None else root / "build"
     if scores_dir is None:
         t0 = time.perf_counter()
         scores_dir = work / "scores"
@@ -121,6 +126,11 @@ def run_portal(benchmarks: list[SiteBenchmark], site_dir: str | Path = "site", *
     check_url("--site-url", site_url)
     check_url("--repo-url", repo_url)
     check_site_dir(Path(site_dir))
+    work = Path(work_dir)
+    guard_output_dir(work, WORK_OUTPUT)
+    guard_output_dir(work / "docs", DOCS_OUTPUT)
+    for b in benchmarks:
+        guard_output_dir(work / b.slug / "scores", SCORES_OUTPUT)
     kinds = kinds if kinds is not None else registry()
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -132,7 +142,6 @@ def run_portal(benchmarks: list[SiteBenchmark], site_dir: str | Path = "site", *
             raise UsageProblem(f"benchmark {b.slug!r}: the {kind.name} benchmark kind has no site to build")
         opened.append((b, kind, verified.release()))
     timings["verify"] = time.perf_counter() - t0
-    work = Path(work_dir)
     parts = []
     t0 = time.perf_counter()
     for b, kind, release in opened:

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from rapgen.errors import SiteError
+from rapgen.io import DOCS_OUTPUT, guard_output_dir
 from rapgen.resources import mkdocs_base_config, templates_dir as packaged_templates
 from rapgen.site.build import NavPlan, base_nav
 from rapgen.site.env import make_environment
@@ -99,7 +100,7 @@ def compose_portal(parts: Sequence[PortalPart], docs_dir: str | Path, *, title: 
     """Render every benchmark under ``docs_dir/<slug>/`` and the portal at its root (replaced whole)."""
     if not parts:
         raise SiteError("the site lists no benchmark to build")
-    docs_dir = Path(docs_dir)
+    docs_dir = guard_output_dir(Path(docs_dir), DOCS_OUTPUT)  # before any work: the docs folder is replaced whole
     staging = docs_dir.with_name(f".{docs_dir.name}.parts")
     shutil.rmtree(staging, ignore_errors=True)
     nav: list[tuple[str, Any]] = [("portal.nav.home", "index.md")]

@@ -17,7 +17,7 @@ from rapgen.site import PageSpec, SiteSpec
 
 TEMPLATES = templates_dir() / "kinds" / "ideas"
 ASSETS = ("assets/javascripts/tablesort.min.js", "assets/javascripts/tablesort.number.min.js", "assets/javascripts/tables.js",
-          "assets/javascripts/alternate.js", "assets/stylesheets/rap.css")
+          "assets/javascripts/rap.js", "assets/javascripts/alternate.js", "assets/stylesheets/rap.css")  # rap.js marks a docs folder
 PAGES = (
     PageSpec("index.md", "pages/home.md.j2", p.home, "ideas.nav.home"),
     PageSpec("leaderboard.md", "pages/leaderboard.md.j2", p.leaderboard, "ideas.nav.leaderboard"),
