@@ -7,11 +7,11 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from rapgen.archive import RapRelease
+from rapgen.archive import TEST_SPLIT, RapRelease
 from rapgen.scores import PRIMARY
 from rapgen.site import SiteSpec, render_docs
 
-CARD_SPLIT = "test"  # the split the headline is read on
+CARD_SPLIT = TEST_SPLIT  # the split the headline is read on
 
 
 def card(release: RapRelease, scores_dir: Path) -> dict[str, Any] | None:
