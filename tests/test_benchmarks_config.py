@@ -81,7 +81,9 @@ def test_benchmark_selects_a_root_and_the_default_needs_no_option(site):
     (("score", "--benchmark", "inspire", "--out", "out"), "Error: benchmark 'inspire' is of kind 'inspire'"),
     (("submit", "check", "--benchmark", "nope", "some-model"), "Error: --benchmark 'nope': rapgen.toml lists no such benchmark"),
     (("submit", "check", "--benchmark", "ideas", "ideas-root/archive/models/recent-titles"),
-     "Error: the ideas benchmark kind has no submission check yet"),
+     "Error: ideas-root: the submission check reads RAP archives only in this rapgen; this root is of kind 'ideas'"),
+    (("release", "start", "--benchmark", "ideas"), "Error: ideas-root: rapgen release start reads RAP archives only"),
+    (("replay", "--benchmark", "ideas"), "Error: ideas-root: rapgen replay reads RAP archives only"),
 ])
 def test_a_benchmark_that_cannot_be_selected_is_a_usage_error(site, args, message):
     result = run(*args)

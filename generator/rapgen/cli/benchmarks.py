@@ -178,6 +178,22 @@ def site_benchmarks(kinds: Any) -> tuple[SiteConfig, list[Benchmark], list[str]]
     return config, chosen, notes
 
 
+def rap_only(root: Path, what: str) -> None:
+    """``what`` reads RAP archives only (its kind-neutral form is a later phase): the root of another
+    installed kind is a usage error naming it. An unreadable ARCHIVE.json is left to the command's checks."""
+    import json
+
+    from rapgen.archive import RAP_ARCHIVE
+
+    try:
+        fmt = json.loads((Path(root) / "archive" / "ARCHIVE.json").read_bytes()).get("format")
+    except (OSError, ValueError, AttributeError):
+        return
+    kind = next((k for k in benchmark_kinds().values() if k.format == fmt), None)
+    if kind is not None and kind.format != RAP_ARCHIVE.format:
+        raise UsageProblem(f"{root}: {what} reads RAP archives only in this rapgen; this root is of kind {kind.name!r}")
+
+
 def benchmark_root_option(f: Callable) -> Callable:
     """``--root DIR`` or ``--benchmark SLUG`` (rapgen.toml); the command receives the chosen ``root``
     (and, if it takes a ``benchmark`` parameter, the chosen :class:`Benchmark` or None)."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rapgen.cli.benchmarks import benchmark_root_option
+from rapgen.cli.benchmarks import benchmark_root_option, rap_only
 from rapgen.cli.common import debug_option, echo_json, fail, handle_errors, json_option, progress, root_option
 
 CACHE_HELP = "Cache folder for shard indexes (default: $RAPGEN_CACHE, else ROOT/.rapgen-cache)."
@@ -136,6 +136,7 @@ def replay(jobs, out_dir, models, cache_dir, root, as_json, debug):
     from rapgen.kinds.rap import intervention_records, write_counterfactual
     from rapgen.search import format_summary, replay_archive, write_replay
 
+    rap_only(root, "rapgen replay")
     if out_dir is not None:
         from rapgen.io import SCORES_OUTPUT, guard_output_dir
 
