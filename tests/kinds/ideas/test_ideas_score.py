@@ -92,3 +92,20 @@ def test_coverage_and_novelty_are_defined_with_their_files(ideas_files):
     _, s = scored(ideas_files)
     assert all(r.estimate is None for r in s.rows if r.stat.metric == "coverage")
     assert not np.isnan([r.estimate for r in s.rows if r.stat.metric == "novelty"]).any()
+
+
+def test_judge_agreement_pairs_the_same_candidates_whatever_the_row_order(ideas_files):
+    from rapgen.kinds.ideas.archive.eval_tables import JudgmentTable
+    from rapgen.kinds.ideas.scores.diagnostics import _kappa, _shared, passes
+
+    archive, found = check_archive(ideas_files)
+    assert found == []
+    mf = archive.models["rising-terms"]
+    ta, tb = mf.evals["lexical-a"][1], mf.evals["lexical-b"][1]
+    ra, rb = _shared(ta, tb)  # rows aligned: the same candidate list judged twice
+    shuffled = JudgmentTable.from_records(list(reversed(tb.records())))
+    ra2, rb2 = _shared(ta, shuffled)  # the join
+    gate = archive.ledger.gates[0]
+    assert np.array_equal(ra, ra2) and len(ra) == int((ta.scored & tb.scored).sum())
+    assert np.array_equal(passes(tb, gate)[rb], passes(shuffled, gate)[rb2])
+    assert _kappa(10, 10, 10, 10) is None and _kappa(4, 2, 2, 4) == pytest.approx(1.0) and _kappa(0, 0, 0, 0) is None

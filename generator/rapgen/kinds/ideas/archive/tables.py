@@ -5,7 +5,6 @@ A finding about a parquet file names its 1-based row as the line.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 
 from rapgen.archive import Finding, ProblemKind

@@ -23,7 +23,7 @@ from rapgen.kinds.ideas.archive.config import Gate
 from rapgen.kinds.ideas.archive.eval_tables import JudgmentTable
 from rapgen.kinds.ideas.scores.metrics import METRICS
 from rapgen.kinds.ideas.scores.units import MODEL_KIND, SPLIT, Track, UnitValues
-from rapgen.scores import ColumnSpec, ScoredSet, SectionSpec, SplitDraws, Statistic, TableSpec, score_statistics
+from rapgen.scores import ScoredSet, SplitDraws, Statistic, score_statistics
 
 DIAGNOSTICS_VERSION = 1
 RANKED = tuple(m.name for m in METRICS if m.rank_direction is not None)
@@ -44,8 +44,13 @@ def _kappa(n: int, a: int, b: int, agree: int) -> float | None:
 
 
 def _shared(a: JudgmentTable, b: JudgmentTable) -> tuple[np.ndarray, np.ndarray]:
-    """Row indices of ``a`` and ``b`` judging the same candidate pair, both scored."""
+    """Row indices of ``a`` and ``b`` judging the same candidate pair, both scored (in ``a``'s row order)."""
     import pyarrow as pa
+
+    if len(a.rank) == len(b.rank) and np.array_equal(a.rank, b.rank) and all(
+            getattr(a, k).equals(getattr(b, k)) for k in ("episode_id", "condition", "arxiv_id")):
+        both = np.flatnonzero(a.scored & b.scored)  # the usual case: one retrieval, judged twice, rows aligned
+        return both, both
 
     def side(t: JudgmentTable, tag: str) -> pa.Table:
         ok = np.flatnonzero(t.scored)
@@ -119,38 +124,25 @@ def evaluation(archive: IdeasArchive, per_model: Mapping[str, Mapping[tuple[str,
             if uv is None:
                 continue
             evaluated = archive.models[model].evals.get(judge)
-            table = evaluated[1] if evaluated else None
-            conditions = np.asarray(table.condition.to_pylist(), dtype=object) if table is not None else None
+            judged, failed = _per_condition(evaluated[1] if evaluated else None)
             for condition, emitted in uv.n_ideas.items():
-                mine = conditions == condition if conditions is not None else None
                 rows.append({"judge": judge, "entry": model, "kind": MODEL_KIND, "condition": condition,
-                             "status": "evaluated" if table is not None else "awaiting evaluation",
+                             "status": "evaluated" if evaluated else "awaiting evaluation",
                              "n_episodes": int(len(emitted)), "n_empty": int((emitted == 0).sum()), "n_ideas": int(emitted.sum()),
-                             "n_judged": int(mine.sum()) if mine is not None else 0,
-                             "n_failed": int((table.status.to_numpy(zero_copy_only=False)[mine] == "failed").sum()) if mine is not None else 0})
+                             "n_judged": judged.get(condition, 0), "n_failed": failed.get(condition, 0)})
     return rows
 
 
-def _c(key: str, label: str | None = None) -> ColumnSpec:
-    return ColumnSpec(key, label or key)
+def _per_condition(table: JudgmentTable | None) -> tuple[dict[str, int], dict[str, int]]:
+    """Judgments and failed judgments per strategy (none without a table)."""
+    if table is None:
+        return {}, {}
+    import pyarrow.compute as pc
 
-
-SECTIONS: tuple[SectionSpec, ...] = (
-    SectionSpec("judge_agreement", "Judge agreement",
-                "How often two judges reach the same verdict on the candidate pairs both judged, per gate; kappa corrects "
-                "the agreement for chance.",
-                (TableSpec("Agreement by gate", ("judge_agreement",), (
-                    _c("judge_a"), _c("judge_b"), _c("gate"), _c("n_pairs"), _c("pass_a"), _c("pass_b"), _c("both"),
-                    _c("agreement"), _c("kappa"))),)),
-    SectionSpec("gate_sensitivity", "Gate sensitivity",
-                "The default gate's score minus the strict gate's, per entry, with a paired topic-bootstrap interval.",
-                (TableSpec("Default − strict", ("gate_sensitivity",), (
-                    _c("track"), _c("judge"), _c("entry"), _c("condition"), _c("metric"), _c("default"), _c("strict"),
-                    ColumnSpec("difference", "default − strict", "ci_low", "ci_high"), _c("n_items")), split_by=("track",)),)),
-    SectionSpec("evaluation", "Evaluation",
-                "Per judge and entry: the episodes scored, the empty ones (scored zero), the ideas emitted, the candidate "
-                "pairs judged and the judgments that failed (they pass no gate).",
-                (TableSpec("Evaluated units", ("evaluation",), (
-                    _c("judge"), _c("entry"), _c("condition"), _c("status"), _c("n_episodes"), _c("n_empty"), _c("n_ideas"),
-                    _c("n_judged"), _c("n_failed"))),)),
-)
+    coded = pc.dictionary_encode(table.condition)
+    codes = coded.indices.to_numpy(zero_copy_only=False)
+    names = coded.dictionary.to_pylist()
+    failed = pc.equal(table.status, "failed").to_numpy(zero_copy_only=False)
+    n = np.bincount(codes, minlength=len(names))
+    f = np.bincount(codes, weights=failed, minlength=len(names))
+    return {c: int(n[k]) for k, c in enumerate(names)}, {c: int(f[k]) for k, c in enumerate(names)}
