@@ -218,3 +218,13 @@ def _sha256_hex(obj: dict, key: str) -> str:
     if not isinstance(value, str) or not _HEX64_RE.match(value):
         raise _Bad(f"{key!r} must be 64 lower-case hex digits, found {json.dumps(value)[:40]}")
     return value
+
+
+# ---------------------------------------------------------------- the toolkit under public names
+# KINDS.md §2 counts this module as engine: other kinds' parsers (rapgen.kinds.*.archive)
+# build on these rather than on the underscore names, which stay this stage's own.
+SchemaProblem = _Bad
+json_lines = _lines
+json_document = _document
+parse_lines = _parse_lines
+check_keys = _keys
