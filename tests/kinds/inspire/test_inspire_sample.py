@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -131,3 +132,34 @@ def test_build_on_a_tiny_root_is_checked_and_deterministic(tmp_path):
         build_inspire_sample(root, tmp_path / "a")
     with pytest.raises(UsageProblem, match="no archive/benchmark/papers.parquet"):
         build_inspire_sample(tmp_path / "nowhere", tmp_path / "c")
+
+
+COMMITTED = Path(__file__).resolve().parents[3] / "benchmarks" / "inspire"
+
+
+@pytest.mark.skipif(not (COMMITTED / "SHA256SUMS").is_file(), reason="no committed Inspire sample")
+def test_the_committed_sample_holds_its_sums_and_invariants():
+    """benchmarks/inspire/: SHA256SUMS right, every file parses, every invariant holds (replay: the builder's check)."""
+    from rapgen.archive import parse_sums, sha256_file
+    from rapgen.kinds.inspire.archive import (
+        check_benchmark, check_manifest, layout, parse_corpus, parse_ledger, parse_manifest, parse_targets,
+    )
+
+    entries, problems = parse_sums((COMMITTED / "SHA256SUMS").read_bytes())
+    assert problems == [] and all(sha256_file(COMMITTED / e.path) == e.digest for e in entries)
+    assert sum((COMMITTED / e.path).stat().st_size for e in entries) <= 12 * 1024 * 1024
+
+    def data(rel):
+        return (COMMITTED / rel).read_bytes()
+
+    ledger, f0 = parse_ledger(data(layout.LEDGER_JSON))
+    instances, f1 = parse_instances(data(layout.INSTANCES_JSONL))
+    targets, f2 = parse_targets(data(layout.TARGETS_PARQUET))
+    judged, f3 = parse_judgements(data(layout.JUDGEMENTS_PARQUET))
+    refs, f4 = parse_references(data(layout.REFERENCES_PARQUET))
+    corpus, f5 = parse_corpus(data(layout.CORPUS_PARQUET))
+    manifest, f6 = parse_manifest(data(layout.MANIFEST_JSONL))
+    assert f0 + f1 + f2 + f3 + f4 + f5 + f6 == []
+    assert check_benchmark(instances, targets, judged, refs, corpus, ledger) == []
+    assert check_manifest(manifest, instances, corpus) == []
+    assert (len(instances), sum(i.split == "eval" for i in instances)) == (90, 60)
