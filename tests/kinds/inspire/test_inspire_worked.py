@@ -137,3 +137,27 @@ def test_ir_measures_agrees():
     run = [ir.ScoredDoc(q, d, 100.0 - k) for q, docs in exposed.items() for k, d in enumerate(docs)]
     per = {m.query_id: m.value for m in ir.iter_calc([nDCG @ 10], qrels, run)}
     assert (round(per["insp-0001"], 6), round(per["insp-0003"], 6)) == (0.913590, 0.698344)
+
+
+def test_metric_values_in_the_nan_convention_give_the_same_estimates(table):
+    """metric_values feeds scores.statistics (NaN = undefined); reduced by hand it gives §5's numbers."""
+    from rapgen.kinds.inspire.scores import metric_values
+
+    values = metric_values(table)
+    v, d = values["hits5"]
+    assert d is None and v[0] == 0.0 and np.isnan(v[1]) and np.isnan(v[2])
+    v, d = values["gain_kept"]
+    assert round(float(np.nansum(v) / np.nansum(d)), 6) == 0.329521
+    v, _ = values["ndcg@10"]
+    assert round(float(np.nanmean(v)), 6) == 0.177055
+
+
+def test_topic_clusters_are_numbered_in_byte_order(table):
+    clusters = clusters_of(cluster_of(table.items, targets(), "topic"))
+    assert clusters.ids == ("topic-a", "topic-b") and clusters.index.tolist() == [0, 1, 0]
+    A_, B_ = item_sums(table)
+    A_k, B_k = cluster_sums(A_, B_, clusters)
+    m = METRIC_NAMES.index("ndcg@10")
+    assert B_k[m].tolist() == [2.0, 1.0] and round(float(A_k[m, 0]), 6) == 0.531166
+    with pytest.raises(ValueError, match="unknown cluster kind"):
+        cluster_of(table.items, targets(), "field")

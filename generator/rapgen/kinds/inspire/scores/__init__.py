@@ -6,7 +6,7 @@ Public surface: :func:`clean_ranking`, :func:`slot_outcomes`, :func:`slot_gains`
 :func:`label_gains`, :func:`map_gain`, :func:`dcg`, :func:`ideal_dcg`, :func:`phi`;
 :data:`METRICS`, :data:`REGISTRY`, :data:`PRIMARY`, :class:`InspireMetric`,
 :class:`ItemScores`, :func:`score_item`; :func:`score_units` -> :class:`UnitTable`,
-:func:`item_sums`, :func:`n_excluded`, :func:`view_mask`, :func:`split_mask`,
+:func:`item_sums`, :func:`metric_values` (the NaN convention of ``scores.statistics``), :func:`n_excluded`, :func:`view_mask`, :func:`split_mask`,
 :func:`cluster_of`; :func:`clusters_of`, :func:`cluster_sums`, :func:`estimate`,
 :func:`draws`, :func:`intervals`; :data:`DIAGNOSTICS`, :func:`diagnostic_sums`,
 :func:`recovered_histogram`, :func:`progress_sums`.
@@ -19,7 +19,7 @@ from rapgen.kinds.inspire.scores.exposure import NO_EXPOSURE, Exposure, exposure
 from rapgen.kinds.inspire.scores.gains import dcg, ideal_dcg, label_gains, map_gain, phi
 from rapgen.kinds.inspire.scores.metrics import METRIC_NAMES, METRICS, PRIMARY, REGISTRY, InspireMetric, ItemScores, score_item
 from rapgen.kinds.inspire.scores.units import (
-    UnitScore, UnitTable, cluster_of, item_sums, n_excluded, score_units, split_mask, view_mask,
+    UnitScore, UnitTable, cluster_of, item_sums, metric_values, n_excluded, score_units, split_mask, view_mask,
 )
 
 __all__ = [
@@ -28,5 +28,5 @@ __all__ = [
     "DIAGNOSTICS", "diagnostic_sums", "progress_sums", "recovered_histogram",
     "NO_EXPOSURE", "Exposure", "exposure_of", "dcg", "ideal_dcg", "label_gains", "map_gain", "phi",
     "METRIC_NAMES", "METRICS", "PRIMARY", "REGISTRY", "InspireMetric", "ItemScores", "score_item",
-    "UnitScore", "UnitTable", "cluster_of", "item_sums", "n_excluded", "score_units", "split_mask", "view_mask",
+    "UnitScore", "UnitTable", "cluster_of", "item_sums", "metric_values", "n_excluded", "score_units", "split_mask", "view_mask",
 ]

@@ -113,6 +113,23 @@ def item_sums(table: UnitTable, gain_map: str = "declared", metrics: Sequence[In
     return A, B
 
 
+def metric_values(table: UnitTable, gain_map: str = "declared",
+                  metrics: Sequence[InspireMetric] = METRICS) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+    """The same per-item inputs in the NaN convention of ``rapgen.scores.statistics``:
+    metric -> (values, denominators). A ``mean`` metric gives its item values with NaN
+    where undefined (an ineligible or excluded target) and no denominators; a ``ratio``
+    metric gives numerators and denominators, NaN for an excluded target."""
+    A, B = item_sums(table, gain_map, metrics)
+    out: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+    excluded = np.array([u.scores.get(gain_map) is None for u in table.units], dtype=bool)
+    for m, metric in enumerate(metrics):
+        if metric.form == "mean":
+            out[metric.name] = (np.where(B[m] > 0, A[m], np.nan), None)
+        else:
+            out[metric.name] = (np.where(excluded, np.nan, A[m]), np.where(excluded, np.nan, B[m]))
+    return out
+
+
 def n_excluded(table: UnitTable, gain_map: str) -> int:
     """Targets whose ideal DCG is 0 under ``gain_map`` (left out of its rows)."""
     return sum(1 for u in table.units if u.scores.get(gain_map) is None)

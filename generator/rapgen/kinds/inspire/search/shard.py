@@ -10,9 +10,8 @@ backend of KINDS.md §7 is meant to replace it with the same answers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import Callable, Mapping, NamedTuple, Protocol, Sequence
 
 from rapgen.search import SearchResult, Shard
 
@@ -31,9 +30,8 @@ class CallResult(Protocol):
 SearchFn = Callable[[str, Mapping[str, object]], CallResult]
 
 
-@dataclass(frozen=True)
-class ShardKey:
-    """KINDS.md §7's shard key: (group, date_from, date_to)."""
+class ShardKey(NamedTuple):
+    """KINDS.md §7's shard key, a plain tuple: (group, date_from, date_to)."""
 
     group: str
     date_from: date | None
