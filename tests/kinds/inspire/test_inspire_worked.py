@@ -161,3 +161,33 @@ def test_topic_clusters_are_numbered_in_byte_order(table):
     assert B_k[m].tolist() == [2.0, 1.0] and round(float(A_k[m, 0]), 6) == 0.531166
     with pytest.raises(ValueError, match="unknown cluster kind"):
         cluster_of(table.items, targets(), "field")
+
+
+# ---------------------------------------------------------------- the whole board on the example
+@pytest.fixture(scope="module")
+def board():
+    from rapgen.kinds.inspire.scores.board import COLUMNS, Entry, score_board
+
+    rows = score_board(instances(), targets(), judgements(), corpus(), LEDGER, [Entry("m", "model", predictions(), calls())],
+                       resamples=5).rows
+    return {(r[0], r[7]): dict(zip(COLUMNS, r)) for r in rows if (r[1], r[2], r[3]) == ("eval", "declared", "target")}
+
+
+@pytest.mark.parametrize("view", sorted(TABLE))
+def test_the_board_matches_the_table(board, view):
+    for metric, want in TABLE[view].items():
+        value, n = want if isinstance(want, tuple) else (want, None)
+        row = board[(view, metric)]
+        assert (None if row["estimate"] is None else round(row["estimate"], 6)) == value, (view, metric)
+        if n is not None:
+            assert row["n_items"] == n, (view, metric)
+
+
+@pytest.mark.parametrize("metric, view, interval", [
+    ("ndcg@10", "all", (0, 0.531166)), ("ndcg@10", "clean", (0, 0.531166)), ("exposed_gain", "all", (0.232781, 0.913590)),
+    ("gain_kept", "all", (0, 0.581405)), ("hits5", "all", (0, 0)),
+])
+def test_the_board_gives_the_bootstrap_intervals(board, metric, view, interval):
+    row = board[(view, metric)]
+    assert (round(row["ci_low"], 6), round(row["ci_high"], 6)) == interval
+    assert (row["n_valid"], row["n_invalid"]) == ((2, 1) if view == "all" else (1, 1))

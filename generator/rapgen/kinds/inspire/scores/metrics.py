@@ -5,13 +5,15 @@ each :class:`InspireMetric` turns that into the per-item pair (A, B) the
 statistic ΣA/ΣB is built from: ``mean`` metrics give (value, 1), or (0, 0)
 where the value is undefined (``hits3``/``hits5`` on a target with too few
 labels); ``ratio`` metrics give (numerator, denominator). Failed units score
-as an empty list (``missing = "zero"``): every unit counts.
+as an empty list (``missing = "zero"``): every unit counts. Each definition is
+arithmetic on named fields, so :mod:`.columns` applies the very same one to
+every target's arrays at once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from rapgen.kinds.inspire.scores.cleaned import CleanedList, slot_gains
 from rapgen.kinds.inspire.scores.gains import dcg, ideal_dcg, phi
@@ -64,17 +66,15 @@ def score_item(cleaned: CleanedList, labels: Mapping[str, float], exposed: froze
     )
 
 
-def _mean(value: Callable[[ItemScores], float | None]) -> Callable[[ItemScores], tuple[float, float]]:
-    def ab(s: ItemScores) -> tuple[float, float]:
-        v = value(s)
-        return (0.0, 0.0) if v is None else (float(v), 1.0)
-
-    return ab
+Value = Callable[[Any], Any]  # ItemScores -> float, or ItemArrays -> array: arithmetic only, no branches
 
 
 @dataclass(frozen=True)
 class InspireMetric:
-    """KINDS.md §3 ``MetricSpec`` fields; ``fn`` maps an :class:`ItemScores` to (A, B)."""
+    """KINDS.md §3 ``MetricSpec`` fields. ``value`` (and, for a ratio, ``denominator``)
+    are written with arithmetic alone, so the same definition scores one
+    :class:`ItemScores` or, elementwise, every target's arrays at once;
+    ``defined`` (a mean's eligibility) likewise. ``fn`` gives one item's (A, B)."""
 
     name: str
     label: str
@@ -82,48 +82,65 @@ class InspireMetric:
     form: str  # mean | ratio
     missing: str  # zero: a failed unit scores as an empty list
     description: str
-    fn: Callable[[ItemScores], tuple[float, float]]
+    value: Value
+    denominator: Value | None = None  # ratio only
+    defined: Value | None = None  # mean only; None: always defined
+
+    def fn(self, s: ItemScores) -> tuple[float, float]:
+        """The item's (A, B): (value, 1) or (0, 0) where undefined for a mean; (numerator, denominator) for a ratio."""
+        if self.denominator is not None:
+            return (self.value(s), self.denominator(s))
+        if self.defined is not None and not self.defined(s):
+            return (0.0, 0.0)
+        return (float(self.value(s)), 1.0)
+
+
+def _hits(n: int) -> Value:
+    return lambda s: 1.0 * (s.hits >= n)
+
+
+def _labels(n: int) -> Value:
+    return lambda s: s.n_labels >= n
 
 
 METRICS: tuple[InspireMetric, ...] = (
     InspireMetric("ndcg@10", "nDCG@10", True, "mean", "zero",
                   "Graded nDCG of the cleaned list: DCG of the slot gains over the ideal DCG of the target's labels.",
-                  _mean(lambda s: s.ndcg)),
+                  lambda s: s.ndcg),
     InspireMetric("recall@10", "Recall@10", True, "mean", "zero",
-                  "Share of the target's labels recovered in the list.", _mean(lambda s: s.recall)),
+                  "Share of the target's labels recovered in the list.", lambda s: s.recall),
     InspireMetric("mrr@10", "MRR@10", True, "mean", "zero",
-                  "One over the position of the first scoring slot, else 0.", _mean(lambda s: s.rr)),
+                  "One over the position of the first scoring slot, else 0.", lambda s: s.rr),
     InspireMetric("anyhit@10", "AnyHit@10", True, "mean", "zero",
-                  "Whether the list recovers at least one label.", _mean(lambda s: float(s.hits >= 1))),
+                  "Whether the list recovers at least one label.", _hits(1)),
     InspireMetric("hits3", "≥3 hits", True, "mean", "zero",
                   "Whether the list recovers at least three labels, over targets with at least three.",
-                  _mean(lambda s: s.hits_at_least(3))),
+                  _hits(3), defined=_labels(3)),
     InspireMetric("hits5", "≥5 hits", True, "mean", "zero",
                   "Whether the list recovers at least five labels, over targets with at least five.",
-                  _mean(lambda s: s.hits_at_least(5))),
+                  _hits(5), defined=_labels(5)),
     InspireMetric("exposed_gain", "Exposed gain", True, "mean", "zero",
                   "Best nDCG@10 the papers the agent's searches returned could reach, ordered by their gains.",
-                  _mean(lambda s: s.exposed)),
+                  lambda s: s.exposed),
     InspireMetric("selected_gain", "Selected gain", True, "mean", "zero",
                   "Best nDCG@10 of the submitted papers that were also exposed, reordered by their gains.",
-                  _mean(lambda s: s.selected)),
+                  lambda s: s.selected),
     InspireMetric("zero_exposure", "Zero exposure", False, "mean", "zero",
-                  "Whether no label was ever returned by the agent's searches.", _mean(lambda s: s.zero_exposure)),
+                  "Whether no label was ever returned by the agent's searches.", lambda s: 1.0 * (s.n_exposed_labels == 0)),
     InspireMetric("gain_kept", "Gain kept", True, "ratio", "zero",
                   "Total nDCG@10 over total exposed gain: how much of the exposed potential the final list keeps.",
-                  lambda s: (s.ndcg, s.exposed)),
+                  lambda s: s.ndcg, denominator=lambda s: s.exposed),
     InspireMetric("rank_quality", "Rank quality", True, "ratio", "zero",
                   "Total nDCG@10 over total selected gain: how well the submitted papers are ordered.",
-                  lambda s: (s.ndcg, s.selected)),
+                  lambda s: s.ndcg, denominator=lambda s: s.selected),
     InspireMetric("exposure_loss", "Exposure loss", False, "mean", "zero",
-                  "One minus the exposed gain.", _mean(lambda s: 1.0 - s.exposed)),
+                  "One minus the exposed gain.", lambda s: 1.0 - s.exposed),
     InspireMetric("selection_loss", "Selection loss", False, "mean", "zero",
-                  "Exposed gain minus selected gain: exposed labels left out of the list.",
-                  _mean(lambda s: s.exposed - s.selected)),
+                  "Exposed gain minus selected gain: exposed labels left out of the list.", lambda s: s.exposed - s.selected),
     InspireMetric("ranking_loss", "Ranking loss", False, "mean", "zero",
-                  "Selected gain minus nDCG@10: what the submitted order loses.", _mean(lambda s: s.selected - s.ndcg)),
+                  "Selected gain minus nDCG@10: what the submitted order loses.", lambda s: s.selected - s.ndcg),
     InspireMetric("total_calls", "Calls", None, "mean", "zero",
-                  "Search calls the unit made, malformed calls included.", _mean(lambda s: float(s.n_calls))),
+                  "Search calls the unit made, malformed calls included.", lambda s: 1.0 * s.n_calls),
 )
 PRIMARY = "ndcg@10"
 METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in METRICS)
