@@ -9,7 +9,8 @@ Public surface: :mod:`.layout` (paths, vocabularies, :data:`LEDGER`);
 :func:`parse_corpus`; :func:`check_benchmark`, :func:`expected_statuses`,
 :func:`expected_view`; :func:`build_manifest`, :func:`parse_manifest`,
 :func:`check_manifest`, :class:`CorpusDates`; :func:`parse_predictions`,
-:func:`parse_traces`, :func:`check_traces`, :func:`calls_by_unit`.
+:func:`parse_traces`, :func:`check_traces`, :func:`calls_by_unit`; :func:`read_files`
+(every file of a folder parsed and checked once) -> :class:`InspireFiles`, :class:`ModelFiles`.
 """
 
 from rapgen.kinds.inspire.archive import layout
@@ -22,6 +23,7 @@ from rapgen.kinds.inspire.archive.ids import Canon, canon, is_canonical
 from rapgen.kinds.inspire.archive.invariants import check_benchmark, expected_statuses, expected_view
 from rapgen.kinds.inspire.archive.manifest import CorpusDates, build_manifest, check_manifest, parse_manifest
 from rapgen.kinds.inspire.archive.models import calls_by_unit, check_traces, coverage_findings, parse_predictions, parse_traces
+from rapgen.kinds.inspire.archive.read import InspireFiles, ModelFiles, read_files
 from rapgen.kinds.inspire.archive.records import (
     Call, CorpusPaper, Instance, Judgement, ManifestRow, Prediction, RankedEntry, Reference, Target,
 )
@@ -32,5 +34,6 @@ __all__ = [
     "Canon", "canon", "is_canonical", "check_benchmark", "expected_statuses", "expected_view",
     "CorpusDates", "build_manifest", "check_manifest", "parse_manifest",
     "calls_by_unit", "check_traces", "coverage_findings", "parse_predictions", "parse_traces",
+    "InspireFiles", "ModelFiles", "read_files",
     "Call", "CorpusPaper", "Instance", "Judgement", "ManifestRow", "Prediction", "RankedEntry", "Reference", "Target",
 ]

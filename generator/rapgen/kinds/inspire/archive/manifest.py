@@ -4,10 +4,13 @@ cutoff (INSPIRE.md §1; KINDS.md §7: group ``corpus``, no lower bound, date_to 
 from __future__ import annotations
 
 import bisect
+import hashlib
 from datetime import date
 from typing import Mapping, Sequence
 
-from rapgen.archive import Category, Finding, ProblemKind, shard_ids_sha256
+import numpy as np
+
+from rapgen.archive import Category, Finding, ProblemKind
 
 from rapgen.kinds.inspire.archive import layout
 from rapgen.kinds.inspire.archive.fields import first_of_each, integer, invariant, iso_date, keys, parse_each, sha256_hex, text
@@ -17,28 +20,39 @@ MANIFEST_KEYS = ("instance_id", "date_to", "n_papers", "min_date", "max_date", "
 
 
 class CorpusDates:
-    """The corpus in date order, so that 'every paper before D' is a prefix."""
+    """The corpus in date order, so that 'every paper before D' is a prefix; each
+    distinct cutoff's shard line is computed once."""
 
     def __init__(self, corpus: Mapping[str, CorpusPaper]):
         rows = sorted((p.first_submitted, p.arxiv_id) for p in corpus.values())
         self.days = [d for d, _ in rows]
         self.ids = [i for _, i in rows]
+        by_bytes = sorted(corpus, key=lambda s: s.encode("utf-8"))
+        self._bytes_order = np.array(by_bytes, dtype=object)
+        self._bytes_days = np.array([corpus[i].first_submitted.toordinal() for i in by_bytes], dtype=np.int64)
+        self._lines: dict[date, dict] = {}
 
     def before(self, cutoff: date) -> list[str]:
         """Ids of the papers dated < ``cutoff`` (the shard), in date order."""
         return self.ids[: bisect.bisect_left(self.days, cutoff)]
 
+    def _digest(self, cutoff: date) -> str:
+        """``shard_ids_sha256`` of the shard, from the ids already in byte order (no sort per shard)."""
+        ids = self._bytes_order[self._bytes_days < cutoff.toordinal()]
+        return hashlib.sha256("\n".join(ids.tolist()).encode("utf-8")).hexdigest()
+
     def shard_row(self, instance_id: str, cutoff: date) -> dict:
         """The manifest line an instance's shard must have."""
-        n = bisect.bisect_left(self.days, cutoff)
-        return {
-            "instance_id": instance_id,
-            "date_to": cutoff.isoformat(),
-            "n_papers": n,
-            "min_date": self.days[0].isoformat() if n else None,
-            "max_date": self.days[n - 1].isoformat() if n else None,
-            "ids_sha256": shard_ids_sha256(self.ids[:n]),
-        }
+        if cutoff not in self._lines:
+            n = bisect.bisect_left(self.days, cutoff)
+            self._lines[cutoff] = {
+                "date_to": cutoff.isoformat(),
+                "n_papers": n,
+                "min_date": self.days[0].isoformat() if n else None,
+                "max_date": self.days[n - 1].isoformat() if n else None,
+                "ids_sha256": self._digest(cutoff),
+            }
+        return {"instance_id": instance_id, **self._lines[cutoff]}
 
 
 def build_manifest(instances: Sequence[Instance], corpus: Mapping[str, CorpusPaper]) -> list[dict]:

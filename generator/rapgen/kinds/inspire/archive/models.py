@@ -163,6 +163,7 @@ def check_traces(calls: Sequence[Call], predictions: Sequence[Prediction], insta
     out: list[Finding] = []
     cutoff = {i.instance_id: i.cutoff for i in instances}
     units = {(p.instance_id, p.condition) for p in predictions}
+    dated: dict[str, object] = {}  # returned string -> its corpus date, None if it is no canonical corpus id
     for unit, unit_calls in calls_by_unit(calls).items():
         indices = [c.call_index for c in unit_calls]
         if indices != list(range(len(indices))):
@@ -173,14 +174,21 @@ def check_traces(calls: Sequence[Call], predictions: Sequence[Prediction], insta
             out.append(invariant(path, unit_calls[0].line, f"{unit_calls[0].describe()}: the unit {unit[0]} {unit[1]} has no "
                                                            "line in predictions.jsonl", ProblemKind.TRACE))
         for c in unit_calls:
-            problem = _answer_problem(c, corpus, cutoff[c.instance_id], top_k)
+            problem = _answer_problem(c, corpus, cutoff[c.instance_id], top_k, dated)
             if problem:
                 out.append(invariant(path, c.line, f"{c.describe()} {problem}: the recorded result was edited or is not "
                                                    "from the frozen backend", ProblemKind.TRACE))
     return out
 
 
-def _answer_problem(c: Call, corpus: Mapping[str, CorpusPaper], cutoff, top_k: int) -> str:
+def _date_of(arxiv_id: str, corpus: Mapping[str, CorpusPaper], dated: dict[str, object]):
+    if arxiv_id not in dated:
+        paper = corpus.get(arxiv_id) if is_canonical(arxiv_id) else None
+        dated[arxiv_id] = paper.first_submitted if paper is not None else None
+    return dated[arxiv_id]
+
+
+def _answer_problem(c: Call, corpus: Mapping[str, CorpusPaper], cutoff, top_k: int, dated: dict[str, object]) -> str:
     if len(c.returned_ids) > top_k:
         return f"returned {len(c.returned_ids)} ids, more than top_k {top_k}"
     if c.total_hits < len(c.returned_ids):
@@ -188,9 +196,9 @@ def _answer_problem(c: Call, corpus: Mapping[str, CorpusPaper], cutoff, top_k: i
     if len(set(c.returned_ids)) != len(c.returned_ids):
         return "returned the same id twice"
     for arxiv_id in c.returned_ids:
-        paper = corpus.get(arxiv_id) if is_canonical(arxiv_id) else None
-        if paper is None:
+        when = _date_of(arxiv_id, corpus, dated)
+        if when is None:
             return f"returned {arxiv_id!r}, which is not a corpus paper"
-        if paper.first_submitted >= cutoff:
-            return f"returned {arxiv_id}, dated {paper.first_submitted}, outside its shard (the corpus before {cutoff})"
+        if when >= cutoff:
+            return f"returned {arxiv_id}, dated {when}, outside its shard (the corpus before {cutoff})"
     return ""
