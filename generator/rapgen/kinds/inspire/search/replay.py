@@ -1,7 +1,11 @@
 """Replay: every recorded call re-executed on its shard must give the same answer.
 
 A call reproduces when ``total_hits`` and the returned ids (same ids, same
-order) are equal. Anything else — an edited result, a result from another
+order) are equal. :func:`replay_calls` runs the calls one by one through any
+search callable; :func:`replay_files` gives the same answer on a
+:class:`MemoryBackend` for many traces files at once, grouping every call with
+the others of its shard (calls with the same query share their scoring) and
+spreading the shards over two forked workers. Anything else — an edited result, a result from another
 corpus or engine — is an ``INVARIANT`` finding naming the call; ``submit check``
 fails a pull request on any of them (INSPIRE.md §4).
 """
@@ -9,12 +13,14 @@ fails a pull request on any of them (INSPIRE.md §4).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from itertools import accumulate, groupby
+from typing import Mapping, Sequence
 
 from rapgen.archive import Category, Finding, ProblemKind
 
 from rapgen.kinds.inspire.archive import Call
-from rapgen.kinds.inspire.search.shard import SearchFn
+from rapgen.kinds.inspire.search.parallel import fork_map, grouped
+from rapgen.kinds.inspire.search.shard import MemoryBackend, SearchFn
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,11 @@ def _difference(call: Call, total: int, ids: Sequence[str]) -> str:
     return f"position {at + 1} holds {call.returned_ids[at]} in the trace, {ids[at]} on replay"
 
 
+def _finding(call: Call, total: int, ids: Sequence[str], path: str) -> Finding:
+    return Finding(path, call.line or None, Category.INVARIANT, f"{call.describe()} does not replay: {_difference(call, total, ids)}",
+                   kind=ProblemKind.TRACE)
+
+
 def replay_calls(calls: Sequence[Call], search: SearchFn, path: str = "traces.jsonl") -> ReplaySummary:
     """Re-execute every call through ``search`` and compare."""
     findings: list[Finding] = []
@@ -47,7 +58,43 @@ def replay_calls(calls: Sequence[Call], search: SearchFn, path: str = "traces.js
         if result.total_hits == call.total_hits and ids == call.returned_ids:
             same += 1
             continue
-        findings.append(Finding(path, call.line or None, Category.INVARIANT,
-                                f"{call.describe()} does not replay: {_difference(call, result.total_hits, ids)}",
-                                kind=ProblemKind.TRACE))
+        findings.append(_finding(call, result.total_hits, ids, path))
     return ReplaySummary(len(calls), same, findings)
+
+
+def _replay_group(state: tuple[Sequence[Call], MemoryBackend], positions: list[int]) -> list[tuple[int, int, tuple[str, ...]]]:
+    """The calls of one shard that do not reproduce, as (position, total_hits, ids) on replay.
+    Calls are visited by query, so the calls of one query are matched and scored once."""
+    calls, backend = state
+    order = sorted(positions, key=lambda p: (calls[p].query, p))
+    out = []
+    for _, run in groupby(order, key=lambda p: calls[p].query):
+        run = list(run)
+        results = backend.search_variants(calls[run[0]].instance_id, [calls[p].args for p in run])
+        for p, result in zip(run, results):
+            ids = tuple(result.ids)
+            if result.total_hits != calls[p].total_hits or ids != calls[p].returned_ids:
+                out.append((p, result.total_hits, ids))
+    return out
+
+
+def replay_files(traces: Mapping[str, Sequence[Call]], backend: MemoryBackend, *, jobs: int | None = None) -> dict[str, ReplaySummary]:
+    """:func:`replay_calls` of several traces files (path -> its calls) on a
+    :class:`MemoryBackend` at once: the same summaries and findings (in call order),
+    every call grouped with the others of its shard and run over ``jobs`` forked workers."""
+    paths = list(traces)
+    calls = [c for p in paths for c in traces[p]]
+    start = dict(zip(paths, accumulate([0] + [len(traces[p]) for p in paths])))
+    groups = grouped(backend.key_of(c.instance_id) for c in calls)
+    bad = sorted(m for found in fork_map(_replay_group, groups, (calls, backend), jobs) for m in found)
+    out = {}
+    for path in paths:
+        lo, hi = start[path], start[path] + len(traces[path])
+        mine = [(p, total, ids) for p, total, ids in bad if lo <= p < hi]
+        out[path] = ReplaySummary(hi - lo, hi - lo - len(mine), [_finding(calls[p], total, ids, path) for p, total, ids in mine])
+    return out
+
+
+def replay_parallel(calls: Sequence[Call], backend: MemoryBackend, path: str = "traces.jsonl", *, jobs: int | None = None) -> ReplaySummary:
+    """:func:`replay_calls` of one traces file on a :class:`MemoryBackend`, grouped by shard over ``jobs`` workers."""
+    return replay_files({path: calls}, backend, jobs=jobs)[path]

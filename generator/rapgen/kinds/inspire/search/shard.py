@@ -59,6 +59,10 @@ class MemoryBackend:
         self._shards: dict[ShardKey, Shard] = {}
         self.top_k, self.k1, self.b = top_k, k1, b
 
+    def key_of(self, instance_id: str) -> ShardKey:
+        """The instance's shard key (instances with one cutoff share a shard)."""
+        return self._keys[instance_id]
+
     def shard(self, instance_id: str) -> Shard:
         key = self._keys[instance_id]
         if key not in self._shards:
@@ -70,6 +74,11 @@ class MemoryBackend:
         return self.shard(instance_id).search(args, top_k=self.top_k, k1=self.k1, b=self.b)
 
     __call__ = search
+
+    def search_variants(self, instance_id: str, variants: Sequence[Mapping[str, object]]) -> list[SearchResult]:
+        """Several calls on the instance's shard, each answered as :meth:`search` would;
+        calls with the same query terms share their matching and BM25 scores."""
+        return self.shard(instance_id).search_variants(variants, top_k=self.top_k, k1=self.k1, b=self.b)
 
 
 def trace_line(instance_id: str, condition: str, call_index: int, args: Mapping[str, object], result: CallResult) -> dict:
