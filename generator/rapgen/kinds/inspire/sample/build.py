@@ -13,23 +13,20 @@ same bytes.
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from pathlib import Path
 from typing import Sequence
 
-from rapgen.archive import format_sums, sha256_file, write_papers
-from rapgen.errors import RapgenError, UsageProblem
-from rapgen.io import staging_dir, swap_dir, write_json, write_jsonl
+from rapgen.archive import sha256_file
+from rapgen.errors import RapgenError
+from rapgen.io import staging_dir
 
-from rapgen.kinds.inspire.archive import (
-    Instance, Reference, brief_digest, build_manifest, cutoff_of, expected_statuses, layout, ledger_from,
-)
+from rapgen.kinds.inspire.archive import Instance, Reference, brief_digest, cutoff_of, expected_statuses, layout, ledger_from
 from rapgen.kinds.inspire.sample import lineage as lin
 from rapgen.kinds.inspire.sample.check import check_built
+from rapgen.kinds.inspire.sample.files import check_out_root, jsonl_bytes, move_into_place, seal, write_benchmark, write_model
 from rapgen.kinds.inspire.sample.papers import SourcePaper, first_fields, read_papers, source_files
 from rapgen.kinds.inspire.sample.redact import GENERATOR, NAMED_AT, briefs, title_overlap
-from rapgen.kinds.inspire.sample.tables import write_judgements, write_references, write_targets
 from rapgen.kinds.inspire.search import MemoryBackend, run_agent
 
 CREATED = "2026-11-29"  # fixed, so rebuilds are byte-identical
@@ -109,9 +106,7 @@ def build_inspire_sample(source_root: str | Path, out_root: str | Path, *, force
     from rapgen.kinds.inspire.sample.tfidf import tfidf_matrix
 
     out_root = Path(out_root)
-    if (out_root / "SHA256SUMS").exists() or ((out_root / "archive").is_dir() and any((out_root / "archive").iterdir())):
-        if not force:
-            raise UsageProblem(f"{out_root}: already holds archive/ or SHA256SUMS; choose an empty folder or pass --force")
+    check_out_root(out_root, force)
     start = time.perf_counter()
     seconds: dict[str, float] = {}
     ledger = ledger_from(layout.LEDGER)
@@ -160,20 +155,13 @@ def build_inspire_sample(source_root: str | Path, out_root: str | Path, *, force
         backend = MemoryBackend({i: _as_corpus_paper(p) for i, p in corpus.items()}, instances, top_k=ledger.top_k, k1=ledger.k1, b=ledger.b)
         for agent in AGENTS:
             preds, traces = run_agent(agent, instances, CONDITIONS, backend, K=ledger.K)
-            folder = staging / "archive" / "models" / agent
-            write_json(folder / layout.MODEL_JSON, _model_json(agent, *AGENT_NOTES[agent]))
-            write_jsonl(folder / layout.PREDICTIONS_JSONL, preds)
-            write_jsonl(folder / layout.TRACES_JSONL, traces)
+            write_model(staging, _model_json(agent, *AGENT_NOTES[agent]), jsonl_bytes(preds), jsonl_bytes(traces))
         seconds["agents"] = time.perf_counter() - start - sum(seconds.values())
-        files = sorted(p for p in (staging / "archive").rglob("*") if p.is_file())
-        sums = {p.relative_to(staging).as_posix(): sha256_file(p) for p in files}
-        (staging / "SHA256SUMS").write_bytes(format_sums(sums))
-        size = sum(p.stat().st_size for p in files) + (staging / "SHA256SUMS").stat().st_size
+        n_files, size = seal(staging)
         report = check_built(staging, backend)
         if size > MAX_BYTES:
             raise RapgenError(f"the Inspire sample is {size} bytes, over the {MAX_BYTES}-byte limit")
-        swap_dir(staging / "archive", out_root / "archive")
-        os.replace(staging / "SHA256SUMS", out_root / "SHA256SUMS")
+        move_into_place(staging, out_root)
     seconds["total"] = time.perf_counter() - start
     by_split = {s: sum(1 for i in instances if i.split == s) for s, *_ in SPLITS}
     return {
@@ -182,7 +170,7 @@ def build_inspire_sample(source_root: str | Path, out_root: str | Path, *, force
         "judgements": len(judgements), "references": len(references),
         "statuses": {s: sum(1 for r in references if r["status"] == s) for s in layout.REFERENCE_STATUSES},
         "tiers": {t: sum(1 for j in judgements if j["tier"] == t) for t in layout.TIERS},
-        "corpus": len(corpus), "source_papers": len(papers), "bytes": size, "files": len(sums) + 1,
+        "corpus": len(corpus), "source_papers": len(papers), "bytes": size, "files": n_files,
         "checked": report, "seconds": {k: round(v, 1) for k, v in seconds.items()},
     }
 
@@ -195,20 +183,7 @@ def _as_corpus_paper(p: SourcePaper):
 
 def _write(staging: Path, instances: list[Instance], targets: list[dict], judgements: list[dict], references: list[dict],
            corpus: dict[str, SourcePaper], paper_files: list[Path], assignment_files: list[Path]) -> None:
-    write_json(staging / layout.ARCHIVE_JSON, ARCHIVE_INFO)
-    write_jsonl(staging / layout.INSTANCES_JSONL, [
-        {"instance_id": i.instance_id, "split": i.split, "cutoff": i.cutoff.isoformat(), "brief": i.brief,
-         "brief_terse": i.brief_terse, "brief_sha256": i.brief_sha256} for i in instances])
-    write_targets(staging / layout.TARGETS_PARQUET, targets)
-    write_judgements(staging / layout.JUDGEMENTS_PARQUET, judgements)
-    write_references(staging / layout.REFERENCES_PARQUET, references)
-    ids = sorted(corpus)
-    write_papers(staging / layout.CORPUS_PARQUET, {
-        "arxiv_id": ids, "title": [corpus[i].title for i in ids], "abstract": [corpus[i].abstract for i in ids],
-        "first_submitted": [corpus[i].first_submitted for i in ids], "categories": [corpus[i].categories for i in ids]})
-    write_jsonl(staging / layout.MANIFEST_JSONL, build_manifest(instances, {i: _as_corpus_paper(p) for i, p in corpus.items()}))
-    write_json(staging / layout.LEDGER_JSON, layout.LEDGER)
-    write_json(staging / layout.CONSTRUCTION_JSON, {
+    write_benchmark(staging, ARCHIVE_INFO, {
         "instrument": lin.INSTRUMENT,
         "instrument_settings": {"bibliography": lin.BIBLIOGRAPHY, "min_cosine": lin.MIN_COSINE, "t2_ranks": lin.N_T2,
                                 "corpus_share": f"first byte of SHA-256(id) < 0x{CORPUS_SHARE:02x}",
@@ -219,7 +194,7 @@ def _write(staging: Path, instances: list[Instance], targets: list[dict], judgem
         "prompt_sha256": {},
         "inputs": {p.as_posix().split("archive/", 1)[-1]: sha256_file(p) for p in [*paper_files, *assignment_files]},
         "created": CREATED,
-    })
+    }, instances, targets, judgements, references, corpus)
 
 
 def default_source_root() -> Path:
