@@ -30,7 +30,7 @@ def _measure(mode: str, root: str, resamples: int | None, cache_dir: str, out: s
     from rapgen.search import call_is_malformed, validate_call
 
     t0 = time.perf_counter()
-    archive = open_verified(root, validate_call=validate_call)
+    archive = open_verified(root, validate_call=validate_call).release()
     verify_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     if mode.startswith("score"):
@@ -41,7 +41,7 @@ def _measure(mode: str, root: str, resamples: int | None, cache_dir: str, out: s
         write_scores(result, out)
         extra = {"files": sorted(result.files), "rows": {k: v.count(b"\n") - 1 for k, v in result.files.items()}}
     else:
-        from rapgen.pipeline import intervention_records, write_counterfactual
+        from rapgen.kinds.rap import intervention_records, write_counterfactual
         from rapgen.search import replay_archive
 
         counterfactual = mode == "replay-counterfactual"

@@ -47,7 +47,7 @@ def time_scoring(root: Path, repeat: int, resamples: int | None) -> None:
     from rapgen.scores import compute_scores, write_scores
     from rapgen.search import validate_call
 
-    archive = open_verified(root, validate_call=validate_call)
+    archive = open_verified(root, validate_call=validate_call).release()
     n = max(archive.releases)
     out = Path(tempfile.mkdtemp(prefix="rapgen-bench-score-"))
     try:

@@ -67,7 +67,8 @@ def say(msg: str) -> None:
 def build_archive(root: Path, seed: int = 0) -> None:
     """A full-scale synthetic archive from the real arXiv sample (not sealed yet)."""
     from rapgen.archive import add_months
-    from rapgen.archive.writer import write_assignments, write_json, write_jsonl, write_papers
+    from rapgen.archive.writer import write_assignments, write_papers
+    from rapgen.io import write_json, write_jsonl
     from rapgen.search import tokenize
 
     rng = np.random.default_rng(seed)

@@ -22,7 +22,8 @@ from rapgen.archive.history.ops import cut_release, roll_release, start_history
 from rapgen.archive.history.records import Commitment, commitment_path, format_commitment, reveal_path
 from rapgen.archive.records import SLOTS
 from rapgen.archive.sums import format_sums
-from rapgen.archive.writer import atomic_write_bytes, write_assignments, write_jsonl, write_papers
+from rapgen.archive.writer import write_assignments, write_papers
+from rapgen.io import atomic_write_bytes, write_jsonl
 
 FIRST_OPEN = date(2025, 7, 1)
 SECOND_OPEN = date(2026, 1, 1)
@@ -59,7 +60,7 @@ def prediction_lines(origin: date, seed: int = 1) -> bytes:
     for condition in ("A0", "A1", "A3"):
         for fid, *_ in FIELDS:
             out.append({"field_id": fid, "origin": origin.isoformat(), "condition": condition, "weights": {s: rng.randint(1, 9) for s in SLOTS}})
-    from rapgen.archive.writer import dumps_line
+    from rapgen.io import dumps_line
 
     return "".join(dumps_line(o) + "\n" for o in out).encode("utf-8")
 

@@ -176,6 +176,7 @@ def test_site_marks_reference_agents_and_only_them(tmp_path):
     """model.json "reference_agent": true gives a badge on the leaderboard, the models index and the model page."""
     from test_site_support import MODELS, make_score_outputs, make_site_archive
 
+    from rapgen.archive import open_release
     from rapgen.site import load_score_outputs
     from rapgen.site.model import build_site_model
     from rapgen.site.render import render_pages
@@ -184,7 +185,7 @@ def test_site_marks_reference_agents_and_only_them(tmp_path):
                                   "knowledge_cutoff": None, "release_date": None, "diagnostic": False, "reference_agent": True}}
     root = make_site_archive(tmp_path / "repo", models=models)
     scores = make_score_outputs(tmp_path / "scores", Archive(root).manifest_sha256, models=models)
-    site = build_site_model(Archive(root), load_score_outputs(scores))
+    site = build_site_model(open_release(root), load_score_outputs(scores))
     rows = [r for p in site.panels["test"] for r in p.rows]
     assert {r.entry for r in rows if r.reference_agent} == {"m-ref"}
     assert {r.entry for r in rows} >= {"m-open", "m-prop"}
@@ -206,10 +207,10 @@ def test_site_marks_reference_agents_and_only_them(tmp_path):
 from rapgen.agents.interventions import (  # noqa: E402
     ArchiveData,
     intervention_files,
-    malformed,
     panel_cells_of,
     panel_design,
 )
+from rapgen.search import call_is_malformed as malformed  # noqa: E402 - the one predicate the agents use
 from rapgen.agents.policies import history_shares, read_evidence  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent

@@ -503,10 +503,10 @@ def test_ledger_required_for_plain_arrays():
 
 
 def test_scoring_pipeline_writes_the_diagnostics(tiny_archive):
-    from rapgen.archive import Archive
+    from rapgen.archive import open_release
     from rapgen.scores import compute_scores
 
-    archive = Archive(tiny_archive.root)
+    archive = open_release(tiny_archive.root)
     diag = compute_scores(archive, resamples=50).diagnostics
     json.dumps(diag, allow_nan=False)
     assert diag["diagnostics_version"] == 1

@@ -9,7 +9,7 @@ import io
 import numpy as np
 import pytest
 
-from rapgen.archive import Archive
+from rapgen.archive import open_release
 from rapgen.archive.interventions import Readout
 from rapgen.scores import compute_scores
 from rapgen.scores.interventions import INTERVENTION_FILES
@@ -21,7 +21,7 @@ HEX = "0" * 64
 
 @pytest.fixture(scope="module")
 def scored(_tiny_template):
-    archive = Archive(_tiny_template.root)
+    archive = open_release(_tiny_template.root)
     result = compute_scores(archive, resamples=60)
     records = []
     for info in archive.models:
@@ -70,8 +70,10 @@ def test_posterior_ceiling_from_the_diagnostics_episodes(scored):
 
 
 def test_declared_tables_read_the_additions(scored):
-    from rapgen.scores.interventions.layout import RELIABILITY_TABLES, SCORE_FILES
-    from rapgen.scores.schema import table_records
+    from rapgen.scores.schema import OPTIONAL_SCORE_FILES as SCORE_FILES
+    from rapgen.scores.schema import POSTERIOR_TABLE, REVISION_TABLES, table_records
+
+    RELIABILITY_TABLES = (POSTERIOR_TABLE, *REVISION_TABLES)
 
     _, _, out = scored
     body = {"reliability": out.reliability}

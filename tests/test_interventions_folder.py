@@ -114,3 +114,19 @@ def test_a_parsed_model_json_is_not_decoded_again():
     assert findings == [] and records.extensions.cutoff_precision == "month"
     _, findings = check_model_interventions("archive/models/m", files, UNITS, TRACES, FACTS)
     assert [f.path for f in findings] == ["archive/models/m/model.json"]  # without it, the bytes are parsed
+
+
+def test_each_file_is_judged_against_the_origins_of_the_release_that_added_it():
+    """oracle.jsonl covers T1 only: complete for the release that added it (T1 resolved), although
+    a later roll resolved T2 too (RELEASES.md: a roll never invalidates an earlier record)."""
+    from dataclasses import replace
+
+    files = folder_files()
+    early = [line for line in files["oracle.jsonl"].decode().splitlines() if '"2025-01-01"' in line]
+    files["oracle.jsonl"] = ("\n".join(early) + "\n").encode()
+    _, findings = check_model_interventions("archive/models/m", files, UNITS, TRACES, FACTS)
+    assert [f.detail.split(" but ")[0] for f in findings] == ["condition O1 is claimed on test"]  # judged against T1, T2
+    added_early = replace(FACTS, origins_of={"oracle.jsonl": (T1,)})
+    records, findings = check_model_interventions("archive/models/m", files, UNITS, TRACES, added_early)
+    assert findings == [] and {u.origin for u in records.oracle} == {T1}
+    assert added_early.origins_for("replays.jsonl") == (T1, T2)  # a file not named keeps the archive's origins

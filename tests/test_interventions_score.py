@@ -171,7 +171,7 @@ def test_replay_cell_interval_row_by_brute_loops(archive_root, scored):
 
 def test_oracle_contrast_interval_row_by_brute_loops(archive_root, scored):
     """O1-A1 (tv) on dev: the paired unit differences, field-macro, block draws."""
-    archive = open_verified(archive_root)
+    archive = open_verified(archive_root).release()
     targets = _target_counts(archive)
     o1 = {(u.field_id, u.origin): u.weights for u in archive.oracle("model-a") if u.condition == "O1"}
     a1 = {(u.field_id, u.origin): u.weights for u in archive.predictions("model-a") if u.condition == "A1"}
@@ -198,7 +198,7 @@ def test_replay_runs_o3_and_the_counterfactual(archive_root, replayed):
     model_a = next(m for m in report["models"] if m["model_id"] == "model-a")
     assert "O3" in {c["condition"] for c in model_a["conditions"]} and report["ok"]
     reruns = json.loads((out / "option_reruns.json").read_text())
-    archive = open_verified(archive_root)
+    archive = open_verified(archive_root).release()
     assert reruns["manifest_sha256"] == archive.manifest_sha256
     wellformed = [c for c in archive.traces("model-a") if not call_is_malformed(c)]
     assert len(reruns["calls"]) == len(wellformed) > 0
@@ -240,7 +240,7 @@ def test_a_stale_rerun_file_is_not_used(archive_root, scored, tmp_path):
 
 
 def test_an_archive_without_records_scores_as_before(_tiny_template, tmp_path):
-    archive = open_verified(_tiny_template.root)
+    archive = open_verified(_tiny_template.root).release()
     result = compute_scores(archive, resamples=20, malformed=call_is_malformed)
     assert result.files == {} and "posterior" not in result.diagnostics["reliability"]
     out = tmp_path / "plain"

@@ -113,7 +113,7 @@ def test_docs_name_every_file_and_record():
     from pathlib import Path
 
     from rapgen.archive.intervention_folder import INTERVENTION_MODEL_FILES
-    from rapgen.archive.interventions import MODEL_EXTENSION_KEYS, UNIT_PROVENANCE_KEYS
+    from rapgen.archive.parse import MODEL_EXTENSION_KEYS, UNIT_PROVENANCE_KEYS
 
     text = (Path(__file__).resolve().parent.parent / "docs" / "interventions.md").read_text(encoding="utf-8")
     for name in list(INTERVENTION_FILES) + list(INTERVENTION_MODEL_FILES) + list(MODEL_EXTENSION_KEYS) + list(UNIT_PROVENANCE_KEYS):

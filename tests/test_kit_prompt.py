@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from rapgen.archive import Archive
 from rapgen.cli import cli
-from rapgen.submit import build_prompt, tool_schemas
+from rapgen.kit import build_prompt, tool_schemas
 
 
 @pytest.fixture

@@ -2,8 +2,16 @@
 
 1. Stages import one way: archive -> {search, scores} -> site; only rapgen.cli
    imports click; the shared modules (errors, io, text, resources) may be imported by any stage.
+   Benchmark kinds (rapgen.kinds) sit above the engine stages and below pipeline, submit and
+   cli, the only stages that import them (KINDS.md §9); inside a kind, its ``archive`` part
+   reads the archive stage only, ``scores`` archive and scores, ``search``/``kit`` archive,
+   search and kit, ``site`` archive, scores and site; no kind imports another.
 2. No import circle anywhere in the package, counting imports inside functions too.
 3. No module imports another stage's private (underscore) names.
+4. Another stage is imported through its face only (``from rapgen.archive import …``, never
+   ``rapgen.archive.history.ops``); a kind's face is ``rapgen.kinds.<kind>`` (and the
+   contract ``rapgen.kinds.base``).
+5. No module is over 600 lines.
 """
 
 from __future__ import annotations
@@ -23,9 +31,10 @@ ALLOWED = {
     "kit": {"archive", "search"},
     "agents": {"archive", "search", "kit"},
     "site": {"archive", "scores", "search"},
-    "pipeline": {"archive", "scores", "search", "site"},
-    "submit": {"archive", "scores", "search", "site", "agents", "pipeline", "kit"},
-    "cli": {"archive", "scores", "search", "site", "sample", "agents", "pipeline", "submit", "kit"},
+    "kinds": {"archive", "scores", "search", "kit", "site", "sample", "agents"},
+    "pipeline": {"archive", "scores", "search", "site", "kinds"},
+    "submit": {"archive", "scores", "search", "site", "agents", "pipeline", "kit", "kinds"},
+    "cli": {"archive", "scores", "search", "site", "sample", "agents", "pipeline", "submit", "kit", "kinds"},
     "__main__": {"cli"},
     "kinds": {"archive", "scores", "search", "kit", "site"},  # KINDS.md §9; each kind's own rules: tests/kinds/<k>/
 }
@@ -122,6 +131,66 @@ def test_imports_flow_one_way(name):
         if other in SHARED or other == stage:
             continue
         assert other in ALLOWED.get(stage, set()), f"{path}: stage {stage!r} must not import rapgen.{other}"
+
+
+# A kind's parts (rapgen.kinds.<kind>.<part>) -> the stages that part may import (KINDS.md §9).
+KIND_PARTS = {
+    "archive": {"archive"},
+    "scores": {"archive", "scores"},
+    "search": {"archive", "search", "kit"},
+    "kit": {"archive", "search", "kit"},
+    "site": {"archive", "scores", "site"},
+}
+KIND_SHARED = {"base"}  # rapgen.kinds.base: the contract every kind imports
+
+
+def _kind_rule(name: str, target: str) -> str | None:
+    """Why module ``name`` (inside rapgen.kinds) may not import ``target``, or None."""
+    parts, other = name.split("."), target.split(".")
+    if len(parts) < 3 or parts[2] in KIND_SHARED:
+        return None  # the registry and the contract
+    kind = parts[2]
+    if other[:2] == ["rapgen", "kinds"] and len(other) > 2 and other[2] not in KIND_SHARED and other[2] != kind:
+        return f"kind {kind!r} must not import another kind ({target})"
+    part = parts[3] if len(parts) > 3 else None
+    if part in KIND_PARTS and other[0] == "rapgen" and len(other) > 1 and other[1] not in SHARED | {"kinds"}:
+        if other[1] not in KIND_PARTS[part]:
+            return f"the {part} part of kind {kind!r} must not import rapgen.{other[1]}"
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith("rapgen.kinds.")), ids=lambda v: v)
+def test_kinds_keep_to_their_parts(name):
+    problems = [why for target, _n, _l in _imports(name) if (why := _kind_rule(name, target))]
+    assert not problems, f"{MODULES[name]}: " + "; ".join(problems)
+
+
+def test_kind_rule_refuses_crossings():
+    assert _kind_rule("rapgen.kinds.ideas.scores", "rapgen.site.cells") == "the scores part of kind 'ideas' must not import rapgen.site"
+    assert _kind_rule("rapgen.kinds.ideas", "rapgen.kinds.rap.scores") == "kind 'ideas' must not import another kind (rapgen.kinds.rap.scores)"
+    assert _kind_rule("rapgen.kinds.ideas.site", "rapgen.scores.schema") is None
+    assert _kind_rule("rapgen.kinds.ideas.archive", "rapgen.kinds.base") is None
+
+
+def _face_of(target: str) -> str:
+    """The module another stage must import ``target``'s names from."""
+    parts = target.split(".")
+    if parts[1] == "kinds" and len(parts) > 2:
+        return ".".join(parts[:3])  # rapgen.kinds.<kind> (or rapgen.kinds.base)
+    return ".".join(parts[:2])
+
+
+@pytest.mark.parametrize("name", sorted(MODULES), ids=lambda v: v)
+def test_other_stages_are_imported_through_their_face(name):
+    stage = _stage(name)
+    problems = []
+    for target, _names, line in _imports(name):
+        parts = target.split(".")
+        if parts[0] != "rapgen" or len(parts) < 3 or parts[1] in SHARED or parts[1] == stage:
+            continue
+        if target != _face_of(target):
+            problems.append(f"line {line}: imports {target}; import from {_face_of(target)} instead")
+    assert not problems, f"{MODULES[name]}: " + "; ".join(problems)
 
 
 # ---------------------------------------------------------------- 2. no circles
@@ -252,3 +321,18 @@ def test_private_name_finder_sees_both_forms():
         "rapgen.scores.planted:3: uses rapgen.archive.parse._guard",
     ]
     assert _private_uses("rapgen.archive.planted", src) == []  # inside its own stage a module may
+
+
+def test_face_of_names_the_package_face():
+    assert _face_of("rapgen.archive.history.ops") == "rapgen.archive"
+    assert _face_of("rapgen.kinds.rap.replay") == "rapgen.kinds.rap"
+    assert _face_of("rapgen.kinds.base") == "rapgen.kinds.base"
+
+
+# ---------------------------------------------------------------- 5. small modules
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_is_over_six_hundred_lines():
+    long = {str(path.relative_to(PACKAGE)): n for path in MODULES.values() if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert long == {}, f"modules over {MAX_MODULE_LINES} lines: {long}"

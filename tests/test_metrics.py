@@ -176,11 +176,11 @@ def test_registry_declares_the_shipped_metrics_in_output_order():
 
 def test_registry_refuses_duplicates_and_lists_known_names():
     with pytest.raises(ScoringError, match="already registered"):
-        register(MetricSpec("tv", "TV", False, "dup", lambda u: u.tv_py))
+        register(MetricSpec("tv", "TV", False, "mean", "exclude", "dup", lambda u: u.tv_py))
     with pytest.raises(ScoringError, match="unknown metric 'nope'; known metrics: jsd, pred_recent, spearman, state_recent, tv, tv_gain"):
         get_metric("nope")
     with pytest.raises(ScoringError, match="scope must be one of all, forecast, state"):
-        register(MetricSpec("x", "X", None, "bad", lambda u: u.recent, scope="sometimes"))
+        register(MetricSpec("x", "X", None, "mean", "exclude", "bad", lambda u: u.recent, scope="sometimes"))
 
 
 def test_ranks_equal_scipy_average_ranks():

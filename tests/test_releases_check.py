@@ -312,3 +312,27 @@ def test_open_entries_and_pending_ones():
 ])
 def test_judge_deadline(origin, now, expected):
     assert judge_deadline(build(), origin, now) == expected
+
+
+def test_a_monthly_kind_resolves_the_key_its_target_names():
+    """A kind's HistorySpec (KINDS.md §5): windows of one month whose target ends four months on
+    (Ideas). The roll that ingests [2024-11, 2024-12) opens 2024-12 and resolves 2024-08,
+    adding exactly the window, the opened key's file and the resolved key's file."""
+    from rapgen.archive import HistorySpec
+
+    spec = HistorySpec(1, 4, ("archive/benchmark/windows/{start}/papers.parquet", "archive/benchmark/windows/{start}/assignments.parquet"),
+                       ("archive/benchmark/cutoffs/{key}/episodes.jsonl",), ("archive/benchmark/cutoffs/{key}/futures.jsonl",))
+    m, nxt, resolved = date(2024, 11, 1), date(2024, 12, 1), date(2024, 8, 1)
+    one = ReleaseRecord(1, date(2024, 11, 1), ReleaseKind.INITIAL, (date(2024, 7, 1),), date(2024, 7, 1), OpenOrigin(m, date(2024, 11, 15)), None)
+    two = ReleaseRecord(2, date(2024, 12, 2), ReleaseKind.ROLL, (date(2024, 7, 1), resolved), resolved, OpenOrigin(nxt, date(2024, 12, 15)), "")
+    adds = [{ARCHIVE_JSON: _h("archive")},
+            {**{p: _h(p) for p in spec.window_paths(m)}, spec.opened_paths(nxt)[0]: _h("e"), spec.resolved_paths(resolved)[0]: _h("f")}]
+    inp = build((one, two), adds, unreleased={}, origins=(date(2024, 7, 1),), strict_origin=date(2024, 7, 1), window_months=1,
+                windows=[], shards={}, commitments={}, spec=spec)
+    assert inp.roll_keys(m) == (resolved, nxt)
+    assert check_history(inp) == []
+    # with RAP's rhythm the same roll resolves the month it ingests, and a futures file is not its to add
+    rap = replace(inp, spec=replace(spec, target_months=None))
+    details = [f.detail for f in check_history(rap)]
+    assert any("a roll appends exactly the open origin 2024-11-01" in d for d in details), details
+    assert any("added by a roll release, which may not add it" in d for d in details), details

@@ -66,12 +66,14 @@ def errata(tmp_path_factory):
 
 def test_release_view_reads_the_superseded_copy(errata):
     root, _, old = errata
-    archive = open_verified(root)
+    verified = open_verified(root)
     kept = superseded_path(5, REPLACED)
-    assert archive.release_view(4).superseded == {REPLACED: kept}
-    assert (root / kept).read_bytes() == old
-    assert archive.release_view(5).superseded == {}  # the errata release lists the corrected file
-    assert archive.release_view(1).superseded == {REPLACED: kept}  # listed unchanged from release 1 on
+    four = verified.release(4)
+    assert four.source(REPLACED) == kept and four.view.superseded == {REPLACED: kept}
+    assert (root / kept).read_bytes() == old and four.read(REPLACED) == old  # the bytes verify hashed, not a copy
+    assert verified.release(5).view.superseded == {}  # the errata release lists the corrected file
+    assert verified.release(1).view.superseded == {REPLACED: kept}  # listed unchanged from release 1 on
+    assert four.predictions("model-a") != verified.release(5).predictions("model-a")  # parsed from the old bytes
 
 
 def test_release_before_errata_rebuilds_byte_for_byte(errata):

@@ -13,7 +13,6 @@ from click.testing import CliRunner
 from factory import make_archive
 from history_factory import FIRST_OPEN, SECOND_OPEN, make_history, make_window
 from rapgen.archive.history.ops import Replacement, cut_release, roll_release, start_history
-from rapgen.archive.history.verify import verify_history
 from rapgen.archive.verify import verify_archive
 from rapgen.cli import cli
 from rapgen.errors import ArchiveError, UsageProblem
@@ -57,8 +56,7 @@ def test_start_then_roll_a_new_window_verifies(tiny_archive, tmp_path):
         "added archive/search/2026-01-01/manifest_expanding.jsonl",
         "added archive/search/2026-01-01/manifest_fixed.jsonl",
     ]
-    assert verify_history(root).ok
-    assert verify_archive(root).ok  # the format-1 verifier still accepts the archive
+    assert verify_archive(root).ok
     result = run("release", "verify", "--root", str(root))
     assert result.exit_code == 0 and "history of 2 releases holds" in result.output
     assert not list(root.glob(".rapgen-release-*"))
@@ -128,7 +126,7 @@ def test_a_failed_post_check_puts_every_byte_back(history, tmp_path, monkeypatch
 
 
 def test_cut_models_releases_the_merged_reveal(history):
-    assert verify_history(history).ok
+    assert verify_archive(history).ok
     result = run("release", "cut", "--root", str(history), "--kind", "models", "--date", "2026-01-20")
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[1:] == [
@@ -136,7 +134,7 @@ def test_cut_models_releases_the_merged_reveal(history):
         "added archive/releases/0003.SHA256SUMS",
         "added archive/releases/0004.json",
     ]
-    report = verify_history(history)
+    report = verify_archive(history)
     assert report.ok, report.findings
     assert report.history.latest.kind.value == "models"
 
@@ -153,7 +151,7 @@ def test_cut_errata_keeps_the_old_bytes(history, tmp_path):
     assert (history / path).read_bytes() == fixed.read_bytes()
     record = json.loads((history / "archive/releases/0004.json").read_text())
     assert record["replaced"] == [{"path": path, "reason": "cut-off corrected"}] and record["kind"] == "errata"
-    assert verify_history(history).ok
+    assert verify_archive(history).ok
 
 
 def test_cut_usage_errors(history, tmp_path):
@@ -199,6 +197,6 @@ def test_a_roll_leaves_merged_submissions_unreleased(history, tmp_path):
     assert reveal not in result.added  # a roll adds only its window, the next origin's manifests and its release files
     manifest = (history / "archive/releases/0004.SHA256SUMS").read_text()
     assert reveal not in manifest and reveal in (history / "SHA256SUMS").read_text()
-    assert verify_history(history).ok
+    assert verify_archive(history).ok
     cut = cut_release(history, "models", release_date=date(2026, 7, 3))
     assert reveal in cut.added and cut.record.release == 5

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from factory import make_archive
-from rapgen.archive.history.verify import verify_history
+from rapgen.archive import verify_archive
 from rapgen.cli import cli
 
 
@@ -39,7 +39,7 @@ def test_the_history_has_the_planned_releases(built):
     ]
     assert all(r["simulated"] for r in records)
     assert not (out / "archive/benchmark/windows/2025-07-01").exists()
-    report = verify_history(out)
+    report = verify_archive(out)
     assert report.ok, report.findings
 
 

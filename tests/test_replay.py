@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from factory import reseal
 
+from rapgen.archive import open_release
 from rapgen.agents import add_agents_to_archive
 from rapgen.archive import Archive, recent_window
 from rapgen.cli import cli
@@ -53,7 +54,7 @@ def _edit_line(path, number, change):
 
 def test_every_call_reproduces_with_one_or_two_workers(replayable):
     root, written = replayable
-    archive = Archive(root)
+    archive = open_release(root)
     one = replay_archive(archive, jobs=1).data
     two = replay_archive(archive, jobs=2).data
     assert one == two
@@ -100,7 +101,7 @@ def test_recorded_malformed_calls_reproduce_as_errors(replay_copy):
         for b in bad:
             handle.write(json.dumps(b) + "\n")
     reseal(replay_copy)
-    data = replay_archive(Archive(replay_copy), jobs=1, models=["model-b"]).data
+    data = replay_archive(open_release(replay_copy), jobs=1, models=["model-b"]).data
     cond = next(c for c in data["models"][0]["conditions"] if c["condition"] == key["condition"])
     assert cond["errors_recorded"] == 1 and cond["failed"] == 1
     diff = cond["first_differences"][0]
@@ -203,7 +204,7 @@ def test_spearman_matches_scipy_on_tie_heavy_vectors():
 def test_every_counted_session_call_is_recorded_and_replays(replay_copy):
     """Malformed calls count against the cap, so serve-search records each of them
     (sanitised when the trace format cannot hold the arguments) and replay agrees."""
-    from rapgen.submit import SearchSession
+    from rapgen.kit import SearchSession
 
     path = replay_copy / "archive" / "models" / "model-b" / "traces.jsonl"
     first = json.loads(path.read_text().splitlines()[0])
@@ -238,7 +239,7 @@ def test_every_counted_session_call_is_recorded_and_replays(replay_copy):
     assert all(r["total_hits"] == 0 and r["returned_ids"] == [] for r in rec[1:9])
     path.write_text("".join(json.dumps(r) + "\n" for r in rec))
     reseal(replay_copy)
-    data = replay_archive(Archive(replay_copy), jobs=1, models=["model-b"]).data
+    data = replay_archive(open_release(replay_copy), jobs=1, models=["model-b"]).data
     assert data["ok"] is True
     cond = next(c for c in data["models"][0]["conditions"] if c["condition"] == unit[2])
     assert cond["calls"] == cond["reproduced"] == len(calls) and cond["failed"] == 0

@@ -14,8 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from rapgen.archive import Archive
-from rapgen.archive.writer import write_assignments, write_json
+from rapgen.archive import Archive, open_release, verify_archive
+from rapgen.archive.writer import write_assignments
+from rapgen.io import write_json
 from rapgen.cli import cli
 from rapgen.errors import ArchiveError, ScoringError
 from rapgen.scores import compute_scores, write_scores
@@ -47,7 +48,7 @@ def num(cell: str) -> float | None:
 @pytest.fixture(scope="module")
 def scored(_tiny_template, tmp_path_factory):
     """The tiny archive scored once (no §6 diagnostics), written to a folder."""
-    result = compute_scores(Archive(_tiny_template.root), resamples=RESAMPLES, diagnostics=False)
+    result = compute_scores(open_release(_tiny_template.root), resamples=RESAMPLES, diagnostics=False)
     out = tmp_path_factory.mktemp("scores")
     write_scores(result, out)
     return _tiny_template.root, result, out
@@ -145,7 +146,7 @@ def test_float_cells_are_shortest_round_trip_for_short_and_long_columns(n):
 def test_same_inputs_same_bytes(scored, tmp_path):
     root, _, out = scored
     again = tmp_path / "again"
-    write_scores(compute_scores(Archive(root), resamples=RESAMPLES, diagnostics=False), again)
+    write_scores(compute_scores(open_release(root), resamples=RESAMPLES, diagnostics=False), again)
     for path in sorted(out.iterdir()):
         assert (again / path.name).read_bytes() == path.read_bytes(), path.name
 
@@ -317,7 +318,7 @@ def test_units_parquet(scored):
 
 @pytest.fixture(scope="module")
 def scored_with_diagnostics(_tiny_template, tmp_path_factory):
-    result = compute_scores(Archive(_tiny_template.root), resamples=50)
+    result = compute_scores(open_release(_tiny_template.root), resamples=50)
     out = tmp_path_factory.mktemp("scores-diag")
     write_scores(result, out)
     return result, pq.read_table(out / "units.parquet").to_pandas()
@@ -372,36 +373,47 @@ def test_compositions(scored):
 
 
 # ---------------------------------------------------------------- bad input
+# The scorer takes verified releases only, so its own refusals are reached by giving a valid
+# release a document that breaks the rule, in memory (verify refuses the same bytes on disk).
 def test_history_windows_other_than_three_is_refused(tiny_archive):
-    path = tiny_archive.root / "archive/benchmark/origins.json"
-    obj = json.loads(path.read_text())
-    write_json(path, {**obj, "history_windows": 4})
+    from dataclasses import replace
+
+    release = open_release(tiny_archive.root)
+    release.__dict__["origins"] = replace(release.origins, history_windows=4)
     with pytest.raises(ScoringError, match=r"origins.json: the baselines need history_windows = 3, found 4"):
-        compute_scores(Archive(tiny_archive.root), resamples=10, diagnostics=False)
+        compute_scores(release, resamples=10, diagnostics=False)
 
 
 def test_resamples_must_be_positive(tiny_archive):
     with pytest.raises(ScoringError, match="at least 1"):
-        compute_scores(Archive(tiny_archive.root), resamples=0, diagnostics=False)
+        compute_scores(open_release(tiny_archive.root), resamples=0, diagnostics=False)
 
 
 def test_malformed_predictions_name_file_and_line(tiny_archive):
+    from factory import reseal
+
     path = tiny_archive.root / "archive/models/model-b/predictions.jsonl"
     lines = path.read_text().splitlines()
     lines.append(lines[0])  # the same unit twice
     path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(ArchiveError, match=rf"archive/models/model-b/predictions.jsonl:{len(lines)}: duplicate unit"):
-        compute_scores(Archive(tiny_archive.root), resamples=10, diagnostics=False)
+    reseal(tiny_archive.root)
+    found = [(f.path, f.line) for f in verify_archive(tiny_archive.root).errors if "duplicate unit" in f.detail]
+    assert found == [("archive/models/model-b/predictions.jsonl", len(lines))]
+    with pytest.raises(ArchiveError, match="failed verification"):
+        open_release(tiny_archive.root)  # nothing is scored from an archive that does not verify
 
 
-def test_unknown_direction_label_in_the_ledger(tiny_archive):
-    root = tiny_archive.root
-    write_assignments(root / "archive/benchmark/assignments.parquet", {
+def test_unknown_direction_label_in_the_ledger(tiny_archive, tmp_path):
+    release = open_release(tiny_archive.root)
+    bad = tmp_path / "assignments.parquet"
+    write_assignments(bad, {
         "arxiv_id": ["x1"], "field_id": ["alpha"], "first_submitted": [date(2024, 2, 1)],
         "primary": ["D9"], "secondary": [None], "assignment_type": ["single"],
     })
+    papers, _ = release.ledger_sources()
+    release.ledger_sources = lambda: (papers, [str(bad)])
     with pytest.raises(ScoringError, match=r"assignments.parquet: row \(x1, alpha\) has a direction label outside D0-D7"):
-        compute_scores(Archive(root), resamples=10, diagnostics=False)
+        compute_scores(release, resamples=10, diagnostics=False)
 
 
 # ---------------------------------------------------------------- CLI
@@ -491,7 +503,7 @@ def test_an_archive_without_models_scores_the_baselines(tmp_path):
     from factory import make_archive
 
     tiny = make_archive(tmp_path / "repo", with_models=False, papers_per_window=8)
-    result = compute_scores(Archive(tiny.root), resamples=20, diagnostics=False)
+    result = compute_scores(open_release(tiny.root), resamples=20, diagnostics=False)
     rows = result.tables["leaderboard.csv"].rows()
     assert {r[4] for r in rows} == {"baseline"} and len(rows) == 2 * 2 * 4 * 6 * 5
     assert len(result.tables["contrasts.csv"]) == 0 and len(result.tables["ranks.csv"]) == 0
@@ -499,14 +511,12 @@ def test_an_archive_without_models_scores_the_baselines(tmp_path):
 
 
 def test_a_field_whose_block_is_not_in_its_split(tiny_archive):
-    path = tiny_archive.root / "archive/benchmark/blocks.jsonl"
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
-    for block in lines:
-        if block["block_id"] == "b3":
-            block["split"] = "test"
-    path.write_text("".join(json.dumps(b) + "\n" for b in lines))
+    from dataclasses import replace
+
+    release = open_release(tiny_archive.root)
+    release.__dict__["blocks"] = [replace(b, split="test") if b.block_id == "b3" else b for b in release.blocks]
     with pytest.raises(ScoringError, match=r"fields.jsonl: field 'delta' names block 'b3', which is not a dev block in blocks.jsonl"):
-        compute_scores(Archive(tiny_archive.root), resamples=10, diagnostics=False)
+        compute_scores(release, resamples=10, diagnostics=False)
 
 
 @pytest.mark.parametrize(
@@ -551,8 +561,7 @@ EXTREME_WEIGHTS = [
 def test_extreme_valid_weights_score_like_their_composition(tiny_archive):
     from factory import reseal
 
-    from rapgen.archive import open_verified
-    from rapgen.archive.writer import write_jsonl
+    from rapgen.io import write_jsonl
 
     path = tiny_archive.root / "archive/models/model-b/predictions.jsonl"
     lines = [json.loads(line) for line in path.read_text().splitlines()]
@@ -565,7 +574,7 @@ def test_extreme_valid_weights_score_like_their_composition(tiny_archive):
     write_jsonl(path, lines)
     assert "1.7e+308" in path.read_text() and "-0.0" in path.read_text()
     reseal(tiny_archive.root)
-    result = compute_scores(open_verified(tiny_archive.root), resamples=10, diagnostics=False)
+    result = compute_scores(open_release(tiny_archive.root), resamples=10, diagnostics=False)
     units = result.units
     cols = {c: units.column(c) for c in ("entry", "policy", "condition", "field_id", "origin", "valid", "spearman", "tv", "jsd", "tv_gain")}
     p = np.array([units.column(f"p_D{k}") for k in range(8)]).T

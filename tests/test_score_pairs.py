@@ -8,7 +8,7 @@ import csv
 import numpy as np
 import pytest
 
-from rapgen.archive import Archive
+from rapgen.archive import open_release
 from rapgen.scores import compute_scores, write_scores
 from rapgen.scores.bootstrap import draw_counts
 from rapgen.scores.pairs import build_pairs
@@ -25,7 +25,7 @@ def read_csv(path):
 
 @pytest.fixture(scope="module")
 def scored(_tiny_template, tmp_path_factory):
-    archive = Archive(_tiny_template.root)
+    archive = open_release(_tiny_template.root)
     result = compute_scores(archive, resamples=RESAMPLES, diagnostics=False)
     out = tmp_path_factory.mktemp("pairs")
     write_scores(result, out)

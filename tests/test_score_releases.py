@@ -8,7 +8,7 @@ from datetime import date
 import numpy as np
 import pytest
 
-from rapgen.archive import Archive
+from rapgen.archive import open_release
 from rapgen.scores import compute_scores, write_scores
 from rapgen.scores.bootstrap import draw_counts
 from rapgen.scores.releases import ReleaseScope, releases_table, statistic_ranks, track_masks, StatKey
@@ -110,7 +110,7 @@ def test_baselines_rank_against_each_origin_set():
 
 @pytest.fixture(scope="module")
 def scored(_tiny_template, tmp_path_factory):
-    result = compute_scores(Archive(_tiny_template.root), resamples=200, diagnostics=False)
+    result = compute_scores(open_release(_tiny_template.root), resamples=200, diagnostics=False)
     out = tmp_path_factory.mktemp("releases")
     write_scores(result, out)
     return result, out

@@ -22,7 +22,7 @@ RESAMPLES = 60
 
 
 def _score(root: Path, out: Path, release: int | None):
-    result = compute_scores(open_verified(root), resamples=RESAMPLES, release=release, diagnostics=False)
+    result = compute_scores(open_verified(root).release(release), resamples=RESAMPLES, diagnostics=False)
     write_scores(result, out)
     return result
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rapgen.archive import open_verified
+from rapgen.archive import open_release
 from rapgen.scores.schema import table_records
 from rapgen.scores import (
     DIAGNOSTIC_SECTIONS,
@@ -25,7 +25,7 @@ from rapgen.scores import (
 @pytest.fixture(scope="module")
 def score_folder(_tiny_template, tmp_path_factory):
     out = tmp_path_factory.mktemp("scores")
-    write_scores(compute_scores(open_verified(_tiny_template.root), resamples=50), out)
+    write_scores(compute_scores(open_release(_tiny_template.root), resamples=50), out)
     return out
 
 

@@ -148,7 +148,7 @@ def test_cli_search_query_syntax_is_plain_text(tiny_archive):
 def test_cache_is_keyed_by_the_verified_digests_without_rehashing(tiny_archive, monkeypatch, tmp_path):
     from rapgen.archive import PAPERS_PARQUET, open_verified
 
-    verified = open_verified(tiny_archive.root)
+    verified = open_verified(tiny_archive.root).release()
     plain_key = search_cache.cache_key(search_cache.input_digest(Archive(tiny_archive.root)))
 
     def no_hashing(*a, **k):
@@ -156,7 +156,7 @@ def test_cache_is_keyed_by_the_verified_digests_without_rehashing(tiny_archive, 
 
     monkeypatch.setattr(search_cache, "sha256_file", no_hashing)
     digest = search_cache.input_digest(verified)
-    assert digest["papers_sha256"] == verified.digests[PAPERS_PARQUET]
+    assert digest["papers_sha256"] == verified.files[PAPERS_PARQUET]
     backend = Backend(verified, cache_dir=tmp_path / "c")
     assert backend.folder.name == search_cache.cache_key(digest) == plain_key  # same key as the SHA256SUMS lines give
 

@@ -8,6 +8,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
+from rapgen.archive import open_release
 from rapgen.archive import Archive
 from rapgen.cli import cli
 from rapgen.errors import SiteError
@@ -105,7 +106,7 @@ def test_build_rejects_bad_resamples(tmp_path):
 def test_strict_mkdocs_failure_is_a_site_error_with_the_log_tail(tmp_path):
     root = make_site_archive(tmp_path / "repo")
     scores = make_score_outputs(tmp_path / "scores", Archive(root).manifest_sha256)
-    rendered = render_docs(Archive(root), scores, tmp_path / "work" / "docs")
+    rendered = render_docs(open_release(root), scores, tmp_path / "work" / "docs")
     page = rendered.docs_dir / "submit.md"
     page.write_text(page.read_text() + "\nSee [nowhere](no-such-page.md).\n")
     with pytest.raises(SiteError) as info:
@@ -123,7 +124,7 @@ def test_build_site_needs_rendered_pages(tmp_path):
 def test_real_archive_has_no_synthetic_banner(tmp_path):
     root = make_site_archive(tmp_path / "repo", synthetic=False)
     scores = make_score_outputs(tmp_path / "scores", Archive(root).manifest_sha256)
-    rendered = render_docs(Archive(root), scores, tmp_path / "work" / "docs")
+    rendered = render_docs(open_release(root), scores, tmp_path / "work" / "docs")
     result = build_site(rendered.docs_dir, tmp_path / "site", synthetic=rendered.synthetic,
                         manifest_sha256=rendered.manifest_sha256, archive_name=rendered.archive_name)
     assert result.n_pages >= 13
@@ -216,7 +217,7 @@ def test_404_page_works_served_from_the_site_folder(built):
 
 
 def test_a_build_parses_each_archive_document_once(tmp_path, monkeypatch):
-    """verify parses; score, replay and render use the same VerifiedArchive (parse once per build)."""
+    """verify parses; score, replay and render use the same release view (parse once per build)."""
     from collections import Counter
 
     from factory import make_archive

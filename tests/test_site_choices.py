@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from rapgen.archive import open_release
 from rapgen.archive import Archive
 from rapgen.site.inputs import load_score_outputs
 from rapgen.site.model import build_site_model
@@ -32,7 +33,7 @@ def site_and_scores(tmp_path_factory):
     cols = "track,split,policy,condition,metric,entry_a,kind_a,entry_b,kind_b,estimate,ci_low,ci_high,n_fields".split(",")
     pd.DataFrame(PAIRS, columns=cols).to_csv(scores / "pairs.csv", index=False)
     outputs = load_score_outputs(scores)
-    return build_site_model(Archive(root), outputs), outputs, root, scores
+    return build_site_model(open_release(root), outputs), outputs, root, scores
 
 
 def test_switch_data_copies_every_policy_and_metric_with_its_rank(site_and_scores):
@@ -87,7 +88,7 @@ def test_no_pairs_file_no_compare_page(site_and_scores, tmp_path):
     bare = tmp_path / "scores"
     shutil.copytree(scores, bare)
     (bare / "pairs.csv").unlink()
-    site = build_site_model(Archive(root), load_score_outputs(bare))
+    site = build_site_model(open_release(root), load_score_outputs(bare))
     assert site.compare is None
     assert "compare.md" not in render_pages(site, site_folder=bare)
 
@@ -96,7 +97,7 @@ def test_downloads_offer_every_table_as_csv_and_parquet(site_and_scores, tmp_pat
     from rapgen.site.render import render_docs
 
     _, _, root, scores = site_and_scores
-    docs = render_docs(Archive(root), scores, tmp_path / "docs").docs_dir
+    docs = render_docs(open_release(root), scores, tmp_path / "docs").docs_dir
     for name in ("leaderboard", "contrasts", "ranks", "pairs", "field_scores", "origin_scores", "compositions"):
         csv = docs / "downloads" / f"{name}.csv"
         assert csv.read_bytes() == (scores / f"{name}.csv").read_bytes()

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from factory import make_archive, reseal
 from intervention_fixture import add_records
 
-from rapgen.archive import Archive
+from rapgen.archive import open_release
 from rapgen.cli import cli
 from rapgen.site.filters import fmt_ci, fmt_delta, fmt_score
 from rapgen.site.inputs import load_score_outputs
@@ -39,7 +39,7 @@ def _strip(page: str, split: str) -> str:
 
 def test_strip_shows_the_scored_gap_to_the_ceiling(scored):
     root, out = scored
-    site = build_site_model(Archive(root), load_score_outputs(out))
+    site = build_site_model(open_release(root), load_score_outputs(out))
     page = render_pages(site, site_folder=out)["leaderboard.md"]
     body = json.loads((out / "diagnostics.json").read_text(encoding="utf-8"))
     checked = 0
@@ -69,7 +69,7 @@ def test_without_the_posterior_the_strip_keeps_the_split_half_line(scored, tmp_p
     for key in ("posterior", "ceiling_gap", "revision"):
         del body["reliability"][key]
     (bare / "diagnostics.json").write_text(json.dumps(body), encoding="utf-8")
-    site = build_site_model(Archive(root), load_score_outputs(bare))
+    site = build_site_model(open_release(root), load_score_outputs(bare))
     strip = _strip(render_pages(site, site_folder=bare)["leaderboard.md"], "test")
     split_half = body["reliability"]["splits"]["test"]
     assert f"Reliability ceiling: {fmt_score(split_half['ceiling'])} " in strip

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from rapgen.archive import open_release
 from rapgen.archive import Archive
 from rapgen.cli import cli
 from rapgen.errors import SiteError
@@ -50,7 +51,7 @@ def small(tmp_path_factory) -> tuple[Path, Path]:
 def _render(small, catalogue, templates=TEMPLATES) -> dict[str, str]:
     root, scores = small
     with speaking(catalogue):
-        site = build_site_model(Archive(root), load_score_outputs(scores))
+        site = build_site_model(open_release(root), load_score_outputs(scores))
         return render_pages(site, templates, lang=catalogue.lang)
 
 
@@ -238,7 +239,7 @@ def test_a_docs_folder_missing_a_translation_is_not_built(small, tmp_path):
     from rapgen.site import build_site, render_docs
 
     root, scores = small
-    docs = render_docs(Archive(root), scores, tmp_path / "docs").docs_dir
+    docs = render_docs(open_release(root), scores, tmp_path / "docs").docs_dir
     (docs / "models" / "m-open.zh.md").unlink()
     with pytest.raises(SiteError, match=r"docs/models/m-open\.md: page has no zh translation"):
         build_site(docs, tmp_path / "site", synthetic=True, manifest_sha256="0" * 64)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from rapgen.archive import Archive, open_verified
+from rapgen.archive import open_release
+from rapgen.archive import open_verified
 from rapgen.scores import compute_scores, write_scores
 from rapgen.search import call_is_malformed, validate_call
 from rapgen.site import build_site, render_docs
@@ -31,14 +32,14 @@ def synth(tmp_path_factory) -> tuple[Path, Path]:
 
     base = tmp_path_factory.mktemp("budget")
     write_synthetic_archive(base / "repo", "small", 0, records=synth_records, history=True)
-    archive = open_verified(base / "repo", validate_call=validate_call)
+    archive = open_verified(base / "repo", validate_call=validate_call).release()
     write_scores(compute_scores(archive, resamples=50, malformed=call_is_malformed), base / "scores")
     return base / "repo", base / "scores"
 
 
 def test_the_diagnostics_page_is_within_the_budget(synth, tmp_path):
     root, scores = synth
-    rendered = render_docs(Archive(root), scores, tmp_path / "docs")
+    rendered = render_docs(open_release(root), scores, tmp_path / "docs")
     build_site(rendered.docs_dir, tmp_path / "site", synthetic=rendered.synthetic, manifest_sha256=rendered.manifest_sha256,
                archive_name=rendered.archive_name)
     models = {m for m in json.loads((scores / "scores.json").read_text())["tracks"]["all_origin"]["models"]}
@@ -63,7 +64,7 @@ def test_more_episodes_do_not_lengthen_the_page(synth, tmp_path):
     (grown / "diagnostics.json").write_text(json.dumps(body), encoding="utf-8")
 
     def page_and_csv(folder: Path) -> tuple[str, str]:
-        site = build_site_model(Archive(root), load_score_outputs(folder))
+        site = build_site_model(open_release(root), load_score_outputs(folder))
         table = next(t for s in site.diagnostics if s.key == "reliability" for t in s.tables if t.title == "Reliability by episode")
         return render_pages(site, site_folder=folder)["diagnostics.md"], table.download_csv
 

@@ -5,6 +5,7 @@ partial models; a format-1 archive shows none of them."""
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 from datetime import date
 from pathlib import Path
@@ -66,6 +67,23 @@ def test_release_1_site_byte_for_byte_after_later_releases(history):
         assert changed == [], f"{part}: {changed}"
     # the later release's site is a different one (more releases listed)
     assert _files(tmp / "latest" / "work/docs")["releases.md"] != _files(tmp / "at1" / "work/docs")["releases.md"]
+
+
+def test_the_site_names_the_origins_of_the_release_it_shows(history):
+    """Release 1 resolved origins.json's five origins (strict 2025-01-01); the roll (release 3)
+    resolved FIRST_OPEN too and made it the strict origin. Each site names its own release's."""
+    _, tmp, _ = history
+    first = ["2023-01-01", "2023-07-01", "2024-01-01", "2024-07-01", "2025-01-01"]
+    for build, origins, strict in (("at1", first, "2025-01-01"), ("latest", first + [FIRST_OPEN.isoformat()], FIRST_OPEN.isoformat())):
+        docs = tmp / build / "work/docs"
+        board, home = (docs / "leaderboard.md").read_text(), (docs / "index.md").read_text()
+        assert f"**All-Origin** averages every origin ({', '.join(origins)})." in board, build
+        assert f"**Forecast-Strict** uses only the {strict} origin" in board, build
+        assert f"{', '.join(origins)} (strict: {strict})" in home, build
+        model = (docs / "models/model-a.md").read_text()
+        assert f"(no known cutoff before {strict})" in model or f"is before {strict})" in model, build
+        chart = re.search(r'"x":\s*\[([^\]]*)\]', model)
+        assert chart and [o.strip('" ') for o in chart.group(1).split(",")] == origins, build  # Scores by origin
 
 
 def test_releases_page_lists_each_release_with_its_manifest(history):

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from rapgen.archive import open_release
 from rapgen.archive import Archive
 from rapgen.cli import cli
 from rapgen.errors import SiteError
@@ -105,7 +106,7 @@ def test_page_url_matches_directory_urls(src, dst, expected):
 # ------------------------------------------------------------------ presentation model
 def test_leaderboard_model_marks_best_ties_and_strict_exclusion(small):
     root, scores = small
-    site = build_site_model(Archive(root), load_score_outputs(scores))
+    site = build_site_model(open_release(root), load_score_outputs(scores))
     test_panels = {p.track: p for p in site.panels["test"]}
     all_origin, strict = test_panels["all_origin"], test_panels["forecast_strict"]
     assert [r.entry for r in strict.rows] == ["m-open"]  # m-prop has no known cutoff before the strict origin
@@ -130,7 +131,7 @@ def test_leaderboard_model_marks_best_ties_and_strict_exclusion(small):
 
 def test_model_page_takes_counts_and_strictness_from_the_score_folder(small):
     root, scores = small
-    site = build_site_model(Archive(root), load_score_outputs(scores))
+    site = build_site_model(open_release(root), load_score_outputs(scores))
     pages = {p.model_id: p for p in site.model_pages}
     assert pages["m-prop"].invalid_reasons == [{"condition": "A1", "reason": "no answer", "count": 1}]
     assert pages["m-prop"].search is None
@@ -150,13 +151,13 @@ def test_strict_participation_follows_scores_json(small, tmp_path):
     meta = json.loads((other / "scores.json").read_text())
     meta["tracks"]["forecast_strict"]["models"] = ["m-prop"]
     (other / "scores.json").write_text(json.dumps(meta))
-    pages = {p.model_id: p for p in build_site_model(Archive(root), load_score_outputs(other)).model_pages}
+    pages = {p.model_id: p for p in build_site_model(open_release(root), load_score_outputs(other)).model_pages}
     assert pages["m-prop"].info["strict"] is True and pages["m-open"].info["strict"] is False
 
 
 def test_diagnostics_follow_the_declared_layout(small, tmp_path):
     root, scores = small
-    site = build_site_model(Archive(root), load_score_outputs(scores))
+    site = build_site_model(open_release(root), load_score_outputs(scores))
     by_key = {s.key: s for s in site.diagnostics}
     assert list(by_key) == ["reliability", "change-rich", "state-vs-forecast", "residual-alignment", "revision-alignment",
                             "baseline-family", "policy-sensitivity", "sampling-frame", "search-evidence", "parameters"]
@@ -178,7 +179,7 @@ def test_diagnostics_follow_the_declared_layout(small, tmp_path):
     shutil.copytree(scores, bare)
     (bare / "diagnostics.json").unlink()
     (bare / "units.parquet").unlink()
-    site = build_site_model(Archive(root), load_score_outputs(bare))
+    site = build_site_model(open_release(root), load_score_outputs(bare))
     by_key = {s.key: s for s in site.diagnostics}
     assert not by_key["reliability"].computed and not by_key["policy-sensitivity"].computed  # nothing is guessed
     assert by_key["state-vs-forecast"].computed  # a re-selection of contrasts.csv
@@ -191,7 +192,7 @@ def test_diagnostics_follow_the_declared_layout(small, tmp_path):
 
 def test_diagnostics_page_has_no_guessed_tables(small):
     root, scores = small
-    text = render_pages(build_site_model(Archive(root), load_score_outputs(scores)))["diagnostics.md"]
+    text = render_pages(build_site_model(open_release(root), load_score_outputs(scores)))["diagnostics.md"]
     assert "estimates.split" not in text
     assert "<th>value</th></tr>" not in text.replace("<th>parameter</th><th>value</th></tr>", "")
 
@@ -233,7 +234,7 @@ def _normalise(text: str) -> str:
 
 def test_rendered_pages_match_golden(small):
     root, scores = small
-    site = build_site_model(Archive(root), load_score_outputs(scores))
+    site = build_site_model(open_release(root), load_score_outputs(scores))
     pages = render_pages(site)
     # archive.md lists file sizes and digests of parquet bytes; it is checked structurally below.
     pages = {k: _normalise(v) for k, v in pages.items() if k != "archive.md"}
@@ -251,7 +252,7 @@ def test_rendered_pages_match_golden(small):
 
 def test_archive_page_lists_every_file_with_size_and_digest(small):
     root, scores = small
-    text = render_pages(build_site_model(Archive(root), load_score_outputs(scores)))["archive.md"]
+    text = render_pages(build_site_model(open_release(root), load_score_outputs(scores)))["archive.md"]
     lines = (root / "SHA256SUMS").read_text().splitlines()
     assert len(lines) > 10
     for line in lines:
@@ -263,8 +264,8 @@ def test_archive_page_lists_every_file_with_size_and_digest(small):
 
 def test_render_is_deterministic_and_escapes_archive_text(small, tmp_path):
     root, scores = small
-    a = render_docs(Archive(root), scores, tmp_path / "a")
-    b = render_docs(Archive(root), scores, tmp_path / "b")
+    a = render_docs(open_release(root), scores, tmp_path / "a")
+    b = render_docs(open_release(root), scores, tmp_path / "b")
     files_a = sorted(p.relative_to(a.docs_dir).as_posix() for p in a.docs_dir.rglob("*") if p.is_file())
     files_b = sorted(p.relative_to(b.docs_dir).as_posix() for p in b.docs_dir.rglob("*") if p.is_file())
     assert files_a == files_b
@@ -288,13 +289,13 @@ def test_render_is_deterministic_and_escapes_archive_text(small, tmp_path):
 def test_render_failure_leaves_previous_docs_untouched(small, tmp_path):
     root, scores = small
     out = tmp_path / "docs"
-    render_docs(Archive(root), scores, out)
+    render_docs(open_release(root), scores, out)
     before = (out / "index.md").read_bytes()
     bad = tmp_path / "bad-scores"
     shutil.copytree(scores, bad)
     (bad / "leaderboard.csv").write_text("nonsense\n")
     with pytest.raises(SiteError):
-        render_docs(Archive(root), bad, out)
+        render_docs(open_release(root), bad, out)
     assert (out / "index.md").read_bytes() == before
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".docs")]
 
@@ -305,7 +306,7 @@ def test_template_typo_is_a_site_error(small, tmp_path):
     shutil.copytree(Path(__file__).resolve().parents[1] / "templates", tdir)
     page = tdir / "pages" / "submit.md.j2"
     page.write_text(page.read_text() + "\n{{ site.no_such_thing }}\n")
-    site = build_site_model(Archive(root), load_score_outputs(scores))
+    site = build_site_model(open_release(root), load_score_outputs(scores))
     with pytest.raises(SiteError, match=r"submit\.md\.j2:\d+: template error while rendering submit\.md"):
         render_pages(site, tdir)
 
@@ -331,7 +332,7 @@ def test_scores_from_another_archive_are_refused(small, tmp_path):
     meta["manifest_sha256"] = "f" * 64
     (other / "scores.json").write_text(json.dumps(meta))
     with pytest.raises(SiteError, match=r"scores\.json: scores were computed from another archive \(manifest_sha256 ffffffffffff…"):
-        render_docs(Archive(root), other, tmp_path / "docs")
+        render_docs(open_release(root), other, tmp_path / "docs")
 
 
 def test_stale_replay_is_not_shown(small, tmp_path):
@@ -341,7 +342,7 @@ def test_stale_replay_is_not_shown(small, tmp_path):
     replay = json.loads((other / "replay.json").read_text())
     replay["manifest_sha256"] = "0" * 64
     (other / "replay.json").write_text(json.dumps(replay))
-    site = build_site_model(Archive(root), load_score_outputs(other))
+    site = build_site_model(open_release(root), load_score_outputs(other))
     search = next(p for p in site.model_pages if p.model_id == "m-open").search
     assert search["replayed"] is False and "different archive" in search["replay_note"]
     assert all(r["replay"] is None for r in search["rows"])
@@ -355,7 +356,7 @@ def test_per_episode_lists_are_downloads_with_a_histogram_and_a_count(small, tmp
     diag["reliability"]["episodes"] = [{"field_id": f"f{i:03d}", "origin": "2025-07-01", "reliability": i / 250} for i in range(250)]
     diag["mystery_section"] = {"value": 1.5}
     (other / "diagnostics.json").write_text(json.dumps(diag))
-    site = build_site_model(Archive(root), load_score_outputs(other))
+    site = build_site_model(open_release(root), load_score_outputs(other))
     by_key = {s.key: s for s in site.diagnostics}
     episodes = next(t for t in by_key["reliability"].tables if t.title == "Reliability by episode")
     assert episodes.rows == [] and episodes.download == "diagnostics/reliability-by-episode.csv"
@@ -376,7 +377,7 @@ def test_every_figure_is_valid_plotly(small):
     import plotly.graph_objects as go
 
     root, scores = small
-    pages = render_pages(build_site_model(Archive(root), load_score_outputs(scores)))
+    pages = render_pages(build_site_model(open_release(root), load_score_outputs(scores)))
     figures = [json.loads(html_lib.unescape(m)) for text in pages.values() for m in re.findall(r"data-figure='([^']*)'", text)]
     assert len(figures) >= 15
     for fig in figures:

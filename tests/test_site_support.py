@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from rapgen.archive import BENCHMARK_LEDGER
-from rapgen.archive.writer import write_assignments, write_json, write_jsonl, write_papers
+from rapgen.archive.writer import write_assignments, write_papers
+from rapgen.io import write_json, write_jsonl
 
 SLOTS = [f"D{i}" for i in range(8)]
 ORIGINS = ["2025-01-01", "2025-07-01", "2026-01-01"]
@@ -35,6 +36,22 @@ MODELS = {
 }
 LEDGER = {**BENCHMARK_LEDGER, "bootstrap": {"resamples": 200, "seed": 0, "level": 0.95}}  # fewer resamples: fast tests
 BASELINES = ["arima110", "ewma", "holt", "linear_trend", "recent", "var_ridge"]
+
+
+def _write_manifests(a: Path, field_ids: list[str]) -> None:
+    """Both Search manifests, rebuilt from the ledger by the archive's shard rule (so the archive verifies)."""
+    from rapgen.archive.history.ledger import UnionLedger
+
+    ledger = UnionLedger(a / "benchmark/papers.parquet", a / "benchmark/assignments.parquet", [], field_ids)
+    try:
+        lines = {regime: [] for regime in ("fixed", "expanding")}
+        for origin in ORIGINS:
+            for regime, rows in ledger.shard_manifests(date.fromisoformat(origin), 6).items():
+                lines[regime] += rows
+    finally:
+        ledger.close()
+    for regime, rows in lines.items():
+        write_jsonl(a / f"search/manifest_{regime}.jsonl", rows)
 
 
 def _seal(root: Path) -> None:
@@ -87,11 +104,10 @@ def make_site_archive(root: Path, *, synthetic: bool = True, fields: list | None
         "arxiv_id": ["2401.00001"], "title": ["A paper"], "abstract": ["An abstract."],
         "first_submitted": [date(2024, 1, 5)], "categories": ["cs.LG"]})
     write_assignments(a / "benchmark/assignments.parquet", {
-        "arxiv_id": ["2401.00001"], "field_id": ["f-alpha"], "first_submitted": [date(2024, 1, 5)],
+        "arxiv_id": ["2401.00001"], "field_id": [FIELDS[0][0]], "first_submitted": [date(2024, 1, 5)],
         "primary": ["D0"], "secondary": [None], "assignment_type": ["single"]})
     write_json(a / "provenance/FINAL_PARAMETER_LEDGER_V1.json", LEDGER)
-    for regime in ("fixed", "expanding"):
-        write_jsonl(a / f"search/manifest_{regime}.jsonl", [])
+    _write_manifests(a, [fid for fid, *_ in FIELDS])
     for mid, meta in MODELS.items():
         write_json(a / f"models/{mid}/model.json", {
             "model_id": mid, **meta, "cutoff_source": "vendor card", "submitted": "2026-02-01",
@@ -113,9 +129,11 @@ def make_site_archive(root: Path, *, synthetic: bool = True, fields: list | None
         for origin in ORIGINS:
             for c in ("A1", "A3"):
                 for k in range(2 if c == "A1" else 3):
+                    # the one paper is the first field's, dated 2024-01-05: in each of its Expanding (A3) shards only
+                    found = ["2401.00001"] if fid == FIELDS[0][0] and c == "A3" else []
                     traces.append({"field_id": fid, "origin": origin, "condition": c, "call_index": k,
                                    "query": "alpha", "sort": "relevance", "date_from": None, "date_to": None,
-                                   "total_hits": 1, "returned_ids": ["2401.00001"]})
+                                   "total_hits": len(found), "returned_ids": found})
     write_jsonl(a / f"models/{next(iter(MODELS))}/traces.jsonl", traces)
     _seal(root)
     return root

@@ -169,7 +169,7 @@ def test_init_rejects_a_bad_model_id(tmp_path) -> None:
 
 
 def test_template_placeholders_fail_the_check(tiny_archive, tmp_path) -> None:
-    from rapgen.submit import init_submission
+    from rapgen.kit import init_submission
 
     folder = tmp_path / NEW_ID
     write_submission(folder, tiny_archive.root)

@@ -22,7 +22,7 @@ from history_factory import FIRST_OPEN, SECOND_OPEN, add_lines, make_history, pr
 from rapgen.archive.history.load import read_root_sums
 from rapgen.archive.history.records import Commitment, commitment_path, format_commitment, reveal_path
 from rapgen.archive.sums import format_sums
-from rapgen.archive.writer import atomic_write_bytes
+from rapgen.io import atomic_write_bytes
 from rapgen.cli import cli
 from test_submit_support import git, git_init, model_json
 
@@ -270,7 +270,7 @@ def test_now_is_taken_as_a_date_in_utc(text, day) -> None:
 
 def test_a_new_model_json_has_its_intervention_keys_checked(tiny_archive) -> None:
     from test_submit_support import NEW_ID, append_sums, write_submission
-    from rapgen.archive.writer import write_json
+    from rapgen.io import write_json
 
     repo = tiny_archive.root
     folder = write_submission(repo / "archive" / "models" / NEW_ID, repo, traces=False)

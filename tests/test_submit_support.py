@@ -11,7 +11,7 @@ from datetime import date
 from pathlib import Path
 
 from rapgen.archive import Archive, add_months
-from rapgen.archive.writer import write_json, write_jsonl
+from rapgen.io import write_json, write_jsonl
 
 NEW_ID = "newbie"
 FORECAST = ("A0", "A1", "A3")

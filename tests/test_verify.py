@@ -437,9 +437,9 @@ def test_root_not_a_directory_is_usage_error(tmp_path):
 
 
 def test_internal_error_is_one_line_exit_3(tiny_archive, monkeypatch):
-    import rapgen.archive.verify as verify_module
+    import rapgen.archive.rap_release as rap
 
-    monkeypatch.setattr(verify_module, "check_invariants", lambda *a: 1 / 0)
+    monkeypatch.setattr(rap, "check_invariants", lambda *a: 1 / 0)
     result = run(tiny_archive.root)
     assert result.exit_code == 3
     assert result.stderr.strip().count("\n") == 0
@@ -523,7 +523,8 @@ def test_jobs_option_rejects_zero(tiny_archive):
 from rapgen.archive import (  # noqa: E402
     Archive,
     ProblemKind,
-    VerifiedArchive,
+    RapRelease,
+    VerifiedRoot,
     in_shard,
     open_verified,
     shard_ids_sha256,
@@ -533,13 +534,16 @@ from rapgen.archive import (  # noqa: E402
 from rapgen.archive import sums_lines as classify_sums  # noqa: E402
 
 
-def test_verify_builds_the_verified_archive_from_what_it_hashed(tiny_archive):
+def test_verify_builds_the_verified_root_from_what_it_hashed(tiny_archive):
     report = verify_archive(tiny_archive.root)
-    archive = report.archive
-    assert report.ok and isinstance(archive, VerifiedArchive) and isinstance(archive, Archive)
-    assert archive.manifest_sha256 == sha256_file(tiny_archive.root / "SHA256SUMS")
-    assert archive.digests[FIELDS] == sha256_file(tiny_archive.root / FIELDS)
-    assert set(archive.digests) == {line.path for line in classify_sums((tiny_archive.root / "SHA256SUMS").read_bytes())}
+    root = report.verified
+    assert report.ok and isinstance(root, VerifiedRoot) and root.format == "rap-archive"
+    assert root.manifest_sha256 == sha256_file(tiny_archive.root / "SHA256SUMS")
+    assert root.digests[FIELDS] == sha256_file(tiny_archive.root / FIELDS)
+    assert set(root.digests) == {line.path for line in classify_sums((tiny_archive.root / "SHA256SUMS").read_bytes())}
+    archive = root.release()
+    assert isinstance(archive, RapRelease) and archive.current and root.release(1) is archive  # format 1: one release
+    assert archive.manifest_sha256 == root.manifest_sha256 and archive.files == root.digests
     plain = Archive(tiny_archive.root)
     for name in ("info", "origins", "ledger", "fields", "field_map", "codebooks", "blocks", "model_ids", "models", "synthetic"):
         assert getattr(archive, name) == getattr(plain, name), name
@@ -552,7 +556,7 @@ def test_verify_builds_the_verified_archive_from_what_it_hashed(tiny_archive):
 
 
 def test_verified_archive_never_rereads_a_document(tiny_archive, monkeypatch):
-    archive = open_verified(tiny_archive.root)
+    archive = open_verified(tiny_archive.root).release()
     (tiny_archive.root / FIELDS).write_text("tampered after verification\n")
     monkeypatch.setattr(Archive, "read_bytes", lambda self, rel: pytest.fail(f"read {rel} again"))
     assert len(archive.fields) == len(tiny_archive.field_ids)
@@ -562,7 +566,7 @@ def test_verified_archive_never_rereads_a_document(tiny_archive, monkeypatch):
 def test_a_failed_verification_has_no_archive(tiny_archive):
     (tiny_archive.root / FIELDS).write_text("x")
     report = verify_archive(tiny_archive.root)
-    assert not report.ok and report.archive is None
+    assert not report.ok and report.verified is None
     with pytest.raises(Exception, match="failed verification with"):
         open_verified(tiny_archive.root)
 
@@ -654,7 +658,7 @@ def test_largest_finite_weights_verify(tiny_archive):
     reseal(tiny_archive.root)
     result = run(tiny_archive.root)
     assert result.exit_code == 0, result.output
-    units = open_verified(tiny_archive.root).predictions("model-a")
+    units = open_verified(tiny_archive.root).release().predictions("model-a")
     assert all(u.weights == (0.125,) * 8 for u in units if u.valid)
 
 

@@ -65,41 +65,41 @@ def test_plain_verify_accepts_a_history_built_with_release_commands(history):
     assert lines[-1].startswith("OK:")
 
 
-def test_verified_archive_exposes_releases_commitments_and_views(history):
-    archive = open_verified(history, validate_call=validate_call)
-    assert archive.is_history and list(archive.releases) == [1, 2, 3] and archive.latest_release == 3
-    assert [r.kind.value for r in archive.releases.values()] == ["initial", "models", "roll"]
-    assert set(archive.release_manifests) == {1, 2, 3}
-    assert "archive/benchmark/windows/2025-07-01/papers.parquet" not in archive.release_manifests[2]
-    [(path, commitment)] = archive.commitments.items()
+def test_verified_root_exposes_releases_commitments_and_views(history):
+    root = open_verified(history, validate_call=validate_call)
+    assert root.is_history and list(root.releases) == [1, 2, 3] and root.latest_release == 3
+    assert [r.kind.value for r in root.releases.values()] == ["initial", "models", "roll"]
+    assert "archive/benchmark/windows/2025-07-01/papers.parquet" not in root.release(2).files
+    [(path, commitment)] = root.commitments.items()
     assert path == f"archive/commitments/{FIRST_OPEN}/model-a.json" and commitment.model_id == "model-a"
-    one, three = archive.release_view(1), archive.release_view(3)
-    assert one.papers == ("archive/benchmark/papers.parquet",)
-    assert three.papers == ("archive/benchmark/papers.parquet", "archive/benchmark/windows/2025-07-01/papers.parquet")
-    assert three.unreleased == (f"archive/models/model-a/origins/{FIRST_OPEN}/predictions.jsonl",)
-    # the reader's units are the union of the prediction files; the ledger the union of papers files
-    origins = {u.origin for u in archive.predictions("model-a")}
+    one, three, now = root.release(1), root.release(3), root.release()
+    assert one.ledger_files()[0] == ["archive/benchmark/papers.parquet"]
+    assert three.ledger_files()[0] == ["archive/benchmark/papers.parquet", "archive/benchmark/windows/2025-07-01/papers.parquet"]
+    assert now.unreleased == (f"archive/models/model-a/origins/{FIRST_OPEN}/predictions.jsonl",) and three.unreleased == ()
+    assert now.current and not three.current and root.release(3) is three  # each view is built once
+    assert three.manifest_sha256 == root.digests["archive/releases/0003.SHA256SUMS"] and now.manifest_sha256 == root.manifest_sha256
+    # the units are the union of the prediction files the release lists; the ledger the union of its papers files
+    origins = {u.origin for u in now.predictions("model-a")}
     assert FIRST_OPEN in origins and len(origins) == 6
-    con = archive.connect()
-    try:
-        n_all = con.execute("SELECT count(*) FROM papers").fetchone()[0]
-    finally:
-        con.close()
-    con = archive.connect(release=1)
-    try:
-        n_one = con.execute("SELECT count(*) FROM papers").fetchone()[0]
-    finally:
-        con.close()
-    assert n_all == n_one + 12  # the window's twelve papers
+    assert FIRST_OPEN not in {u.origin for u in three.predictions("model-a")}  # merged after release 3
+    counts = []
+    for release in (now, one):
+        con = release.connect()
+        try:
+            counts.append(con.execute("SELECT count(*) FROM papers").fetchone()[0])
+        finally:
+            con.close()
+    assert counts[0] == counts[1] + 12  # the window's twelve papers
     with pytest.raises(Exception, match="release 9 does not exist"):
-        archive.release_view(9)
+        root.release(9)
 
 
 def test_a_format1_archive_is_one_implicit_release(tmp_path):
-    archive = open_verified(make_archive(tmp_path).root)
-    assert not archive.is_history and list(archive.releases) == [1]
-    assert archive.releases[1].kind.value == "initial" and archive.release_view(1).implicit
-    assert archive.release_manifests[1] == archive.digests and dict(archive.commitments) == {}
+    root = open_verified(make_archive(tmp_path).root)
+    assert not root.is_history and list(root.releases) == [1]
+    release = root.release(1)
+    assert root.releases[1].kind.value == "initial" and release.implicit and release is root.release()
+    assert release.files == root.digests and dict(root.commitments) == {}
 
 
 def test_later_origin_files_need_a_format2_archive(tmp_path):
@@ -132,7 +132,7 @@ def test_a_reveal_that_differs_names_its_release_in_plain_verify(history):
 def test_a_model_folder_with_every_intervention_record_verifies(with_records):
     code, lines = verify(with_records)
     assert code == 0, lines
-    archive = open_verified(with_records, validate_call=validate_call)
+    archive = open_verified(with_records, validate_call=validate_call).release()
     readouts, oracle = archive.replays("model-a"), archive.oracle("model-a")
     assert len(readouts) == 40 and all(isinstance(r, Readout) for r in readouts)
     assert {r.cell for r in readouts} == {"F->S:all", "F->S:matched"}
@@ -262,7 +262,7 @@ def test_the_recorded_call_rule_gives_the_search_validators_verdict(query, sort,
 def test_a_history_with_later_origin_units_still_scores_its_origins(history):
     from rapgen.scores import compute_scores
 
-    archive = open_verified(history, validate_call=validate_call)
+    archive = open_verified(history, validate_call=validate_call).release()
     assert max(u.origin for u in archive.predictions("model-a")) == FIRST_OPEN  # the reveal is in the union
     result = compute_scores(archive, resamples=10)
     assert result is not None  # the revealed origin waits for the scorer's --release support; it does not break scoring
@@ -274,7 +274,7 @@ def test_every_opened_origins_shards_are_in_the_manifest(history):
     from rapgen.archive import Archive
     from rapgen.search.cache import input_digest
 
-    verified = open_verified(history, validate_call=validate_call)
+    verified = open_verified(history, validate_call=validate_call).release()
     plain = Archive(history)
     for regime in ("fixed", "expanding"):
         origins = {m.origin for m in verified.manifest(regime)}

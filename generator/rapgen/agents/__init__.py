@@ -6,6 +6,7 @@ Public surface: :data:`REFERENCE_AGENTS` (their specifications),
 never overwriting a model; seal afterwards with ``rapgen seal``).
 """
 
+from rapgen.agents.interventions import intervention_files
 from rapgen.agents.run import REFERENCE_AGENTS, AgentSpec, add_agents_to_archive, run_agents
 
-__all__ = ["REFERENCE_AGENTS", "AgentSpec", "run_agents", "add_agents_to_archive"]
+__all__ = ["REFERENCE_AGENTS", "AgentSpec", "run_agents", "add_agents_to_archive", "intervention_files"]

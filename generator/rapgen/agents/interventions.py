@@ -39,12 +39,13 @@ from rapgen.agents.policies import (
     history_shares,
     read_evidence,
 )
-from rapgen.archive import SLOTS, Archive, add_months
-from rapgen.archive.evidence import PaperText, build_evidence, build_oracle_block, call_arguments, canonical_hash, oracle_windows
-from rapgen.archive.records import TraceCall
+from rapgen.archive import (
+    SLOTS, Archive, add_months, PaperText, build_evidence, build_oracle_block, canonical_hash, oracle_windows,
+    TraceCall,
+)
 from rapgen.io import dumps_document, dumps_line
 from rapgen.kit import oracle_template_sha256, readout_template_sha256
-from rapgen.search import Backend, CallProblem, trace_line, validate_call
+from rapgen.search import Backend, call_is_malformed, trace_line
 
 ORACLE_DAMPING = {"ref-recent-hits": 0.0, "ref-history-trend": 0.5, "ref-sample-classify": 0.25}  # others: 0.25
 TUNED_DAMPING = 0.25
@@ -58,15 +59,6 @@ def _slot_weights(shares: list[float]) -> dict[str, float]:
 
 def jsonl_bytes(lines: list[dict]) -> bytes:
     return "".join(dumps_line(x) + "\n" for x in lines).encode("utf-8")
-
-
-def malformed(call: TraceCall) -> bool:
-    """A recorded call whose arguments the one Search validator rejects."""
-    try:
-        validate_call(call_arguments(call))
-    except CallProblem:
-        return True
-    return False
 
 
 @dataclass
@@ -144,7 +136,7 @@ def readout_lines(data: ArchiveData, model_id: str) -> list[dict]:
         for source, readout, budget in CELLS:
             source_calls = calls[(fid, origin, source)]
             used = len(source_calls) if budget == "all" else k
-            evidence = build_evidence(source_calls, data.papers, malformed, used)
+            evidence = build_evidence(source_calls, data.papers, call_is_malformed, used)
             shares, why = read_evidence(evidence, arch.codebooks[fid], origin, window, readout)
             line = {"field_id": fid, "origin": origin.isoformat(), "source_condition": source, "readout": readout,
                     "budget": budget, "calls_used": used, "evidence_sha256": canonical_hash(evidence),

@@ -133,7 +133,7 @@ def run_agents(
     (model.json, predictions.jsonl, traces.jsonl when the agent searched).
     Returns one summary per agent: model_id, units, calls, max_calls_per_unit, path."""
     specs = _select(agent_ids)  # unknown agent ids fail before any work
-    archive = open_verified(root) if verify else Archive(root)
+    archive = open_verified(root).release() if verify else Archive(root)
     backend = Backend(archive, cache_dir=cache_dir)
     window = archive.origins.window_months
     submitted = submitted or date.today()

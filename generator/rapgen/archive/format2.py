@@ -22,31 +22,22 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from rapgen.archive import parse
 from rapgen.archive.evidence import PaperText, call_arguments, canonical_counts
-from rapgen.archive.history.check import first_release
+from rapgen.archive.history.check import HistoryInput, first_release
 from rapgen.archive.history.load import LoadedHistory, load_history
 from rapgen.archive.history.records import history_origins
 from rapgen.archive.intervention_folder import ArchiveFacts, InterventionRecords, check_model_interventions
 from rapgen.archive.interventions import ModelExtensions
 from rapgen.archive.invariants import NO_LOWER_BOUND, ParsedDocuments, returned_detail
 from rapgen.archive.layout import (
-    ASSIGNMENTS_PARQUET,
-    COMMITMENT_PATTERN,
-    INTERVENTION_MODEL_FILES,
-    MODEL_JSON,
-    ORIGIN_FILE_PATTERN,
-    PAPERS_PARQUET,
-    PREDICTIONS_JSONL,
-    REPLAYS_JSONL,
-    TRACES_JSONL,
-    WINDOW_FILE_PATTERN,
-    model_file,
+    ASSIGNMENTS_PARQUET, COMMITMENT_PATTERN, INTERVENTION_MODEL_FILES, MODEL_JSON, ORIGIN_FILE_PATTERN,
+    PAPERS_PARQUET, PREDICTIONS_JSONL, REPLAYS_JSONL, TRACES_JSONL, WINDOW_FILE_PATTERN, model_file
 )
 from rapgen.archive.records import FORECAST_CONDITIONS, Category, Finding, ProblemKind, TraceCall, Unit
 from rapgen.archive.shards import condition_shard_start
@@ -69,6 +60,7 @@ class Format2Result:
     predictions: dict[str, list[Unit]] = field(default_factory=dict)
     traces: dict[str, list[TraceCall]] = field(default_factory=dict)
     interventions: dict[str, InterventionRecords] = field(default_factory=dict)
+    files: dict[str, list] = field(default_factory=dict)  # a later origin's file -> its units or calls
 
 
 def recorded_call_malformed(call: TraceCall) -> bool:
@@ -132,12 +124,24 @@ def known_origins(history: LoadedHistory, parsed: ParsedDocuments) -> tuple[date
 
 
 def scored_origins(history: LoadedHistory, parsed: ParsedDocuments) -> tuple[date, ...]:
-    """The origins intervention records cover: the latest release's resolved origins (an open origin
-    has no outcome to score yet), origins.json's for a format-1 archive."""
+    """The origins unreleased intervention records cover: the latest release's resolved origins (an
+    open origin has no outcome to score yet), origins.json's for a format-1 archive."""
     latest = history.latest
     if latest is None:
         return tuple(parsed.origins.origins if parsed.origins else ())
     return tuple(sorted(latest.resolved_origins))
+
+
+def origins_when_added(inp: HistoryInput, paths: Mapping[str, str]) -> dict[str, tuple[date, ...]]:
+    """name -> the resolved origins of the release that first listed ``paths[name]``, for every
+    released path: a record is judged against the release that added it, so a later roll (which
+    resolves one more origin) never invalidates it. Unreleased paths are left out."""
+    out = {}
+    for name, path in paths.items():
+        k = first_release(inp, path)
+        if k is not None and k in inp.records:
+            out[name] = tuple(sorted(inp.records[k].resolved_origins))
+    return out
 
 
 def _has_panel(documents: Mapping[str, bytes], model_id: str) -> bool:
@@ -223,6 +227,7 @@ def _parse_origin_file(path: str, data: bytes, kind: str, origin: date, model_id
             traced.append((path, tag, calls))
         if not found:
             out.traces.setdefault(model_id, []).extend(calls)
+            out.files[path] = calls
         return found
     panel = _has_panel(documents, model_id)
     units, found = parse.parse_predictions(path, data, field_ids, [origin], coverage=not panel)
@@ -240,6 +245,7 @@ def _parse_origin_file(path: str, data: bytes, kind: str, origin: date, model_id
                                      "is also in another prediction file (a unit appears once)", kind=ProblemKind.DUPLICATE_UNIT))
         if not found:
             mine.extend(units)
+            out.files[path] = units
     return found
 
 
@@ -253,12 +259,8 @@ def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, b
             out.findings.append(Finding(f"archive/models/{model_id}", None, Category.NOT_EVALUATED,
                                         "intervention records not checked: fields, blocks, ledger or origins is invalid"))
         return
-    sources = _ledger_files(history.input.root, verified)
-    facts = ArchiveFacts(
-        parsed.fields, parsed.blocks, scored_origins(history, parsed), parsed.origins.window_months,
-        int(parsed.ledger["search"]["max_calls"]), sorted(parsed.models), _LazyPapers(root, sources[0]),
-        _Counts(root, sources[1]), malformed, lambda mid: out.predictions.get(mid, []),
-    )
+    facts = intervention_facts(root, _ledger_files(history.input.root, verified), parsed, scored_origins(history, parsed),
+                               malformed, lambda mid: out.predictions.get(mid, []))
     for model_id in sorted(set(parsed.models) | set(folders)):
         folder, names = f"archive/models/{model_id}", folders.get(model_id, [])
         bad = [p for p in (model_file(model_id, n) for n in (MODEL_JSON, *names)) if p not in verified]
@@ -268,14 +270,31 @@ def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, b
                 out.findings.append(Finding(folder, None, Category.NOT_EVALUATED, f"intervention records not checked: {why}"))
             continue
         files = {n: documents[model_file(model_id, n)] for n in (MODEL_JSON, *names)}
-        traces = out.traces.get(model_id, [])
-        if REPLAYS_JSONL in files:
-            facts.papers.want(pid for call in traces for pid in call.returned_ids)
-        records, found = check_model_interventions(folder, files, out.predictions.get(model_id, []), traces, facts,
-                                                  parsed.models[model_id])
+        records, found = folder_interventions(history.input, facts, model_id, files, out.predictions.get(model_id, []),
+                                              out.traces.get(model_id, []), parsed.models[model_id])
         out.findings.extend(found)
         if records is not None and (names or records.extensions != ModelExtensions()):
             out.interventions[model_id] = records
+
+
+def intervention_facts(root: Path, ledger_files: tuple[list[str], list[str]], parsed, origins: Sequence[date],
+                       malformed: Callable[[TraceCall], bool], units_of: Callable[[str], Sequence[Unit]]) -> ArchiveFacts:
+    """What the intervention checks read of an archive (``parsed``: its fields, blocks, origins, ledger and
+    models), with paper text and canonical counts from ``ledger_files`` (papers, assignments), read on first use."""
+    return ArchiveFacts(
+        parsed.fields, parsed.blocks, tuple(origins), parsed.origins.window_months, int(parsed.ledger["search"]["max_calls"]),
+        sorted(parsed.models), _LazyPapers(root, ledger_files[0]), _Counts(root, ledger_files[1]), malformed, units_of,
+    )
+
+
+def folder_interventions(inp: HistoryInput, facts: ArchiveFacts, model_id: str, files: Mapping[str, bytes],
+                         units: Sequence[Unit], traces: Sequence[TraceCall], model) -> tuple[InterventionRecords | None, list[Finding]]:
+    """One model folder's intervention records and findings, each file judged against the origins of
+    the release that added it; the paper text its readouts' evidence needs is read in one pass."""
+    if REPLAYS_JSONL in files:
+        facts.papers.want(pid for call in traces for pid in call.returned_ids)
+    added = origins_when_added(inp, {n: model_file(model_id, n) for n in files})
+    return check_model_interventions(f"archive/models/{model_id}", files, units, traces, replace(facts, origins_of=added), model)
 
 
 def _intervention_folders(root_lines: Mapping[str, str]) -> dict[str, list[str]]:

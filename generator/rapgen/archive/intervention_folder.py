@@ -12,7 +12,7 @@ text, canonical counts and the Search-call validator).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 
 from rapgen.archive.evidence import PaperText, build_oracle_block, canonical_hash, oracle_windows
@@ -63,6 +63,12 @@ class ArchiveFacts:
     counts: CountsOf
     malformed: Callable[[TraceCall], bool]
     units_of: Callable[[str], Sequence[Unit]]  # a listed model's predictions (for a panel's base)
+    # file name -> the origins that file is judged against: those of the release that added it
+    # (RELEASES.md; a later roll never invalidates a record). Names not here use ``origins``.
+    origins_of: Mapping[str, Sequence[date]] = field(default_factory=dict)
+
+    def origins_for(self, name: str) -> Sequence[date]:
+        return self.origins_of.get(name, self.origins)
 
 
 @dataclass(frozen=True)
@@ -106,15 +112,15 @@ def check_model_interventions(
     field_split = {f.field_id: f.split for f in facts.fields}
     path = lambda name: f"{folder}/{name}"  # noqa: E731
     if model is not None:
-        ext, findings = model_extensions(path("model.json"), model, facts.origins, facts.model_ids)
+        ext, findings = model_extensions(path("model.json"), model, facts.origins_for("model.json"), facts.model_ids)
     else:
-        ext, findings = parse_model_extensions(path("model.json"), files["model.json"], facts.origins, facts.model_ids)
+        ext, findings = parse_model_extensions(path("model.json"), files["model.json"], facts.origins_for("model.json"), facts.model_ids)
     if ext is None:
         return None, findings
     training = None
     findings += check_training_presence(path("model.json"), ext.base_model, TRAINING_JSON in files)
     if TRAINING_JSON in files:
-        training, found = parse_training(path(TRAINING_JSON), files[TRAINING_JSON], field_ids, facts.origins, ext.base_model)
+        training, found = parse_training(path(TRAINING_JSON), files[TRAINING_JSON], field_ids, facts.origins_for(TRAINING_JSON), ext.base_model)
         findings += found
         if training is not None and ext.panel is not None:
             findings += check_training(path(TRAINING_JSON), training, ext.panel, facts.window_months)
@@ -128,18 +134,20 @@ def check_model_interventions(
             findings += check_base_coverage(path("model.json"), ext.base_model, facts.units_of(ext.base_model), ext.panel, set(cells))
     readouts: list[Readout] = []
     if REPLAYS_JSONL in files:
-        readouts, found = parse_replays(path(REPLAYS_JSONL), files[REPLAYS_JSONL], field_ids, facts.origins)
+        readouts, found = parse_replays(path(REPLAYS_JSONL), files[REPLAYS_JSONL], field_ids, facts.origins_for(REPLAYS_JSONL))
         findings += found
         findings += check_replays(path(REPLAYS_JSONL), readouts, units, traces, facts.papers, facts.malformed, field_split)
     oracle: list[OracleUnit] = []
     o_traces: list[TraceCall] = []
     if ORACLE_JSONL in files:
-        oracle, found = parse_oracle(path(ORACLE_JSONL), files[ORACLE_JSONL], field_ids, facts.origins)
+        oracle, found = parse_oracle(path(ORACLE_JSONL), files[ORACLE_JSONL], field_ids, facts.origins_for(ORACLE_JSONL))
         findings += found
         expected = oracle_input_sha256(facts.counts, facts.window_months)
-        findings += check_oracle(path(ORACLE_JSONL), oracle, expected, field_split, facts.origins, set(cells) if cells else None)
+        findings += check_oracle(path(ORACLE_JSONL), oracle, expected, field_split, facts.origins_for(ORACLE_JSONL),
+                                set(cells) if cells else None)
     if ORACLE_TRACES_JSONL in files:
-        o_traces, found = parse_oracle_traces(path(ORACLE_TRACES_JSONL), files[ORACLE_TRACES_JSONL], field_ids, facts.origins,
+        o_traces, found = parse_oracle_traces(path(ORACLE_TRACES_JSONL), files[ORACLE_TRACES_JSONL], field_ids,
+                                              facts.origins_for(ORACLE_TRACES_JSONL),
                                               facts.max_calls)
         findings += found
         o3 = {(u.field_id, u.origin, u.condition) for u in oracle if u.condition == "O3"}

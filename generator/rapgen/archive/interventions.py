@@ -34,15 +34,16 @@ from rapgen.archive.jsonparse import (
     _sha256_hex,
     _str,
     as_float,
+    unique_lines,
 )
-from rapgen.archive.parse import (  # noqa: F401 - the key lists and provenance rule are re-exported
-    MODEL_EXTENSION_KEYS,
+from rapgen.archive.parse import (
     UNIT_PROVENANCE_KEYS,
     _prediction,
     _trace_call,
     check_unit_provenance,
 )
-from rapgen.archive.records import CONDITIONS, MODEL_ID_PATTERN, SPLITS, Category, Finding, ModelInfo, ProblemKind, TraceCall
+from rapgen.archive.layout import MODEL_ID_PATTERN
+from rapgen.archive.records import CONDITIONS, SPLITS, Category, Finding, ModelInfo, ProblemKind, TraceCall
 
 _MODEL_ID_RE = re.compile(MODEL_ID_PATTERN)
 
@@ -181,72 +182,60 @@ def _unit_core(field_set: set[str], origin_set: set[date]) -> Any:
     return check
 
 
-def _readout(field_set: set[str], origin_set: set[date]) -> Callable[[dict, int], Readout]:
+def _unit_record(field_set: set[str], origin_set: set[date], required: tuple[str, ...], make: Callable[..., Any]) -> Callable[[dict, int], Any]:
+    """A replay or oracle line: its keys, the unit core, then ``make(obj, weights, valid, reason, line)``."""
     core = _unit_core(field_set, origin_set)
 
-    def build(obj: dict, number: int) -> Readout:
-        _keys(obj, REPLAY_REQUIRED, UNIT_OPTIONAL + UNIT_PROVENANCE_KEYS)
+    def build(obj: dict, number: int) -> Any:
+        _keys(obj, required, UNIT_OPTIONAL + UNIT_PROVENANCE_KEYS)
         weights, valid, reason = core(obj, number)
+        record = make(obj, weights, valid, reason, number)
+        check_unit_provenance(obj)
+        return record
+
+    return build
+
+
+def _readout(field_set: set[str], origin_set: set[date]) -> Callable[[dict, int], Readout]:
+    def make(obj: dict, weights, valid: bool, reason: str, number: int) -> Readout:
         source = _one_of(obj, "source_condition", SOURCE_CONDITIONS)
         readout = _one_of(obj, "readout", READOUTS)
         budget = _one_of(obj, "budget", BUDGETS)
         calls = _int(obj, "calls_used")
         evidence, prompt = _sha256_hex(obj, "evidence_sha256"), _sha256_hex(obj, "prompt_sha256")
-        check_unit_provenance(obj)
         return Readout(obj["field_id"], _date(obj, "origin"), source, readout, budget, calls, evidence, prompt,
                        weights, valid, reason, number)
 
-    return build
+    return _unit_record(field_set, origin_set, REPLAY_REQUIRED, make)
 
 
 def parse_replays(path: str, data: bytes, field_ids: Iterable[str], origins: Iterable[date]) -> tuple[list[Readout], list[Finding]]:
     """replays.jsonl: keys and types, duplicates, one ``prompt_sha256`` per file."""
     findings: list[Finding] = []
-    out: list[Readout] = []
-    seen: dict[tuple, int] = {}
-    prompt: tuple[str, int] | None = None
-    for number, record in _parse_lines(path, data, findings, _readout(set(field_ids), set(origins))):
-        key = (record.field_id, record.origin, record.source_condition, record.readout, record.budget)
-        if key in seen:
-            findings.append(_finding(path, number, f"duplicate readout {record.field_id} {record.origin} {record.cell} "
-                                                   f"(first on line {seen[key]})", ProblemKind.DUPLICATE_UNIT))
-            continue
-        if prompt is None:
-            prompt = (record.prompt_sha256, number)
-        elif record.prompt_sha256 != prompt[0]:
-            findings.append(_finding(path, number, f"'prompt_sha256' differs from line {prompt[1]}'s: one replay template per file"))
-        seen[key] = number
-        out.append(record)
+    out = unique_lines(path, _parse_lines(path, data, findings, _readout(set(field_ids), set(origins))),
+                       lambda r: (r.field_id, r.origin, r.source_condition, r.readout, r.budget),
+                       lambda r: f"duplicate readout {r.field_id} {r.origin} {r.cell}", ProblemKind.DUPLICATE_UNIT, findings)
+    for record in out[1:]:
+        if record.prompt_sha256 != out[0].prompt_sha256:
+            findings.append(_finding(path, record.line, f"'prompt_sha256' differs from line {out[0].line}'s: one replay template per file"))
     return out, findings
 
 
 def _oracle_unit(field_set: set[str], origin_set: set[date]) -> Callable[[dict, int], OracleUnit]:
-    core = _unit_core(field_set, origin_set)
-
-    def build(obj: dict, number: int) -> OracleUnit:
-        _keys(obj, ORACLE_REQUIRED, UNIT_OPTIONAL + UNIT_PROVENANCE_KEYS)
-        weights, valid, reason = core(obj, number)
+    def make(obj: dict, weights, valid: bool, reason: str, number: int) -> OracleUnit:
         condition = _one_of(obj, "condition", ORACLE_CONDITIONS)
         input_sha, prompt = _sha256_hex(obj, "input_sha256"), _sha256_hex(obj, "prompt_sha256")
-        check_unit_provenance(obj)
         return OracleUnit(obj["field_id"], _date(obj, "origin"), condition, weights, valid, input_sha, prompt, reason, number)
 
-    return build
+    return _unit_record(field_set, origin_set, ORACLE_REQUIRED, make)
 
 
 def parse_oracle(path: str, data: bytes, field_ids: Iterable[str], origins: Iterable[date]) -> tuple[list[OracleUnit], list[Finding]]:
     """oracle.jsonl: prediction records of O1–O3 plus ``input_sha256`` and ``prompt_sha256``."""
     findings: list[Finding] = []
-    out: list[OracleUnit] = []
-    seen: dict[tuple, int] = {}
-    for number, record in _parse_lines(path, data, findings, _oracle_unit(set(field_ids), set(origins))):
-        key = (record.field_id, record.origin, record.condition)
-        if key in seen:
-            findings.append(_finding(path, number, f"duplicate unit {record.field_id} {record.origin} {record.condition} "
-                                                   f"(first on line {seen[key]})", ProblemKind.DUPLICATE_UNIT))
-            continue
-        seen[key] = number
-        out.append(record)
+    out = unique_lines(path, _parse_lines(path, data, findings, _oracle_unit(set(field_ids), set(origins))),
+                       lambda u: (u.field_id, u.origin, u.condition), lambda u: f"duplicate unit {u.field_id} {u.origin} {u.condition}",
+                       ProblemKind.DUPLICATE_UNIT, findings)
     return out, findings
 
 
@@ -269,16 +258,9 @@ def parse_oracle_traces(
 ) -> tuple[list[TraceCall], list[Finding]]:
     """oracle_traces.jsonl: traces.jsonl lines whose condition is ``O3``."""
     findings: list[Finding] = []
-    out: list[TraceCall] = []
-    seen: dict[tuple, int] = {}
-    for number, call in _parse_lines(path, data, findings, _oracle_call(set(field_ids), set(origins), max_calls)):
-        key = (call.field_id, call.origin, call.call_index)
-        if key in seen:
-            findings.append(_finding(path, number, f"duplicate call {call.call_index} for {call.field_id} {call.origin} O3 "
-                                                   f"(first on line {seen[key]})", ProblemKind.DUPLICATE_CALL))
-            continue
-        seen[key] = number
-        out.append(call)
+    out = unique_lines(path, _parse_lines(path, data, findings, _oracle_call(set(field_ids), set(origins), max_calls)),
+                       lambda c: (c.field_id, c.origin, c.call_index), lambda c: f"duplicate call {c.call_index} for {c.field_id} {c.origin} O3",
+                       ProblemKind.DUPLICATE_CALL, findings)
     return out, findings
 
 
@@ -313,13 +295,18 @@ def _name_list(value: Any, key: str, allowed: Iterable[str] | None, *, empty_ok:
     return tuple(value)
 
 
-def _panel(value: Any, origins: set[date]) -> Panel:
+def _object(value: Any, name: str, keys: tuple[str, ...]) -> None:
+    """``value`` is a JSON object with exactly ``keys``; a problem names ``name``."""
     if not isinstance(value, dict):
-        raise _Bad(f"'panel' must be an object, found {_show(value)}")
+        raise _Bad(f"'{name}' must be an object, found {_show(value)}")
     try:
-        _keys(value, PANEL_KEYS)
+        _keys(value, keys)
     except _Bad as exc:
-        raise _Bad(f"'panel': {exc}") from None
+        raise _Bad(f"'{name}': {exc}") from None
+
+
+def _panel(value: Any, origins: set[date]) -> Panel:
+    _object(value, "panel", PANEL_KEYS)
     return Panel(
         _name_list(value["splits"], "panel.splits", SPLITS),
         _date_list(value["origins"], "panel.origins", origins),
@@ -333,12 +320,7 @@ _INFERENCE_COUNTS = {"seed": 0, "api_retries": 0, "unit_retries": 0, "context_wi
 
 def check_inference(value: Any) -> dict:
     """§7 ``inference``: every key present (null = unset), nothing else, each of its type."""
-    if not isinstance(value, dict):
-        raise _Bad(f"'inference' must be an object, found {_show(value)}")
-    try:
-        _keys(value, INFERENCE_KEYS)
-    except _Bad as exc:
-        raise _Bad(f"'inference': {exc}") from None
+    _object(value, "inference", INFERENCE_KEYS)
     if value["endpoint"] is not None and value["endpoint"] not in ENDPOINTS:
         raise _Bad(f"'inference.endpoint' must be one of {', '.join(ENDPOINTS)} or null, found {_show(value['endpoint'])}")
     for key in _INFERENCE_NUMBERS:
@@ -429,12 +411,7 @@ def parse_training(
         if base_model is not None and base != base_model:
             raise _Bad(f"'base_model' {base!r} differs from model.json's {base_model!r}")
         gate = obj["gate"]
-        if not isinstance(gate, dict):
-            raise _Bad(f"'gate' must be an object, found {_show(gate)}")
-        try:
-            _keys(gate, GATE_KEYS)
-        except _Bad as exc:
-            raise _Bad(f"'gate': {exc}") from None
+        _object(gate, "gate", GATE_KEYS)
         if not isinstance(gate["passed"], bool):
             raise _Bad(f"'gate.passed' must be true or false, found {_show(gate['passed'])}")
         if not isinstance(obj["hyperparameters"], dict):

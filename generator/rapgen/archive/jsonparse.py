@@ -220,6 +220,22 @@ def _sha256_hex(obj: dict, key: str) -> str:
     return value
 
 
+def unique_lines(path: str, numbered: Iterable[tuple[int, T]], key: Callable[[T], Any], describe: Callable[[T], str],
+                 kind: ProblemKind, findings: list[Finding]) -> list[T]:
+    """The records of ``numbered`` ((line, record) pairs) whose ``key`` no earlier line had; each
+    repeat is a MALFORMED finding ``<describe(record)> (first on line N)``."""
+    out: list[T] = []
+    seen: dict[Any, int] = {}
+    for number, record in numbered:
+        k = key(record)
+        if k in seen:
+            findings.append(Finding(path, number, Category.MALFORMED, f"{describe(record)} (first on line {seen[k]})", kind=kind))
+            continue
+        seen[k] = number
+        out.append(record)
+    return out
+
+
 # ---------------------------------------------------------------- the toolkit under public names
 # KINDS.md §2 counts this module as engine: other kinds' parsers (rapgen.kinds.*.archive)
 # build on these rather than on the underscore names, which stay this stage's own.

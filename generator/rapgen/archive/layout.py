@@ -7,6 +7,8 @@ Code elsewhere builds paths from these names, never from string literals.
 
 from __future__ import annotations
 
+import re
+
 SUMS_NAME = "SHA256SUMS"
 ARCHIVE_DIR = "archive"
 ARCHIVE_PREFIX = ARCHIVE_DIR + "/"
@@ -99,6 +101,13 @@ def split_model_path(path: str) -> tuple[str, str] | None:
     return parts[0], parts[1]
 
 
+_RELEASE_MANIFEST = re.compile(r"^archive/releases/\d{4}\.SHA256SUMS$")
+
+
 def is_document(path: str) -> bool:
-    """True for the archive's JSON and JSONL files, which verify keeps and parses."""
-    return path.endswith(DOCUMENT_SUFFIXES)
+    """True for the files verify keeps and parses from the bytes it hashed: the JSON and JSONL
+    files and the release manifests (``releases/NNNN.SHA256SUMS``)."""
+    return path.endswith(DOCUMENT_SUFFIXES) or bool(_RELEASE_MANIFEST.match(path))
+
+
+__all__ = [name for name in dir() if not name.startswith("_") and name not in ("annotations", "re")]

@@ -14,7 +14,7 @@ from datetime import date
 from typing import Any, Callable, Iterable
 
 from rapgen.archive.calendar import add_months, parse_date
-from rapgen.archive.jsonparse import (  # noqa: F401 - loads_strict and as_float are part of this module's surface
+from rapgen.archive.jsonparse import (
     _HEX64_RE,
     _Bad,
     _bool,
@@ -29,10 +29,11 @@ from rapgen.archive.jsonparse import (  # noqa: F401 - loads_strict and as_float
     _str,
     as_float,
     loads_strict,
+    unique_lines,
 )
+from rapgen.archive.layout import MODEL_ID_PATTERN
 from rapgen.archive.records import (
     CONDITIONS,
-    MODEL_ID_PATTERN,
     SEARCH_CONDITIONS,
     SLOTS,
     SPLITS,
@@ -439,16 +440,9 @@ def parse_predictions(
     field_set = set(field_ids)
     origin_set = set(origins)
     findings: list[Finding] = []
-    units: list[Unit] = []
-    seen: dict[tuple[str, date, str], int] = {}
-    for number, unit in _parse_lines(path, data, findings, _prediction(field_set, origin_set)):
-        key = (unit.field_id, unit.origin, unit.condition)
-        if key in seen:
-            detail = f"duplicate unit {unit.field_id} {unit.origin} {unit.condition} (first on line {seen[key]})"
-            findings.append(Finding(path, number, Category.MALFORMED, detail, kind=ProblemKind.DUPLICATE_UNIT))
-            continue
-        seen[key] = number
-        units.append(unit)
+    units = unique_lines(path, _parse_lines(path, data, findings, _prediction(field_set, origin_set)),
+                         lambda u: (u.field_id, u.origin, u.condition), lambda u: f"duplicate unit {u.field_id} {u.origin} {u.condition}",
+                         ProblemKind.DUPLICATE_UNIT, findings)
     if coverage:
         findings.extend(_coverage(path, units, field_set, origin_set))
     return units, findings
@@ -506,14 +500,8 @@ def parse_traces(
     max_calls: int,
 ) -> tuple[list[TraceCall], list[Finding]]:
     findings: list[Finding] = []
-    calls: list[TraceCall] = []
-    seen: dict[tuple, int] = {}
-    for number, call in _parse_lines(path, data, findings, _trace_call(set(field_ids), set(origins), max_calls)):
-        key = (call.field_id, call.origin, call.condition, call.call_index)
-        if key in seen:
-            detail = f"duplicate call {call.call_index} for {call.field_id} {call.origin} {call.condition} (first on line {seen[key]})"
-            findings.append(Finding(path, number, Category.MALFORMED, detail, kind=ProblemKind.DUPLICATE_CALL))
-            continue
-        seen[key] = number
-        calls.append(call)
+    calls = unique_lines(path, _parse_lines(path, data, findings, _trace_call(set(field_ids), set(origins), max_calls)),
+                         lambda c: (c.field_id, c.origin, c.condition, c.call_index),
+                         lambda c: f"duplicate call {c.call_index} for {c.field_id} {c.origin} {c.condition}",
+                         ProblemKind.DUPLICATE_CALL, findings)
     return calls, findings

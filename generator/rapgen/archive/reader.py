@@ -1,14 +1,12 @@
-"""Read an archive's content as typed records and DuckDB views, unverified.
+"""The kit's reader: an archive's content as typed records, read from disk, unverified.
 
-:class:`Archive` reads files under ``archive/`` on demand: each accessor parses
-its file once and raises :class:`ArchiveError` naming the file and line if the
-file breaks the schema. Stages that score or publish take the
-:class:`~rapgen.archive.verified.VerifiedArchive` that
-:func:`~rapgen.archive.verify.open_verified` returns instead; a plain ``Archive``
-is for tools that work on an archive in progress (the prompt builder, the kit).
-
-The path constants below are re-exported from :mod:`rapgen.archive.layout` for
-older imports.
+:class:`Archive` reads files under ``archive/`` on demand: each accessor parses its file
+once and raises :class:`ArchiveError` naming the file and line if the file breaks the
+schema. It is for tools that work on an archive in progress — the prompt builder, the
+Search tool and agent driver of the kit, ``submit init``/``commit`` — and for the
+submission check when the archive does not verify. Every stage that scores, replays,
+renders or publishes takes a verified :class:`~rapgen.archive.release.Release` instead
+(``open_verified(root).release(n)``).
 """
 
 from __future__ import annotations
@@ -22,36 +20,18 @@ from types import MappingProxyType
 from typing import Callable, Mapping
 
 from rapgen.archive import parse
-from rapgen.archive.layout import (  # noqa: F401 - re-exported
-    ARCHIVE_DIR,
-    ARCHIVE_JSON,
-    ASSIGNMENTS_PARQUET,
-    BLOCKS_JSONL,
-    CODEBOOKS_JSONL,
-    FIELDS_JSONL,
-    LEDGER_JSON,
-    MANIFEST_JSONL,
-    MODELS_DIR,
-    ORIGINS_JSON,
-    PAPERS_PARQUET,
-    PREDICTIONS_JSONL,
-    SUMS_NAME,
-    TRACES_JSONL,
-    MODEL_JSON,
-    ORIGINS_SUBDIR,
-    WINDOW_FILES,
-    WINDOWS_DIR,
-    model_file,
-    origin_file,
-    window_file,
-    SEARCH_ORIGIN_PATTERN,
-)
 from rapgen.archive.history.records import OpenOrigin, ReleaseRecord, history_origins, parse_release_record, release_number
-from rapgen.archive.layout import RELEASES_DIR
+from rapgen.archive.layout import (
+    ARCHIVE_DIR, ARCHIVE_JSON, ASSIGNMENTS_PARQUET, BLOCKS_JSONL, CODEBOOKS_JSONL, FIELDS_JSONL, LEDGER_JSON,
+    MANIFEST_JSONL, MODEL_JSON, MODELS_DIR, ORIGINS_JSON, ORIGINS_SUBDIR, PAPERS_PARQUET, PREDICTIONS_JSONL,
+    RELEASES_DIR, SEARCH_DIR, SEARCH_ORIGIN_PATTERN, SUMS_NAME, TRACES_JSONL, WINDOW_FILES, WINDOWS_DIR, model_file,
+    origin_file, window_file
+)
+from rapgen.archive.ledger_tables import connect_ledger
+from rapgen.archive.sums import SumsUnreadable, parse_sums, read_sums
 from rapgen.archive.records import Block, Direction, Field, Finding, ModelInfo, Origins, ShardManifest, TraceCall, Unit
 from rapgen.errors import ArchiveError, UsageProblem
 
-SEARCH_DIR = "archive/search"
 
 
 def _raise_on(findings: list[Finding]) -> None:
@@ -88,6 +68,15 @@ class Archive:
         value, findings = parser(relative, self.read_bytes(relative))
         _raise_on(findings)
         return value
+
+    @cached_property
+    def files(self) -> Mapping[str, str]:
+        """SHA256SUMS as it stands on disk: path -> digest (empty when it cannot be read)."""
+        try:
+            entries, _ = parse_sums(read_sums(self.root / SUMS_NAME))
+        except SumsUnreadable:
+            return MappingProxyType({})
+        return MappingProxyType({e.path: e.digest for e in entries})
 
     @cached_property
     def manifest_sha256(self) -> str:
@@ -260,33 +249,11 @@ class Archive:
         return papers, rows
 
     # ------------------------------------------------------------ tables
-    def connect(self, release: int | None = None):
-        """A fresh in-memory DuckDB connection with views ``papers`` and
-        ``assignments`` over the union of the parquet files (benchmark/ and
-        every window; with ``release``, those release N listed) and a ``fields`` table."""
-        import duckdb
-        import pandas as pd
-
-        con = duckdb.connect()
-        papers, rows = self.ledger_files() if release is None else self.release_ledger_files(release)
-        for name, files in (("papers", papers), ("assignments", rows)):
-            # The relation API takes the paths as values: no SQL text is built from them.
-            paths = [str(self.root / rel) for rel in files]
-            con.read_parquet(paths[0] if len(paths) == 1 else paths).create_view(name)
-        frame = pd.DataFrame(
-            [(f.field_id, f.name, f.split, f.block_id, f.eligible_pre2024) for f in self.fields],
-            columns=["field_id", "name", "split", "block_id", "eligible_pre2024"],
-        )
-        con.register("fields_frame", frame)
-        con.execute("CREATE TABLE fields AS SELECT * FROM fields_frame")
-        con.unregister("fields_frame")
-        return con
-
-    def release_ledger_files(self, release: int) -> tuple[list[str], list[str]]:
-        """The papers and assignments files release ``release`` listed (a verified archive knows)."""
-        if release != 1 or self.ledger_files()[0] != [PAPERS_PARQUET]:
-            raise ArchiveError("releases are known only to a verified archive (open_verified)")
-        return [PAPERS_PARQUET], [ASSIGNMENTS_PARQUET]
+    def connect(self):
+        """A fresh in-memory DuckDB connection with views ``papers`` and ``assignments`` over the
+        union of the parquet files (benchmark/ and every complete window) and a ``fields`` table."""
+        papers, rows = self.ledger_files()
+        return connect_ledger(self.root, papers, rows, self.fields)
 
     @property
     def synthetic(self) -> bool:

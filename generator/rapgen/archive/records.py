@@ -7,7 +7,6 @@ from datetime import date
 from enum import Enum
 from typing import Mapping
 
-from rapgen.archive.layout import MODEL_ID_PATTERN, REGIMES  # noqa: F401 - re-exported for older imports
 
 SLOTS: tuple[str, ...] = tuple(f"D{i}" for i in range(8))
 CONDITIONS: tuple[str, ...] = ("A0", "A1", "A2", "A3", "A4")
@@ -207,3 +206,7 @@ class TraceCall:
     returned_ids: tuple[str, ...]
     line: int = 0
     prompt_sha256: str | None = None  # the prompt the kit sent for this unit, when recorded
+
+
+__all__ = [name for name, value in dict(globals()).items()
+           if not name.startswith("_") and name not in ("annotations", "dataclass", "field", "date", "Enum", "Mapping")]

@@ -4,7 +4,7 @@ The stages run cheap to expensive: read and parse SHA256SUMS, apply the path
 policy, walk ``archive/`` without following links, hash every listed file, then
 check the structural invariants. Hashing keeps the bytes of the JSON and JSONL
 documents, and the invariants parse exactly those bytes, so what was checked is
-what a :class:`VerifiedArchive` hands on: no stage reads a document again.
+what the :class:`VerifiedRoot` hands on: no stage reads a document again.
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
-from rapgen.archive.format2 import CallValidator, check_format2
 from rapgen.archive.history.load import LoadedHistory
-from rapgen.archive.invariants import check_invariants
-from rapgen.archive.layout import ARCHIVE_DIR, is_document
+from rapgen.archive.kind import ArchiveKind, CallValidator, CheckInput, archive_format
+from rapgen.archive.layout import ARCHIVE_DIR, ARCHIVE_JSON, is_document
+from rapgen.archive.rap_release import RAP_ARCHIVE
 from rapgen.archive.records import Category, Finding
 from rapgen.archive.sums import SUMS, SumsEntry, SumsUnreadable, check_paths, escape, parse_sums, read_sums
-from rapgen.archive.verified import VerifiedArchive
+from rapgen.archive.verified import VerifiedRoot
 from rapgen.archive.walk import Entry, HashResult, hash_files, walk
 from rapgen.errors import ArchiveError, UsageProblem
 
@@ -35,7 +35,7 @@ class VerifyReport:
     n_files: int = 0
     n_bytes: int = 0
     n_listed: int = 0
-    archive: VerifiedArchive | None = field(default=None, repr=False)  # set when ``ok`` (and invariants ran)
+    verified: VerifiedRoot | None = field(default=None, repr=False)  # set when ``ok`` (and invariants ran)
     history: LoadedHistory | None = field(default=None, repr=False)  # the release history read (invariants ran)
 
     @property
@@ -91,15 +91,19 @@ def verify_archive(
     on_hashed: Callable[[HashResult], None] | None = None,
     on_hash_start: Callable[[int, int], None] | None = None,
     validate_call: CallValidator | None = None,
+    kinds: Mapping[str, ArchiveKind] | None = None,
 ) -> VerifyReport:
     """Verify the archive below ``root`` (the folder holding SHA256SUMS and archive/).
 
-    With ``invariants``, the structural checks run, then the release history
-    (RELEASES.md), later-origin files and intervention records (INTERVENTIONS.md).
-    ``validate_call`` judges whether a recorded Search call is malformed
-    (``rapgen.search.validate_call``; without it, the archive's recorded-call rule).
-    When every check passes (and ``invariants`` ran), ``report.archive`` is the
-    :class:`VerifiedArchive` built from the bytes that were hashed."""
+    With ``invariants``, the verified ``ARCHIVE.json``'s ``format`` picks the benchmark kind
+    among ``kinds`` (``format -> ArchiveKind``, from ``rapgen.kinds.registry().formats``;
+    None: RAP alone) and the kind's structural checks run: for RAP the invariants, then the
+    release history (RELEASES.md), later-origin files and intervention records
+    (INTERVENTIONS.md). A format no kind reads is one ``INVARIANT`` finding, and the
+    structural stage is ``NOT-EVALUATED``. ``validate_call`` judges whether a recorded
+    Search call is malformed (``rapgen.search.validate_call``; without it, the archive's
+    recorded-call rule). When every check passes (and ``invariants`` ran), ``report.verified``
+    is the :class:`VerifiedRoot` built from the bytes that were hashed."""
     root = str(root)
     if not os.path.isdir(root):
         raise UsageProblem(f"{escape(root)}: the root is not a directory")
@@ -117,21 +121,36 @@ def verify_archive(
     found = _walk_archive(root, findings)  # 3. what is on disk, links not followed
     to_hash = _compare_listing(listed, found, findings)
     documents, verified = _hash_listed(root, to_hash, listed, found, report, jobs, on_hashed, on_hash_start)  # 4.
-    if invariants and data is not None:  # 5. structural invariants, on verified files only
-        present = {p for p, e in found.items() if e.kind == "file"}
-        result = check_invariants(root, documents, verified, set(listed), present)
-        findings.extend(result.findings)
-        digests = {p: e.digest for p, e in listed.items()}
-        extra = check_format2(root, documents, verified, digests, result.parsed, validate_call)
-        findings.extend(extra.findings)
-        report.history = extra.history
-        if not any(f.category is not Category.WARNING for f in findings):
-            report.archive = VerifiedArchive(
-                root, manifest_sha256=hashlib.sha256(data).hexdigest(), digests=digests, parsed=result.parsed, format2=extra,
-                validate_call=validate_call,
-            )
+    if invariants and data is not None:  # 5. the kind's structural checks, on verified files only
+        kind = _kind_of(documents.get(ARCHIVE_JSON) if ARCHIVE_JSON in verified else None, kinds, findings)
+        if kind is not None:
+            digests = {p: e.digest for p, e in listed.items()}
+            present = frozenset(p for p, e in found.items() if e.kind == "file")
+            checked = kind.check(CheckInput(Path(root), documents, frozenset(verified), digests, present, kind.history,
+                                            validate_call))
+            findings.extend(checked.findings)
+            report.history = checked.history
+            if not any(f.category is not Category.WARNING for f in findings):
+                report.verified = VerifiedRoot(root, manifest_sha256=hashlib.sha256(data).hexdigest(), digests=digests,
+                                                documents=documents, kind=kind, checked=checked, validate_call=validate_call)
     report.findings = sorted(set(findings), key=Finding.sort_key)
     return report
+
+
+def _kind_of(info: bytes | None, kinds: Mapping[str, ArchiveKind] | None, findings: list[Finding]) -> ArchiveKind | None:
+    """The kind reading ARCHIVE.json's ``format``; RAP when ``kinds`` is None, or when the format cannot
+    be read at all (RAP's check then reports why). None, with the findings, for a format no kind reads."""
+    if kinds is None:
+        return RAP_ARCHIVE
+    fmt = archive_format(info)
+    if fmt is None:
+        return kinds.get(RAP_ARCHIVE.format, RAP_ARCHIVE)
+    if fmt in kinds:
+        return kinds[fmt]
+    known = ", ".join(sorted(kinds)) or "none"
+    findings.append(Finding(ARCHIVE_JSON, None, Category.INVARIANT, f"unknown archive format {fmt!r}; this rapgen reads {known}"))
+    findings.append(Finding(ARCHIVE_DIR, None, Category.NOT_EVALUATED, f"structural checks not run: no benchmark kind reads format {fmt!r}"))
+    return None
 
 
 def _read_manifest(root: str, findings: list[Finding]) -> bytes | None:
@@ -247,17 +266,25 @@ def _symlinked_parent(path: str, found: dict) -> str | None:
     return None
 
 
-def is_valid(root: str | Path, *, jobs: int | None = None, validate_call: CallValidator | None = None) -> bool:
+def is_valid(root: str | Path, *, jobs: int | None = None, validate_call: CallValidator | None = None,
+             kinds: Mapping[str, ArchiveKind] | None = None) -> bool:
     """True if the archive verifies with no finding (warnings allowed), as bagit's ``is_valid``."""
-    return verify_archive(root, jobs=jobs, validate_call=validate_call).ok
+    return verify_archive(root, jobs=jobs, validate_call=validate_call, kinds=kinds).ok
 
 
-def open_verified(root: str | Path, *, jobs: int | None = None, validate_call: CallValidator | None = None) -> VerifiedArchive:
-    """Verify the archive at ``root`` and return it; raise ArchiveError if any finding."""
-    report = verify_archive(root, jobs=jobs, validate_call=validate_call)
-    if not report.ok or report.archive is None:
+def open_verified(root: str | Path, *, jobs: int | None = None, validate_call: CallValidator | None = None,
+                  kinds: Mapping[str, ArchiveKind] | None = None) -> VerifiedRoot:
+    """Verify the archive at ``root`` and return its :class:`VerifiedRoot`; raise ArchiveError if any finding."""
+    report = verify_archive(root, jobs=jobs, validate_call=validate_call, kinds=kinds)
+    if not report.ok or report.verified is None:
         n = len(report.errors)
         raise ArchiveError(
             f"{escape(str(root))}: archive failed verification with {n} finding{'s' * (n != 1)}; run 'rapgen verify --root {escape(str(root))}' for details"
         )
-    return report.archive
+    return report.verified
+
+
+def open_release(root: str | Path, number: int | None = None, *, jobs: int | None = None,
+                 validate_call: CallValidator | None = None, kinds: Mapping[str, ArchiveKind] | None = None):
+    """``open_verified(root, …).release(number)``: release ``number`` (default: the archive as it stands)."""
+    return open_verified(root, jobs=jobs, validate_call=validate_call, kinds=kinds).release(number)

@@ -1,15 +1,11 @@
-"""The archive's parquet writers, used by ``rapgen sample``/``synth`` and by tests
-that build archives in code.
-
-The JSON writers and atomic file output moved to :mod:`rapgen.io`; they are
-re-exported here so older imports keep working.
-"""
+"""The archive's parquet writers, used by ``rapgen sample``/``synth``, the release operations
+and by tests that build archives in code (the JSON writers are :mod:`rapgen.io`'s)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rapgen.io import atomic_path, atomic_write_bytes, dumps_line, write_json, write_jsonl  # noqa: F401 - re-exported
+from rapgen.io import atomic_path
 
 PAPERS_SCHEMA = (("arxiv_id", "string"), ("title", "string"), ("abstract", "string"), ("first_submitted", "date32"), ("categories", "string"))
 ASSIGNMENTS_SCHEMA = (

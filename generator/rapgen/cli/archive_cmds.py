@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, root_option
+from rapgen.cli.common import EPILOG, benchmark_kinds, debug_option, echo_json, handle_errors, root_option
 
 VERIFY_EPILOG = (
     "Exit codes: 0 verified; 1 any finding (FAILED, MISSING, UNLISTED, UNSAFE, MALFORMED, SYMLINK, "
@@ -38,7 +38,8 @@ def verify(root: Path, as_json: bool, strict: bool, quiet: bool, jobs: int | Non
     from rapgen.search import validate_call
 
     report = _with_progress(
-        lambda start, done: verify_archive(root, strict=strict, jobs=jobs, on_hash_start=start, on_hashed=done, validate_call=validate_call),
+        lambda start, done: verify_archive(root, strict=strict, jobs=jobs, on_hash_start=start, on_hashed=done, validate_call=validate_call,
+                                           kinds=benchmark_kinds().formats),
         quiet or as_json,
     )
     if as_json:

@@ -88,3 +88,20 @@ class _Null:
 
     def isatty(self) -> bool:
         return False
+
+
+def benchmark_kinds():
+    """The benchmark kinds the commands choose from (:func:`rapgen.kinds.registry`, looked up on each call)."""
+    import rapgen.kinds
+
+    return rapgen.kinds.registry()
+
+
+def open_release(root: Path, number: int | None = None):
+    """Verify ``root`` among the known kinds; return (its kind, the release ``number`` view)."""
+    from rapgen.archive import open_verified
+    from rapgen.search import validate_call
+
+    kinds = benchmark_kinds()
+    verified = open_verified(root, validate_call=validate_call, kinds=kinds.formats)
+    return kinds.for_format(verified.format), verified.release(number)

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import click
 
+from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, ORACLE_CONDITIONS, SEARCH_CONDITIONS, SOURCE_CONDITIONS
 from rapgen.cli.common import EPILOG, debug_option, echo_json, fail, handle_errors, json_option, root_option
 from rapgen.errors import UsageProblem
 from rapgen.text import escape_terminal
 
-CONDITION_CHOICE = click.Choice(["A0", "A1", "A2", "A3", "A4"])
+CONDITION_CHOICE = click.Choice(list(CONDITIONS))
 
 
 def safe(text: object) -> str:
@@ -59,7 +60,7 @@ def _cache_option(f):
 @click.option("--model", "model", metavar="ID|DIR", help="--readout: whose evidence: a model folder, or the id of a listed model (ROOT/archive/models/ID).")
 @click.argument("field_id", metavar="FIELD")
 @click.argument("origin")
-@click.argument("condition", type=click.Choice(["A0", "A1", "A2", "A3", "A4", "O1", "O2", "O3"]))
+@click.argument("condition", type=click.Choice([*CONDITIONS, *ORACLE_CONDITIONS]))
 @handle_errors
 def prompt(root: Path, as_json: bool, debug: bool, readout: str | None, budget: str, model: str | None,
            field_id: str, origin: str, condition: str) -> None:
@@ -88,9 +89,9 @@ def prompt(root: Path, as_json: bool, debug: bool, readout: str | None, budget: 
     if readout is not None:
         result = _readout_prompt(archive, root, field_id, origin, condition, readout, budget, model)
     elif condition.startswith("O"):
-        from rapgen.kit.intervention_inputs import OracleBlocks
-        from rapgen.kit.intervention_prompts import build_oracle_prompt
-        from rapgen.kit.prompt import unit_context
+        from rapgen.kit import OracleBlocks
+        from rapgen.kit import build_oracle_prompt
+        from rapgen.kit import unit_context
 
         when = unit_context(archive, field_id, origin)["origin_date"]
         result = build_oracle_prompt(archive, field_id, origin, condition, OracleBlocks(archive).block(field_id, when, condition))
@@ -110,11 +111,11 @@ def prompt(root: Path, as_json: bool, debug: bool, readout: str | None, budget: 
 
 
 def _readout_prompt(archive, root: Path, field_id: str, origin: str, condition: str, readout: str, budget: str, model: str | None):
-    from rapgen.kit.intervention_inputs import EvidenceBuilder, read_model_folder, readout_jobs
-    from rapgen.kit.intervention_prompts import build_readout_prompt
-    from rapgen.kit.prompt import unit_context
+    from rapgen.kit import EvidenceBuilder, read_model_folder, readout_jobs
+    from rapgen.kit import build_readout_prompt
+    from rapgen.kit import unit_context
 
-    if condition not in ("A3", "A4"):
+    if condition not in SOURCE_CONDITIONS:
         fail(f"--readout reads the evidence of an A3 or A4 unit; CONDITION is {condition}", 2)
     if not model:
         fail("--readout needs --model ID|DIR: the model folder whose traces.jsonl holds the evidence", 2)
@@ -142,7 +143,7 @@ def _readout_prompt(archive, root: Path, field_id: str, origin: str, condition: 
 @click.option("--mcp-http", "mcp_port", type=click.IntRange(1, 65535), metavar="PORT", help="Serve the Model Context Protocol over streamable HTTP on loopback PORT (path /mcp), for one unit.")
 @click.option("--field", "field_id", metavar="FIELD", help="MCP: the unit's field id.")
 @click.option("--origin", metavar="DATE", help="MCP: the unit's origin (YYYY-MM-DD).")
-@click.option("--condition", type=click.Choice(["A1", "A2", "A3", "A4", "O3"]), help="MCP: the unit's Search condition (O3: the exact-history unit's Search, on the Expanding shard).")
+@click.option("--condition", type=click.Choice([*SEARCH_CONDITIONS, ORACLE_CONDITIONS[-1]]), help="MCP: the unit's Search condition (O3: the exact-history unit's Search, on the Expanding shard).")
 @_cache_option
 @debug_option
 @handle_errors
@@ -248,7 +249,7 @@ def run(base_url: str, model_name: str, root: Path, out_dir: Path, fields: tuple
     }
     config = AgentConfig(
         base_url=base_url, model=model_name, api_key=os.environ.get(api_key_env) or None,
-        fields=_split(fields), origins=_split(origins), conditions=_split(conditions) or ("A0", "A1", "A3"),
+        fields=_split(fields), origins=_split(origins), conditions=_split(conditions) or FORECAST_CONDITIONS,
         temperature=temperature, max_turns=max_turns, timeout=timeout, retries=retries, model_info=info,
         max_output_tokens=max_output_tokens,
     )
@@ -268,12 +269,12 @@ def run(base_url: str, model_name: str, root: Path, out_dir: Path, fields: tuple
         click.echo(f"[{done}/{total}] {condition} {safe(fid)} {origin}: {status}", err=True)
 
     if readout:
-        from rapgen.kit.intervention_runner import run_readouts
+        from rapgen.kit import run_readouts
 
         summary = run_readouts(root, out_dir, config, readouts=_split(readouts), sources=_split(sources), budgets=_split(budgets),
                                force=force, resume=resume, on_unit=tick)
     elif oracle:
-        from rapgen.kit.intervention_runner import run_oracle
+        from rapgen.kit import run_oracle
 
         summary = run_oracle(root, out_dir, config, _split(oracle) or (), force=force, resume=resume, on_unit=tick)
     else:

@@ -76,7 +76,7 @@ def start(root: Path, release_date, closes, no_open: bool, simulated: bool, note
     The origin after the last resolved one opens for Live submissions, with
     its Search manifests built from the ledger, unless --no-open is given.
     """
-    from rapgen.archive.history.ops import start_history
+    from rapgen.archive import start_history
 
     _echo_result(start_history(root, release_date=release_date, open_next=not no_open, closes=closes,
                                simulated=simulated, notes=notes), as_json)
@@ -102,7 +102,7 @@ def roll(root: Path, window_dir: Path, closes, no_open: bool, release_date, simu
     the window, the next origin's Search manifests, the release record and its
     manifest, and re-seals SHA256SUMS; on any error nothing is written.
     """
-    from rapgen.archive.history.ops import roll_release
+    from rapgen.archive import roll_release
 
     _echo_result(roll_release(root, window_dir, closes=closes, release_date=release_date, open_next=not no_open,
                               simulated=simulated, notes=notes), as_json)
@@ -129,7 +129,7 @@ def cut(root: Path, kind: str, replacements: tuple[str, ...], reasons: tuple[str
       rapgen release cut --kind models --date 2026-01-15
       rapgen release cut --kind errata --replace archive/models/m/model.json=fixed.json --reason "wrong cut-off"
     """
-    from rapgen.archive.history.ops import Replacement, cut_release
+    from rapgen.archive import Replacement, cut_release
 
     if len(replacements) != len(reasons):
         raise click.UsageError(f"give one --reason per --replace ({len(replacements)} --replace, {len(reasons)} --reason)")
@@ -153,7 +153,7 @@ def verify_cmd(root: Path, as_json: bool, debug: bool) -> None:
     Every finding of 'rapgen verify' is reported, and every history finding
     names the release it concerns ('release 3: ...').
     """
-    from rapgen.archive.verify import format_finding, verify_archive
+    from rapgen.archive import format_finding, verify_archive
     from rapgen.search import validate_call
 
     report = verify_archive(root, validate_call=validate_call)
@@ -178,7 +178,7 @@ def verify_cmd(root: Path, as_json: bool, debug: bool) -> None:
 @handle_errors
 def list_cmd(root: Path, as_json: bool, debug: bool) -> None:
     """List the releases of an archive: number, date, kind, origins and manifest digest (nothing is verified)."""
-    from rapgen.archive.history.load import load_history
+    from rapgen.archive import load_history
 
     loaded = load_history(root, with_ledger=False)
     rows = []
@@ -206,8 +206,8 @@ def live_cmd(root: Path, as_of: int | None, as_json: bool, debug: bool) -> None:
 
     Sealed entries never revealed after their origin resolved are listed as unrevealed, never dropped.
     """
-    from rapgen.archive.history.live import live_entries
-    from rapgen.archive.history.load import load_history
+    from rapgen.archive import live_entries
+    from rapgen.archive import load_history
 
     entries = live_entries(load_history(root, with_ledger=False).input, as_of=as_of)
     if as_json:
@@ -240,7 +240,7 @@ def sample_history(source: Path, out: Path, open_submitter: str, as_json: bool, 
     the release dates are replayed, so every record says simulated: true.
     """
     from rapgen import __version__
-    from rapgen.sample.history import build_sample_history
+    from rapgen.sample import build_sample_history
 
     built = build_sample_history(source, out, kit=f"rapgen {__version__}", open_submitter=open_submitter)
     if as_json:

@@ -20,16 +20,16 @@ def reference_agents(root: Path, submitted) -> list[dict]:
 def reference_records(root: Path) -> dict[str, bytes]:
     """The reference agents' intervention records and the tuned panel model of the committed sample."""
     from rapgen.agents import REFERENCE_AGENTS
-    from rapgen.agents.interventions import intervention_files
-    from rapgen.sample.committed import PANEL
+    from rapgen.agents import intervention_files
+    from rapgen.sample import PANEL
 
     return intervention_files(root, [a.model_id for a in REFERENCE_AGENTS], panel=PANEL)
 
 
 def synth_records(root: Path) -> dict[str, bytes]:
     """The synthetic archive's intervention records and its panel model, by the reference agents' policies."""
-    from rapgen.agents.interventions import intervention_files
-    from rapgen.sample.synth_history import BASE_ID, DAMPINGS, PANEL_ID
+    from rapgen.agents import intervention_files
+    from rapgen.sample import BASE_ID, DAMPINGS, PANEL_ID
 
     return intervention_files(root, sorted(DAMPINGS), panel=(BASE_ID, PANEL_ID), dampings=DAMPINGS)
 
@@ -79,7 +79,7 @@ def build(out: Path, data: Path | None, force: bool, history: bool, as_json: boo
     if data is None:
         data = default_data_path()
     if history:
-        from rapgen.sample.committed import build_committed_sample
+        from rapgen.sample import build_committed_sample
 
         summary = build_committed_sample(data, out, force=force, agents=reference_agents, records=reference_records)
     else:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option, root_option
+from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option, open_release, root_option
 
 
 @click.command(epilog=EPILOG)
@@ -49,30 +49,20 @@ def score(root: Path, out_dir: Path, resamples: int | None, release: int | None,
     Search-option counterfactual from --out/option_reruns.json, written by
     'rapgen replay --out', when present). See docs/interventions.md.
     """
-    from rapgen.archive import open_verified
-    from rapgen.scores import compute_scores, write_scores
-    from rapgen.scores.interventions.compute import read_reruns
-    from rapgen.search import call_is_malformed, validate_call
+    from rapgen.scores import read_reruns
+    from rapgen.search import call_is_malformed
 
-    archive = open_verified(root, validate_call=validate_call)
-    reruns = read_reruns(out_dir, archive.manifest_sha256)
-    result = compute_scores(archive, resamples=resamples, malformed=call_is_malformed, reruns=reruns, release=release)
-    written = write_scores(result, out_dir)
+    kind, scored = open_release(root, release)  # a usage error for a release that does not exist
+    reruns = read_reruns(out_dir, scored.verified.manifest_sha256)  # rapgen replay --out ran on the archive as it stands
+    result = kind.score(scored, resamples=resamples, malformed=call_is_malformed, reruns=reruns)
+    written = kind.write_scores(result, out_dir)
+    data, lines = kind.summary(result) if kind.summary is not None else ({}, [])
     if as_json:
-        echo_json({**result.meta, "out": str(out_dir), "files": [p.name for p in written]})
+        echo_json({**data, "out": str(out_dir), "files": [p.name for p in written]})
         return
-    meta = result.meta
-    counts = meta["counts"]
-    fields = ", ".join(f"{n} {split}" for split, n in counts["fields"].items())
-    click.echo(
-        f"Scored {counts['models']} model{'s' * (counts['models'] != 1)} and {len(meta['policies'])} policies on "
-        f"{fields} fields ({meta['resamples']} resamples, seed {meta['seed']})."
-    )
-    if "release" in meta:
-        scored = meta["release"]
-        click.echo(f"Release {scored['number']} ({scored['date']}, {scored['kind']})"
-                   + (" with every merged file." if scored["includes_unreleased"] else ", from the files it listed."))
-    click.echo(f"Wrote {len(written)} files to {out_dir} (manifest {meta['manifest_sha256'][:12]}).")
+    for line in lines:
+        click.echo(line)
+    click.echo(f"Wrote {len(written)} files to {out_dir} (manifest {scored.manifest_sha256[:12]}).")
 
 
 COMMANDS = [score]

@@ -18,7 +18,7 @@ def cache_option(f):
 def _open(root: Path, verify: bool):
     from rapgen.archive import Archive, open_verified
 
-    return open_verified(root) if verify else Archive(root)
+    return open_verified(root).release() if verify else Archive(root)
 
 
 def _log(message: str) -> None:
@@ -132,7 +132,7 @@ def replay(jobs, out_dir, models, cache_dir, root, as_json, debug):
     relevance and bounds [T - 6 months, T): OUT/option_reruns.json and
     OUT/interventions/option_counterfactual.csv (docs/interventions.md).
     """
-    from rapgen.pipeline import intervention_records, write_counterfactual
+    from rapgen.kinds.rap import intervention_records, write_counterfactual
     from rapgen.search import format_summary, replay_archive, write_replay
 
     archive = _open(root, True)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option, root_option
+from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option, open_release, root_option
+from rapgen.errors import UsageProblem
 from rapgen.text import escape_terminal
 
 
@@ -48,10 +49,11 @@ def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | No
       python -m http.server -d site      # then open http://localhost:8000/
       rapgen build --site-url https://OWNER.github.io/rapgen/ --repo-url https://github.com/OWNER/rapgen
     """
+    from rapgen.cli.common import benchmark_kinds
     from rapgen.pipeline import run_build
 
     result = run_build(root, site_dir, resamples=resamples, work_dir=work_dir, scores_dir=scores_dir, site_url=site_url,
-                       repo_url=repo_url, replay=not no_replay, release=release)
+                       repo_url=repo_url, replay=not no_replay, release=release, kinds=benchmark_kinds())
     if as_json:
         echo_json({"site_dir": str(result.site_dir), "docs_dir": str(result.docs_dir), "scores_dir": str(result.scores_dir),
                    "pages": result.n_pages, "manifest_sha256": result.manifest_sha256, "synthetic": result.synthetic,
@@ -75,20 +77,22 @@ def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | No
 @debug_option
 @handle_errors
 def render(root: Path, scores_dir: Path, out_dir: Path, repo_url: str | None, as_json: bool, debug: bool) -> None:
-    """Render the site's Markdown pages from existing scores (no verification, no mkdocs).
+    """Render the site's Markdown pages from existing scores (no mkdocs).
 
-    Reads the score folder and the archive's descriptive records only; it never
-    recomputes a score. Use 'rapgen build' to publish.
+    Verifies the archive, then reads the score folder and the archive's descriptive
+    records only; it never recomputes a score. Use 'rapgen build' to publish.
     """
-    from rapgen.archive import Archive
-    from rapgen.site import render_docs
+    from rapgen.site import render_release
 
-    result = render_docs(Archive(root), scores_dir, out_dir, repo_url=repo_url)
+    kind, shown = open_release(root)
+    if kind.site is None:
+        raise UsageProblem(f"the {kind.name} benchmark kind has no site to render")
+    result = render_release(kind.site, shown, scores_dir, out_dir, repo_url=repo_url)
     if as_json:
         echo_json({"docs_dir": str(result.docs_dir), "pages": list(result.pages), "synthetic": result.synthetic,
                    "manifest_sha256": result.manifest_sha256})
         return
-    from rapgen.site.i18n import LANGUAGES
+    from rapgen.site import LANGUAGES
 
     each = len(result.pages) // len(LANGUAGES)
     click.echo(f"Rendered {len(result.pages)} pages ({each} in each of {', '.join(LANGUAGES)}) into "

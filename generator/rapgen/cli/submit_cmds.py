@@ -66,7 +66,7 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
     import json
 
     from rapgen.io import atomic_write_bytes
-    from rapgen.submit.review import check_submission, parse_now, render_report
+    from rapgen.submit import check_submission, parse_now, render_report
     from rapgen.text import escape_terminal
 
     if report_path is not None and report_path.parent.exists() and not report_path.parent.is_dir():
@@ -130,7 +130,7 @@ def commit(root: Path, origin: str | None, out_path: str | None, as_json: bool, 
     Exit 1 if the origin is not open or the files do not parse, 2 for a bad
     folder, option or missing file.
     """
-    from rapgen.submit.commit import make_commitment
+    from rapgen.submit import make_commitment
     from rapgen.text import escape_terminal
 
     to_stdout = out_path == "-"
@@ -148,7 +148,7 @@ def commit(root: Path, origin: str | None, out_path: str | None, as_json: bool, 
     shown = escape_terminal(str(result.written))
     click.echo(f"{'unchanged' if result.unchanged else 'wrote'} {shown}: {c.model_id} sealed for {c.origin} "
                f"(predictions.jsonl {c.predictions_sha256[:16]}…, traces.jsonl {(c.traces_sha256 or 'none')[:16]}…)")
-    from rapgen.submit.review.live import today_utc
+    from rapgen.submit import today_utc
 
     if today_utc() > result.open_origin.closes:
         click.echo(f"Warning: today is after {c.origin}'s deadline {result.open_origin.closes}; a pull request opened now is LATE.", err=True)

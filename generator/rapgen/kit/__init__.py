@@ -35,6 +35,8 @@ from rapgen.kit.intervention_prompts import (
     readout_template_sha256,
 )
 from rapgen.kit.intervention_runner import run_oracle, run_readouts
+from rapgen.kit.intervention_inputs import EvidenceBuilder, OracleBlocks, read_model_folder, readout_jobs
+from rapgen.kit.prompt import unit_context
 
 
 def serve_mcp(*args, **kwargs):
@@ -51,4 +53,5 @@ __all__ = [
     "AgentConfig", "RunSummary", "run_agent", "serve_search", "serve_mcp",
     "InterventionPrompt", "build_readout_prompt", "build_oracle_prompt", "readout_template_sha256", "oracle_template_sha256",
     "run_readouts", "run_oracle",
+    "EvidenceBuilder", "OracleBlocks", "read_model_folder", "readout_jobs", "unit_context",
 ]

@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from rapgen.archive import ORIGINS_SUBDIR, PREDICTIONS_JSONL, TRACES_JSONL, Archive, TraceCall, Unit, parse_predictions, parse_traces
-from rapgen.archive.evidence import PaperText, build_evidence, build_oracle_block, call_arguments, canonical_counts, oracle_windows
-from rapgen.archive.intervention_checks import calls_by_unit, replay_pairs
-from rapgen.archive.interventions import BUDGETS, READOUTS, SOURCE_CONDITIONS
+from rapgen.archive import (
+    ORIGINS_SUBDIR, PREDICTIONS_JSONL, TRACES_JSONL, Archive, TraceCall, Unit, parse_predictions, parse_traces,
+    PaperText, build_evidence, build_oracle_block, canonical_counts, oracle_windows, calls_by_unit, replay_pairs,
+    BUDGETS, READOUTS, SOURCE_CONDITIONS,
+)
 from rapgen.errors import SubmissionError, UsageProblem
-from rapgen.search import validate_call
+from rapgen.search import call_is_malformed
 
 
 def _read(path: Path) -> bytes | None:
@@ -64,15 +65,6 @@ def read_model_folder(archive: Archive, folder: Path) -> tuple[list[Unit], list[
         where = first.path + (f" line {first.line}" if first.line else "")
         raise SubmissionError(f"{where}: {first.detail}; fix the folder first (rapgen submit check)")
     return units, traces
-
-
-def is_malformed(call: TraceCall) -> bool:
-    """A recorded call whose arguments the Search tool rejects (SEARCH.md)."""
-    try:
-        validate_call(call_arguments(call))
-    except ValueError:
-        return True
-    return False
 
 
 @dataclass(frozen=True)
@@ -137,7 +129,7 @@ class EvidenceBuilder:
     def evidence(self, calls: tuple[TraceCall, ...] | list[TraceCall]) -> list[dict]:
         self._load({pid for c in calls for pid in c.returned_ids})
         try:
-            return build_evidence(calls, self.papers, is_malformed)
+            return build_evidence(calls, self.papers, call_is_malformed)
         except KeyError as exc:
             raise SubmissionError(f"traces.jsonl returns paper {exc.args[0]!r}, which is not in papers.parquet") from None
 

@@ -27,9 +27,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import date
 
-from rapgen.archive import Archive
-from rapgen.archive.evidence import canonical_json
-from rapgen.archive.interventions import BUDGETS, ORACLE_CONDITIONS, READOUTS, SOURCE_CONDITIONS
+from rapgen.archive import Archive, canonical_json, BUDGETS, ORACLE_CONDITIONS, READOUTS, SOURCE_CONDITIONS
 from rapgen.errors import RapgenError, UsageProblem
 from rapgen.kit.prompt import Prompt, render, templates_dir, tool_schemas, unit_context
 

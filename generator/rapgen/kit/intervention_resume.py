@@ -17,8 +17,7 @@ from datetime import date
 from pathlib import Path
 from typing import Callable
 
-from rapgen.archive import Archive, Finding, TraceCall
-from rapgen.archive.interventions import parse_oracle, parse_oracle_traces, parse_replays
+from rapgen.archive import Archive, Finding, TraceCall, parse_oracle, parse_oracle_traces, parse_replays
 from rapgen.errors import SubmissionError, UsageProblem
 from rapgen.io import atomic_write_bytes
 from rapgen.kit.resume import HINT

@@ -23,10 +23,10 @@ from datetime import date
 from pathlib import Path
 from typing import Callable
 
-from rapgen.archive import Archive
-from rapgen.archive.evidence import canonical_hash
-from rapgen.archive.intervention_folder import ORACLE_JSONL, ORACLE_TRACES_JSONL, REPLAYS_JSONL
-from rapgen.archive.interventions import BUDGETS, ORACLE_CONDITIONS, READOUTS, SOURCE_CONDITIONS
+from rapgen.archive import (
+    Archive, canonical_hash, ORACLE_JSONL, ORACLE_TRACES_JSONL, REPLAYS_JSONL, BUDGETS, ORACLE_CONDITIONS, READOUTS,
+    SOURCE_CONDITIONS,
+)
 from rapgen.errors import UsageProblem
 from rapgen.kit.chat import ChatClient, check_base_url
 from rapgen.kit.intervention_inputs import EvidenceBuilder, OracleBlocks, ReadoutJob, read_model_folder, readout_jobs

@@ -7,8 +7,12 @@ synthetic archive for speed measurements and tests) and :func:`generate_traces`
 """
 
 from rapgen.sample.build import DEFAULT_DATA, build_sample, default_data_path, report_markdown
+from rapgen.sample.committed import PANEL, build_committed_sample
+from rapgen.sample.history import build_sample_history
+from rapgen.sample.synth_history import BASE_ID, DAMPINGS, PANEL_ID
 
-__all__ = ["build_sample", "write_synthetic_archive", "generate_traces", "report_markdown", "default_data_path", "DEFAULT_DATA", "SCALES"]
+__all__ = ["build_sample", "write_synthetic_archive", "generate_traces", "report_markdown", "default_data_path", "DEFAULT_DATA", "SCALES",
+           "build_committed_sample", "build_sample_history", "BASE_ID", "DAMPINGS", "PANEL", "PANEL_ID"]
 
 
 def __getattr__(name: str):  # synth and traces pull in their own machinery only when used

@@ -31,12 +31,11 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
-from rapgen.archive import add_months
-from rapgen.archive.history.ops import Replacement, ReleaseResult, cut_release, roll_release, start_history
-from rapgen.archive.history.records import Commitment, commitment_path, format_commitment, reveal_path
-from rapgen.archive.history.verify import verify_history
-from rapgen.archive.layout import ASSIGNMENTS_PARQUET, MANIFEST_JSONL, ORIGINS_JSON, PAPERS_PARQUET
-from rapgen.archive.sums import format_sums
+from rapgen.archive import (
+    add_months, verify_archive, Replacement, ReleaseResult, cut_release, roll_release, start_history, Commitment,
+    commitment_path, format_commitment, reveal_path, ASSIGNMENTS_PARQUET, MANIFEST_JSONL, ORIGINS_JSON,
+    PAPERS_PARQUET, format_sums,
+)
 from rapgen.errors import ArchiveError, UsageProblem
 from rapgen.io import atomic_write_bytes, write_json
 
@@ -113,7 +112,7 @@ def build_sample_history(
         raise
     finally:
         shutil.rmtree(out.parent / f".{out.name}-windows", ignore_errors=True)
-    report = verify_history(out)
+    report = verify_archive(out)
     if not report.ok:
         raise ArchiveError(f"{out}: the built history does not verify ({len(report.errors)} findings)")
     return HistoryBuild(out, tuple(results), tuple(timed))
@@ -142,8 +141,6 @@ def _closes(origin: date) -> date:
 
 
 def _check_source(source: Path) -> dict:
-    from rapgen.archive.verify import verify_archive
-
     report = verify_archive(source)
     if not report.ok:
         raise ArchiveError(f"{source}: the source archive does not verify; run 'rapgen verify --root {source}'")
@@ -181,7 +178,7 @@ def _write_initial(source: Path, out: Path, origins: dict, initial: tuple[date, 
             if (source / folder / name).is_file():
                 lines = _lines_by_origin((source / folder / name).read_bytes())
                 atomic_write_bytes(out / folder / name, b"".join(line for o in sorted(keep) for line in lines.get(o, [])))
-    from rapgen.archive.seal import seal_archive
+    from rapgen.archive import seal_archive
 
     seal_archive(out)
     return models
@@ -233,7 +230,7 @@ def _live_entries(source: Path, models: list[str], origin: date, kit: str, open_
 
 def _add_files(root: Path, files: dict[str, bytes]) -> None:
     """Merge files as a pull request would: write them and append their SHA256SUMS lines."""
-    from rapgen.archive.history.load import read_root_sums
+    from rapgen.archive import read_root_sums
 
     sums = read_root_sums(root)
     for path, data in sorted(files.items()):

@@ -1,6 +1,9 @@
 """Scoring — every leaderboard number recomputed from the verified archive (SCORING.md).
 
-Public surface: :func:`compute_scores` -> :class:`ScoreResult`, :func:`write_scores`;
+Public surface: :func:`compute_scores` (one release) -> :class:`ScoreResult`, :func:`write_scores`;
+the interventions' hand-offs (:func:`model_records`, :func:`read_reruns`, :func:`counterfactual_file`,
+:func:`write_folder`); the kind declarations it reads (:class:`TrackSpec`, :class:`AxisSpec`,
+:class:`ClusterSpec`, with :class:`MetricSpec`);
 the scores -> site contract (:mod:`rapgen.scores.schema`: file columns, metric
 registry, tracks, policies, the headline choice, the diagnostics.json layout and
 :func:`diagnostic_tables`); the pure metric, baseline, bootstrap and kernel functions.
@@ -10,9 +13,22 @@ from rapgen.scores.baselines import BASELINES, compute_baselines
 from rapgen.scores.bootstrap import bootstrap_intervals, draw_counts
 from rapgen.scores.kernels import is_constant, mean_over, missing, pearson, ranks, spearman
 from rapgen.scores.metrics import REGISTRY, MetricSpec, UnitInputs, get_metric, jsd, tv, unit_metric_values
+from rapgen.scores.interventions.compute import counterfactual_file, read_reruns
+from rapgen.scores.interventions.sources import model_records
+from rapgen.scores.outputs import write_folder
 from rapgen.scores.pipeline import DiagnosticsInputs, ScoreResult, compute_scores, write_scores
+from rapgen.scores.spec import AxisSpec, ClusterSpec, Primary, TrackSpec
 from rapgen.scores.schema import (
+    BASELINE_CONDITION,
+    CEILING_GAP_TABLE,
+    LIVE_TRACK,
+    OPTIONAL_SCORE_FILES,
+    CONDITION_CONTRASTS,
+    CONTRASTS,
+    STATE_CONTRASTS,
+    TRACK_TITLES,
     DIAGNOSTIC_SECTIONS,
+    HISTORY_TRACKS,
     DIAGNOSTICS_META,
     METRIC_NAMES,
     METRICS,
@@ -24,19 +40,23 @@ from rapgen.scores.schema import (
     UNITS_TYPES,
     ColumnSpec,
     Interval,
-    Primary,
     Section,
     SectionSpec,
     Table,
     TableSpec,
     diagnostic_tables,
+    table_records,
 )
 
 __all__ = [
+    "AxisSpec", "ClusterSpec", "HISTORY_TRACKS", "TrackSpec",
+    "CEILING_GAP_TABLE", "LIVE_TRACK", "OPTIONAL_SCORE_FILES", "table_records",
+    "BASELINE_CONDITION", "CONDITION_CONTRASTS", "CONTRASTS", "STATE_CONTRASTS", "TRACK_TITLES",
     "BASELINES", "DIAGNOSTIC_SECTIONS", "DIAGNOSTICS_META", "METRICS", "METRIC_NAMES", "POLICIES", "PRIMARY", "REGISTRY",
     "SCHEMA_VERSION", "SCORE_FILES", "TRACKS", "UNITS_TYPES",
     "ColumnSpec", "DiagnosticsInputs", "Interval", "MetricSpec", "Primary", "ScoreResult", "Section", "SectionSpec", "Table",
     "TableSpec", "UnitInputs",
+    "counterfactual_file", "model_records", "read_reruns", "write_folder",
     "bootstrap_intervals", "compute_baselines", "compute_scores", "diagnostic_tables", "draw_counts", "get_metric",
     "is_constant", "jsd", "mean_over", "missing", "pearson", "ranks", "spearman", "tv", "unit_metric_values", "write_scores",
 ]

@@ -12,13 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rapgen.archive import FORECAST_CONDITIONS
 from rapgen.scores.metrics import HIGHER_IS_BETTER, METRIC_NAMES
+from rapgen.scores.schema import BASELINE_CONDITION, CONDITION_CONTRASTS, EWMA_CONTRAST_CONDITIONS
 from rapgen.scores.units import Entry
-
-# Contrasts between a model's own conditions (left - right), SCORING.md §4.
-CONDITION_CONTRASTS: tuple[tuple[str, str], ...] = (("A1", "A0"), ("A3", "A1"), ("A2", "A1"), ("A4", "A3"))
-EWMA_CONTRAST_CONDITIONS: tuple[str, ...] = FORECAST_CONDITIONS  # Ak-ewma, k in A0 A1 A3
 
 
 @dataclass(frozen=True)
@@ -37,7 +33,7 @@ def build_contrasts(entries: list[Entry]) -> list[Contrast]:
     pred_recent only between two forecasts (which the name rule implies).
     """
     index = {(e.entry, e.kind, e.condition): i for i, e in enumerate(entries)}
-    ewma = index.get(("ewma", "baseline", "BASE"))
+    ewma = index.get(("ewma", "baseline", BASELINE_CONDITION))
     out: list[Contrast] = []
     models = sorted({e.entry for e in entries if e.kind == "model"})
     for model in models:

@@ -15,8 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from rapgen.archive.history.check import HistoryInput
-from rapgen.archive.history.records import manifest_path
+from rapgen.archive import HistoryInput
 from rapgen.scores import steps
 from rapgen.scores.outputs import Table
 from rapgen.scores.pairs import PairTrack, pairs_table
@@ -77,15 +76,8 @@ def history_tables(archive, fr: steps.Frame, counted: steps.Counted, uv: steps.U
     }
 
 
-def release_manifest_sha256(archive, scope: ReleaseScope, release: int | None) -> str:
-    """The scored archive's identity: SHA256SUMS for the latest state, release N's manifest under --release N."""
-    if release is None:
-        return archive.manifest_sha256
-    return archive.digests[manifest_path(scope.number)]
-
-
-def release_meta(archive, history: HistoryInput, scope: ReleaseScope, fr: steps.Frame, counted: steps.Counted,
-                 uv: steps.UnitValues, releases: Table, release: int | None) -> dict:
+def release_meta(history: HistoryInput, scope: ReleaseScope, fr: steps.Frame, counted: steps.Counted,
+                 uv: steps.UnitValues, releases: Table, current: bool) -> dict:
     """scores.json ``release``: the release scored, its partial models (model -> condition ->
     k of |R| origins and the last release in which that entry had a complete all_origin row;
     releases.csv holds that row) and each Live participant's on-time origins."""
@@ -102,18 +94,14 @@ def release_meta(archive, history: HistoryInput, scope: ReleaseScope, fr: steps.
                 "origins": int(masks[TRACKS[0]].n_origins[e]), "of": len(scope.resolved),
                 "last_complete_release": complete_in.get((entry.entry, entry.condition))}
     live = masks.get(LIVE_TRACK)
-    record = history.records[scope.number]
+    record = history.records[scope.number].to_dict()  # as releases/NNNN.json has it (the scope's origins are its)
     return {
-        "number": scope.number,
-        "date": record.date.isoformat(),
-        "kind": record.kind.value,
-        "resolved_origins": [o.isoformat() for o in scope.resolved],
-        "strict_origin": scope.strict_origin.isoformat(),
-        "includes_unreleased": release is None,
-        "simulated": record.simulated,
+        "number": scope.number, **{key: record[key] for key in ("date", "kind", "resolved_origins", "strict_origin")},
+        "includes_unreleased": current,
+        "simulated": record["simulated"],
         # merged lines no release lists yet (scored only without --release; the site marks them unreleased)
         "unreleased": sorted(p for p in set(history.root) - set(history.manifests.get(max(history.manifests), {}))
-                             if p.startswith(("archive/models/", "archive/commitments/"))) if release is None else [],
+                             if p.startswith(("archive/models/", "archive/commitments/"))) if current else [],
         "partial": dict(sorted(partial.items())),
         "live": {} if live is None else {
             uv.entries[e].entry: [fr.origins[o].isoformat() for o in np.flatnonzero(live.origin_mask[e])]

@@ -10,17 +10,17 @@ prediction p, target y, recent window x and EWMA e). Nothing here does I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable
 
 import numpy as np
 
 from rapgen.errors import ScoringError
 from rapgen.scores.kernels import missing, ranks, spearman
+from rapgen.scores.spec import MetricSpec
 
 __all__ = [
-    "REGISTRY", "MetricSpec", "UnitInputs", "get_metric", "jsd", "register", "tv", "unit_metric_values",
+    "REGISTRY", "MetricSpec", "UnitInputs", "applies", "get_metric", "jsd", "register", "tv", "unit_metric_values",
     "METRIC_NAMES", "HIGHER_IS_BETTER",
 ]
 
@@ -76,25 +76,14 @@ class UnitInputs:
         return np.where(self.no_y, np.nan, spearman(self.p, self.x, ranks_a=self.ranks_p))
 
 
-# Which entries a metric applies to: every entry, forecasts only (models under
-# A0/A1/A3 and baselines), or State answers only (A2, A4).
+# Which entries a metric applies to (MetricSpec.scope): every entry, forecasts only (models
+# under A0/A1/A3 and baselines), or State answers only (A2, A4).
 SCOPES = ("all", "forecast", "state")
 
 
-@dataclass(frozen=True)
-class MetricSpec:
-    """A per-unit score column: ``fn(units) -> values`` (NaN where undefined).
-    ``higher_is_better`` is None for a descriptive metric (no better direction)."""
-
-    name: str
-    label: str
-    higher_is_better: bool | None
-    description: str
-    fn: Callable[[UnitInputs], np.ndarray] = field(repr=False, compare=False)
-    scope: str = "all"
-
-    def applies(self, is_state: bool) -> bool:
-        return self.scope == "all" or (self.scope == "state") == is_state
+def applies(spec: MetricSpec, is_state: bool) -> bool:
+    """True if ``spec`` scores an entry that is (``is_state``) or is not a State answer."""
+    return spec.scope == "all" or (spec.scope == "state") == is_state
 
 
 REGISTRY: dict[str, MetricSpec] = {}
@@ -120,16 +109,21 @@ def get_metric(name: str) -> MetricSpec:
 # The leaderboard's metric column, in output order. pred_recent / state_recent measure
 # agreement with the recent window: descriptive (SCORING.md names no better direction;
 # a forecast that merely copies the present scores 1), so their direction is None.
-register(MetricSpec("spearman", "Spearman", True, "spearman(p, y): the primary score",
-                    lambda u: spearman(u.p, u.y, ranks_a=u.ranks_p)))
-register(MetricSpec("tv", "TV distance", False, "tv(p, y)", lambda u: u.tv_py))
-register(MetricSpec("jsd", "JS divergence", False, "jsd(p, y)", lambda u: jsd(u.p, u.y)))
-register(MetricSpec("pred_recent", "Pred–recent", None, "spearman(p, x) for a forecast: agreement with the recent window",
-                    lambda u: u.recent, scope="forecast"))
-register(MetricSpec("state_recent", "State–recent", None, "spearman(s, x) for a State answer (A2, A4)",
-                    lambda u: u.recent, scope="state"))
-register(MetricSpec("tv_gain", "TV gain vs EWMA", True, "tv(e, y) - tv(p, y), e the EWMA composition",
-                    lambda u: np.where(missing(u.e) | u.no_y, np.nan, tv(u.e, u.y)) - u.tv_py))
+def _rap_metric(name: str, label: str, higher_is_better: bool | None, description: str, fn, scope: str = "all") -> MetricSpec:
+    """RAP's metrics are all field-macro means of per-unit values; an invalid unit is excluded (counted)."""
+    return MetricSpec(name, label, higher_is_better, "mean", "exclude", description, fn, scope)
+
+
+register(_rap_metric("spearman", "Spearman", True, "spearman(p, y): the primary score",
+                     lambda u: spearman(u.p, u.y, ranks_a=u.ranks_p)))
+register(_rap_metric("tv", "TV distance", False, "tv(p, y)", lambda u: u.tv_py))
+register(_rap_metric("jsd", "JS divergence", False, "jsd(p, y)", lambda u: jsd(u.p, u.y)))
+register(_rap_metric("pred_recent", "Pred–recent", None, "spearman(p, x) for a forecast: agreement with the recent window",
+                     lambda u: u.recent, scope="forecast"))
+register(_rap_metric("state_recent", "State–recent", None, "spearman(s, x) for a State answer (A2, A4)",
+                     lambda u: u.recent, scope="state"))
+register(_rap_metric("tv_gain", "TV gain vs EWMA", True, "tv(e, y) - tv(p, y), e the EWMA composition",
+                     lambda u: np.where(missing(u.e) | u.no_y, np.nan, tv(u.e, u.y)) - u.tv_py))
 
 METRIC_NAMES: tuple[str, ...] = tuple(REGISTRY)
 HIGHER_IS_BETTER: dict[str, bool | None] = {m.name: m.higher_is_better for m in REGISTRY.values()}
@@ -141,4 +135,4 @@ def unit_metric_values(p: np.ndarray, y: np.ndarray, x: np.ndarray, e: np.ndarra
     entries that are State answers (``is_state``) or not. Metrics that do not
     apply are left out."""
     units = UnitInputs(*(np.asarray(v, dtype=float) for v in (p, y, x, e)))
-    return {name: spec.fn(units) for name, spec in REGISTRY.items() if spec.applies(is_state)}
+    return {name: spec.fn(units) for name, spec in REGISTRY.items() if applies(spec, is_state)}

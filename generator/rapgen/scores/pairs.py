@@ -27,7 +27,8 @@ from rapgen.scores.counts import POLICIES
 from rapgen.scores.kernels import mean_over, single_threaded_blas
 from rapgen.scores.metrics import METRIC_NAMES
 from rapgen.scores.outputs import Table
-from rapgen.scores.units import BASELINE, BASELINE_CONDITION, MODEL, Entry
+from rapgen.scores.schema import BASELINE_CONDITION
+from rapgen.scores.units import BASELINE, MODEL, Entry
 
 PAIR_CHUNK = 32
 

@@ -17,15 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
-from rapgen.archive import VerifiedArchive
-from rapgen.archive.snapshot import release_archive
+from rapgen.archive import RapRelease
 from rapgen.errors import ScoringError
 from rapgen.scores import outputs, ranking, schema, steps, tables
 from rapgen.scores.schema import TRACKS
 from rapgen.scores.counts import POLICIES, Windows
 from rapgen.scores.diagnostics import compute_diagnostics, compute_unit_diagnostics
 from rapgen.scores.diagnostics.evidence import search_evidence
-from rapgen.scores.history_tables import history_tables, history_tracks, release_manifest_sha256, release_meta, unit_options
+from rapgen.scores.history_tables import history_tables, history_tracks, release_meta, unit_options
 from rapgen.scores.release_scopes import scored_release
 from rapgen.scores.interventions.compute import compute_interventions
 from rapgen.scores.interventions.extra import unit_extras
@@ -39,7 +38,7 @@ class DiagnosticsInputs:
     """What scoring hands to the §6 diagnostics (all arrays share the axis order
     policy P, field F, window W / origin O, slot 8; entries E as in ``entries``)."""
 
-    archive: VerifiedArchive
+    archive: RapRelease  # the release scored
     field_ids: list[str]
     field_split: np.ndarray  # (F,) split name per field
     field_block: np.ndarray  # (F,) block id per field
@@ -81,11 +80,12 @@ def _ledger_bootstrap(ledger: dict, resamples: int | None) -> tuple[int, int, fl
     return n, int(boot["seed"]), float(boot["level"])
 
 
-def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, diagnostics: bool = True,
+def compute_scores(release: RapRelease, resamples: int | None = None, *, diagnostics: bool = True,
                    malformed: Callable | None = None, reruns: Mapping | None = None,
-                   release: int | None = None, every_release: bool = True, _eras: bool = True) -> ScoreResult:
-    """Every leaderboard number of SCORING.md §1-§5 and §7, recomputed from ``archive``
-    (the records ``verify`` parsed from the bytes it hashed: ``open_verified(root)``).
+                   every_release: bool = True, _eras: bool = True) -> ScoreResult:
+    """Every leaderboard number of SCORING.md §1-§5 and §7 of one release, recomputed from the
+    records ``verify`` parsed from the bytes it hashed (``open_verified(root).release(n)``;
+    ``release()`` is the archive as it stands, unreleased lines included).
 
     ``resamples`` overrides the ledger's bootstrap.resamples (seed and level
     always come from the ledger). ``diagnostics=False`` skips the §6
@@ -97,17 +97,15 @@ def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, di
     ``reliability.posterior`` / ``reliability.revision``; ``reruns`` (from
     ``rapgen replay``'s option_reruns.json) fills option_counterfactual.csv. Panel
     models are left out of every leaderboard file; forecast_strict uses c_eff.
-    ``release``: score release N alone (format 2): its resolved origins, the files it
-    listed, and releases.csv for releases 1..N. Default: the latest release.
-    ``every_release=False`` limits releases.csv to the release scored (for timing).
-    Release N, and every releases.csv block, is scored from the bytes that release
-    listed: after an ``errata`` release, from the copies it kept (:func:`release_archive`).
+    A format-2 release is scored on its resolved origins and the files it listed, with
+    releases.csv for releases 1..N; ``every_release=False`` limits releases.csv to the release
+    scored (for timing). Every releases.csv block before an errata release is scored from the
+    bytes its release listed (the view of that release, never a copy).
     """
-    if release is not None:
-        archive = release_archive(archive, release)
+    archive = release
     R, seed, level = _ledger_bootstrap(archive.ledger, resamples)
     records = model_records(archive)
-    history, scope = scored_release(archive, release)
+    history, scope = scored_release(archive)
     fr = steps.frame(archive) if scope is None else replace(steps.frame(archive), origins=scope.resolved,
                                                              strict_origin=scope.strict_origin)
     counted = steps.count(archive, fr, R, seed, panel_models(records), effective_cutoffs(records), **unit_options(scope))
@@ -131,8 +129,7 @@ def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, di
     if _eras and every_release and history is not None and scope is not None:
         score_tables["releases.csv"] = _before_errata(archive, history, scope.number, resamples, score_tables["releases.csv"])
     if scope is not None:
-        meta["release"] = release_meta(archive, history, scope, fr, counted, uv, score_tables["releases.csv"], release)
-        meta["manifest_sha256"] = release_manifest_sha256(archive, scope, release)
+        meta["release"] = release_meta(history, scope, fr, counted, uv, score_tables["releases.csv"], archive.current)
     if diagnostics:
         section, unit_cols = compute_diagnostics_section(inputs)
         if records is not None and malformed is not None:
@@ -145,16 +142,16 @@ def compute_scores(archive: VerifiedArchive, resamples: int | None = None, *, di
     return ScoreResult(meta, score_tables, units, unit_types, section, inputs, files)
 
 
-def _before_errata(archive: VerifiedArchive, history, scored: int, resamples: int | None, table: Table) -> Table:
+def _before_errata(release: RapRelease, history, scored: int, resamples: int | None, table: Table) -> Table:
     """releases.csv with the blocks of releases before each errata release (up to ``scored``)
     computed from the bytes they listed: releases e..k-1 (e the previous errata release, or 1)
-    are scored on release k-1's own archive, where the files errata k replaced are the old ones."""
+    are scored on the view of release k-1, where the files errata k replaced are the old ones."""
     errata = [k for k in sorted(history.records) if 1 < k <= scored and history.records[k].kind.value == "errata"]
     blocks: dict[int, list[tuple]] = {}
     for row in table.rows():
         blocks.setdefault(int(row[0]), []).append(row)
     for start, k in zip([1, *errata], errata):
-        sub = compute_scores(release_archive(archive, k - 1), resamples, diagnostics=False, release=k - 1, _eras=False)
+        sub = compute_scores(release.verified.release(k - 1), resamples, diagnostics=False, _eras=False)
         own: dict[int, list[tuple]] = {}
         for row in sub.tables["releases.csv"].rows():
             own.setdefault(int(row[0]), []).append(row)
@@ -195,7 +192,7 @@ def _interval_tables(fr: steps.Frame, counted: steps.Counted, uv: steps.UnitValu
     }
 
 
-def _meta(archive: VerifiedArchive, fr: steps.Frame, counted: steps.Counted, uv: steps.UnitValues, tr: steps.Tracks,
+def _meta(archive: RapRelease, fr: steps.Frame, counted: steps.Counted, uv: steps.UnitValues, tr: steps.Tracks,
           score_tables: dict[str, Table], R: int, seed: int, level: float) -> dict:
     """scores.json: the archive's identity, the bootstrap settings, tracks and counts."""
     E, P, F, O = len(uv.entries), len(POLICIES), len(fr.field_ids), len(fr.origins)

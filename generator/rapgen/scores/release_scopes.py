@@ -1,4 +1,4 @@
-"""Release scopes read off an archive's history (RELEASES.md), for :mod:`rapgen.scores.releases`.
+"""Release scopes read off a release's history (RELEASES.md), for :mod:`rapgen.scores.releases`.
 
 A format-1 archive is one implicit release: number 1, dated by ``ARCHIVE.json``'s
 ``created``, every origin of ``origins.json`` resolved, every unit listed, no
@@ -13,29 +13,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import date
-from pathlib import Path
 
-from rapgen.archive.history.check import HistoryInput
-from rapgen.archive.history.live import live_entries, opening_records
-from rapgen.archive.history.records import reveal_path
-from rapgen.archive.layout import PREDICTIONS_JSONL, model_file
-from rapgen.errors import UsageProblem
+from rapgen.archive import HistoryInput, live_entries, opening_records, reveal_path, PREDICTIONS_JSONL, model_file
 from rapgen.scores.releases import ReleaseScope
-
-
-def archive_history(archive) -> HistoryInput | None:
-    """The archive's history input, or None for a format-1 archive (no release records)."""
-    loaded = getattr(archive, "history", None)
-    if loaded is not None:
-        inp = getattr(loaded, "input", loaded)
-        return inp if getattr(inp, "records", None) else None
-    root = Path(archive.root)
-    if not (root / "archive" / "releases").is_dir():
-        return None
-    from rapgen.archive.history.load import load_history
-
-    inp = load_history(root, with_ledger=False).input
-    return inp if inp.records else None
 
 
 def _created(archive) -> date | None:
@@ -73,20 +53,15 @@ def history_scopes(inp: HistoryInput, model_ids: list[str], origins: tuple[date,
     return out
 
 
-def scored_release(archive, release: int | None) -> tuple[HistoryInput | None, ReleaseScope | None]:
-    """The history and the scope ``rapgen score`` scores: release ``release`` alone (the files
-    it listed), or by default the latest release with every merged line (unreleased ones too).
-    A format-1 archive has neither (and only release 1)."""
-    inp = archive_history(archive)
-    if inp is None:
-        if release not in (None, 1):
-            raise UsageProblem(f"release {release} does not exist: a format-1 archive has one implicit release")
+def scored_release(release) -> tuple[HistoryInput | None, ReleaseScope | None]:
+    """The history and the scope of ``release`` (a :class:`~rapgen.archive.Release`): release N alone
+    (the files it listed), or for the archive as it stands the latest release with every merged line
+    (unreleased ones too). A format-1 archive has neither."""
+    if not release.is_history:
         return None, None
-    latest = max(inp.records)
-    n = latest if release is None else release
-    if n not in inp.records or n not in inp.manifests:
-        raise UsageProblem(f"release {n} does not exist (releases 1-{latest})")
+    inp = release.history
+    n = release.number
     record = inp.records[n]
     models = sorted({p.split("/")[2] for p in inp.root if p.startswith("archive/models/") and p.count("/") >= 3})
     scope = history_scopes(inp, models, tuple(record.resolved_origins), upto=n)[-1]
-    return inp, (replace(scope, listed=None) if release is None else scope)
+    return inp, (replace(scope, listed=None) if release.current else scope)

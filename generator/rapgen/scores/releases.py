@@ -113,7 +113,7 @@ def field_scores(values: np.ndarray, origin_mask: np.ndarray) -> np.ndarray:
 
 
 # A baseline's rank in releases.csv: its rank among the models of this condition (as the leaderboard shows it).
-BASELINE_RANK_CONDITION = "A3"
+BASELINE_RANK_CONDITION = schema.PRIMARY.condition
 
 
 @dataclass(frozen=True)

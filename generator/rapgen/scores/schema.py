@@ -16,7 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, NamedTuple
 
+from rapgen.archive import FORECAST_CONDITIONS, STATE_CONDITIONS
 from rapgen.scores.metrics import REGISTRY, MetricSpec
+from rapgen.scores.spec import Primary
 
 SCHEMA_VERSION = 1
 
@@ -26,7 +28,17 @@ TRACKS: tuple[str, ...] = ("all_origin", "forecast_strict")
 # in which an origin was open for sealed or open submissions; releases.csv uses all three.
 LIVE_TRACK = "live"
 HISTORY_TRACKS: tuple[str, ...] = TRACKS + (LIVE_TRACK,)
+# Each track's name in English (the site's words in each language are its catalogues' track.* labels).
+TRACK_TITLES: dict[str, str] = {"all_origin": "All-Origin", "forecast_strict": "Forecast-Strict", LIVE_TRACK: "Live"}
 POLICIES: tuple[str, ...] = ("canonical", "split", "single", "flip")
+# The ``condition`` of a baseline's rows (a model's rows carry its condition, A0…A4).
+BASELINE_CONDITION = "BASE"
+# contrasts.csv: a model's own condition pairs (left - right, SCORING.md §4), then each forecast
+# condition against the EWMA baseline; in this order everywhere they are listed.
+CONDITION_CONTRASTS: tuple[tuple[str, str], ...] = (("A1", "A0"), ("A3", "A1"), ("A2", "A1"), ("A4", "A3"))
+EWMA_CONTRAST_CONDITIONS: tuple[str, ...] = FORECAST_CONDITIONS  # Ak-ewma, k in A0 A1 A3
+CONTRASTS: tuple[str, ...] = tuple(f"{a}-{b}" for a, b in CONDITION_CONTRASTS) + tuple(f"{k}-ewma" for k in EWMA_CONTRAST_CONDITIONS)
+STATE_CONTRASTS: tuple[str, ...] = tuple(f"{a}-{b}" for a, b in CONDITION_CONTRASTS if a in STATE_CONDITIONS)  # A2-A1, A4-A3
 
 # The metric registry's entries, in output order (name, label, higher_is_better
 # True/False or None for a descriptive metric, description). One registry:
@@ -35,16 +47,15 @@ METRICS: tuple[MetricSpec, ...] = tuple(REGISTRY.values())
 METRIC_NAMES: tuple[str, ...] = tuple(REGISTRY)
 
 
-@dataclass(frozen=True)
-class Primary:
-    """The headline number: this metric, under this policy, on this track."""
+class RapPrimary(Primary):
+    """RAP's headline: this metric, under this counting policy, on this track, for this condition."""
 
-    metric: str
-    policy: str
-    track: str
+    @property
+    def policy(self) -> str:
+        return self.axis("policy")
 
 
-PRIMARY = Primary(metric="spearman", policy="canonical", track="all_origin")
+PRIMARY = RapPrimary(metric="spearman", track="all_origin", axes=(("policy", "canonical"),), condition="A3")
 
 # ---------------------------------------------------------------- score files
 SLOT_NAMES: tuple[str, ...] = tuple(f"D{i}" for i in range(8))

@@ -15,9 +15,9 @@ import numpy as np
 from rapgen.archive import SLOTS, STATE_CONDITIONS, Archive, ModelInfo
 from rapgen.errors import ScoringError
 from rapgen.scores.baselines import BASELINES
-from rapgen.scores.metrics import METRIC_NAMES, REGISTRY, UnitInputs
+from rapgen.scores.metrics import METRIC_NAMES, REGISTRY, UnitInputs, applies
+from rapgen.scores.schema import BASELINE_CONDITION
 
-BASELINE_CONDITION = "BASE"
 MODEL = "model"
 BASELINE = "baseline"
 
@@ -37,7 +37,7 @@ class Entry:
 
     def metrics(self) -> tuple[str, ...]:
         """The §2 metric names this entry is scored on, in output order."""
-        return tuple(name for name, spec in REGISTRY.items() if spec.applies(self.is_state))
+        return tuple(name for name, spec in REGISTRY.items() if applies(spec, self.is_state))
 
 
 @dataclass
@@ -139,6 +139,6 @@ def compute_unit_values(entries: list[Entry], predictions: np.ndarray, y: np.nda
     values = np.full((E, P, len(METRIC_NAMES), F, O), np.nan)
     state = np.array([entry.is_state for entry in entries], dtype=bool)
     for m, spec in enumerate(REGISTRY.values()):
-        applies = np.array([spec.applies(bool(s)) for s in state], dtype=bool)[:, None, None, None]
-        values[:, :, m] = np.where(applies, spec.fn(units), np.nan)
+        scored = np.array([applies(spec, bool(s)) for s in state], dtype=bool)[:, None, None, None]
+        values[:, :, m] = np.where(scored, spec.fn(units), np.nan)
     return values

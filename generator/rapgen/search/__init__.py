@@ -41,9 +41,11 @@ from rapgen.search.engine import (
     validate_call,
 )
 from rapgen.search.replay import OPTION_RERUNS_JSON, ReplayReport, default_jobs, format_summary, replay_archive, write_reruns
+from rapgen.search.spec import SearchSpec
+from rapgen.search.traces import trace_line
 
 __all__ = [
-    "Backend", "CallArgs", "CallProblem", "SearchResult", "Shard", "validate_call", "call_is_malformed", "parse_strict_date", "STRICT_DATE",
+    "SearchSpec", "Backend", "CallArgs", "CallProblem", "SearchResult", "Shard", "validate_call", "call_is_malformed", "parse_strict_date", "STRICT_DATE",
     "resolve_unit", "REGIME_OF_CONDITION",
     "ReplayReport", "replay_archive", "format_summary", "write_replay", "write_reruns", "OPTION_RERUNS_JSON", "default_jobs",
     "trace_line", "resolve_cache_dir",
@@ -59,10 +61,3 @@ def write_replay(report: ReplayReport, out_dir: str | Path) -> Path:
     write_json(path, report.data)
     return path
 
-
-def __getattr__(name: str):
-    if name == "trace_line":
-        from rapgen.search import traces
-
-        return getattr(traces, name)
-    raise AttributeError(name)

@@ -5,7 +5,7 @@ never under ``archive/``. ``<cache>`` is ``--cache-dir``, else the
 ``RAPGEN_CACHE`` environment variable, else ``<root>/.rapgen-cache``. The key
 is a digest of the engine version and the SHA-256 of ``papers.parquet`` and
 ``assignments.parquet`` — the digests a verified archive recorded while
-verifying (``VerifiedArchive.digests``), never hashed again here: any change to
+verifying (``Release.files``), never hashed again here: any change to
 the papers or the membership ledger gives a new folder, and appending models
 to the archive does not. When a
 shard is first opened, its member ids are hashed again and compared with
@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from rapgen.archive import ASSIGNMENTS_PARQUET, PAPERS_PARQUET, WINDOW_FILE_PATTERN, SUMS_NAME, SumsUnreadable, parse_sums, read_sums, sha256_file
+from rapgen.archive import ASSIGNMENTS_PARQUET, PAPERS_PARQUET, WINDOW_FILE_PATTERN, sha256_file
 from rapgen.errors import ArchiveError, SearchError
 from rapgen.search.analysis import ENGINE_VERSION, FIELDS, MIN_TOKEN_SIZE, STOPWORDS, TOKEN_RE, WHOOSH_VERSION
 from rapgen.search.index import build_field_arrays, day_number, paper_term_counts, tokenize_corpus, write_index_dir
@@ -43,16 +43,9 @@ def resolve_cache_dir(root: str | Path, cache_dir: str | Path | None = None) -> 
 
 
 def _recorded_digests(archive) -> dict[str, str]:
-    """A verified archive's recorded digests; for an unverified one (``--no-verify``),
-    its SHA256SUMS lines as listed."""
-    recorded = getattr(archive, "digests", None)
-    if recorded is None:
-        try:
-            entries, _ = parse_sums(read_sums(Path(archive.root) / SUMS_NAME))
-            recorded = {e.path: e.digest for e in entries}
-        except SumsUnreadable:
-            recorded = {}
-    return dict(recorded)
+    """The digests the archive lists: a release's ``files`` (as verify checked them), or for the
+    kit's unverified reader (``--no-verify``) SHA256SUMS as it stands."""
+    return dict(archive.files)
 
 
 def input_sha256(archive) -> dict[str, str]:

@@ -385,6 +385,13 @@ class Backend:
             (m.field_id, m.origin, m.regime): m for regime in ("fixed", "expanding") for m in archive.manifest(regime)
         }
 
+    def detached(self) -> Backend:
+        """This backend without its archive: the constants, the index folder and the manifests, cheap
+        to hand to a worker process (which then reads nothing of the archive again)."""
+        copy = object.__new__(Backend)
+        copy.__dict__.update(self.__dict__, archive=None, _vocab=None, _texts=None, _fields={}, _shards={})
+        return copy
+
     # -------------------------------------------------------------- lookups
     def _term_id(self, term: str) -> int | None:
         if self._vocab is None:
@@ -419,7 +426,7 @@ class Backend:
         if manifest is None:
             if regime not in ("fixed", "expanding"):
                 raise SearchError(f"regime must be 'fixed' or 'expanding', found {regime!r}")
-            if field_id not in self.archive.field_map:
+            if self.archive is not None and field_id not in self.archive.field_map:
                 raise SearchError(f"field {field_id!r} is not a field of this archive")
             raise SearchError(f"no {regime} shard for field {field_id!r} at origin {origin} in the manifest")
         if manifest.n_papers == 0 and not (self.folder / "fields" / f"{field_id}.npz").is_file():

@@ -23,13 +23,12 @@ import multiprocessing as mp
 import os
 from collections import defaultdict
 from itertools import groupby
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, NamedTuple
 
 from rapgen.errors import SearchError, UsageProblem
-from rapgen.archive import CONDITION_REGIME, VerifiedArchive
-from rapgen.archive.calendar import add_months
+from rapgen.archive import CONDITION_REGIME, RapRelease, TraceCall, add_months
 from rapgen.search.engine import Backend
 
 SCHEMA_VERSION = 1
@@ -41,18 +40,11 @@ COMMON_OPTIONS = {"sort": "relevance", "date_from": "T - 6 months", "date_to": "
 
 
 class ReplayCall(NamedTuple):
-    """One recorded call as sent to a worker (plain values, cheap to pickle)."""
+    """One recorded call as sent to a worker: the model, the call (for a counterfactual re-run,
+    with the common options) and the file it came from (or ``rerun``)."""
 
     model_id: str
-    line: int
-    field_id: str
-    origin: str  # ISO date
-    condition: str
-    call_index: int
-    query: str
-    sort: str
-    date_from: str | None
-    date_to: str | None
+    call: TraceCall
     source: str = TRACES  # traces.jsonl, oracle_traces.jsonl, or a counterfactual re-run
 
 
@@ -77,10 +69,8 @@ def default_jobs() -> int:
 _WORKER: dict = {}
 
 
-def _init_worker(root: str, folder: str) -> None:
-    from rapgen.archive import Archive
-
-    _WORKER["backend"] = Backend(Archive(root), index_folder=Path(folder))
+def _init_worker(backend: Backend) -> None:
+    _WORKER["backend"] = backend
 
 
 def _run_field(job: tuple[str, list[ReplayCall]]) -> tuple[str, list[tuple]]:
@@ -90,9 +80,10 @@ def _run_field(job: tuple[str, list[ReplayCall]]) -> tuple[str, list[tuple]]:
     try:
         # A call and its counterfactual re-run are adjacent (see _jobs) and share their
         # shard and query, so they go to the backend together and share the scoring.
-        for (origin, regime, _query), group in groupby(calls, key=lambda c: (c.origin, REGIME[c.condition], c.query)):
+        for (origin, regime, _query), group in groupby(calls, key=lambda c: (c.call.origin, REGIME[c.call.condition], c.call.query)):
             group = list(group)
-            variants = [{"query": c.query, "sort": c.sort, "date_from": c.date_from, "date_to": c.date_to} for c in group]
+            variants = [{"query": c.call.query, "sort": c.call.sort, "date_from": c.call.date_from, "date_to": c.call.date_to}
+                        for c in group]
             try:
                 results = backend.search_variants(field_id, origin, regime, variants)
             except SearchError as exc:
@@ -105,32 +96,24 @@ def _run_field(job: tuple[str, list[ReplayCall]]) -> tuple[str, list[tuple]]:
 
 
 # ---------------------------------------------------------------- main entry
-def oracle_traces(archive: VerifiedArchive, model_id: str) -> list:
-    """A model's O3 calls (oracle_traces.jsonl, as verify parsed them); none for an
-    archive object that does not carry intervention records."""
-    accessor = getattr(archive, "oracle_traces", None)
-    return list(accessor(model_id)) if callable(accessor) else []
+def _as_job(mid: str, c: TraceCall, source: str) -> ReplayCall:
+    return ReplayCall(mid, c, source)
 
 
-def _as_job(mid: str, c, source: str) -> ReplayCall:
-    return ReplayCall(mid, c.line, c.field_id, c.origin.isoformat(), c.condition, c.call_index, c.query, c.sort, c.date_from,
-                      c.date_to, source)
-
-
-def _rerun(mid: str, c, window_months: int) -> ReplayCall:
+def _rerun(mid: str, c: TraceCall, window_months: int) -> ReplayCall:
     """The call with the common options (§5): its own query, sort relevance, bounds [T − w, T)."""
-    return ReplayCall(mid, c.line, c.field_id, c.origin.isoformat(), c.condition, c.call_index, c.query, "relevance",
-                      add_months(c.origin, -window_months).isoformat(), c.origin.isoformat(), RERUN)
+    common = replace(c, sort="relevance", date_from=add_months(c.origin, -window_months).isoformat(), date_to=c.origin.isoformat())
+    return ReplayCall(mid, common, RERUN)
 
 
-def _jobs(archive: VerifiedArchive, model_ids: list[str], counterfactual: bool) -> tuple[dict, dict[str, list[ReplayCall]]]:
+def _jobs(archive: RapRelease, model_ids: list[str], counterfactual: bool) -> tuple[dict, dict[str, list[ReplayCall]]]:
     """The recorded calls per model and source file, and every call to run, grouped by field."""
     recorded: dict[tuple[str, str], list] = {}
     by_field: dict[str, list[ReplayCall]] = defaultdict(list)
     w = archive.origins.window_months
     for mid in model_ids:
         recorded[(mid, TRACES)] = archive.traces(mid)
-        recorded[(mid, ORACLE_TRACES)] = oracle_traces(archive, mid)
+        recorded[(mid, ORACLE_TRACES)] = list(archive.oracle_traces(mid))
         for source in (TRACES, ORACLE_TRACES):
             for c in recorded[(mid, source)]:
                 by_field[c.field_id].append(_as_job(mid, c, source))
@@ -147,20 +130,21 @@ def _key(model_id: str, source: str, call) -> tuple:
     return (model_id, source, call.field_id, str(call.origin), call.condition, call.call_index)
 
 
-def _run_all(archive: VerifiedArchive, backend: Backend, by_field: dict[str, list[ReplayCall]], jobs: int,
+def _run_all(backend: Backend, by_field: dict[str, list[ReplayCall]], jobs: int,
              tick: Callable[[int], None] | None) -> dict[tuple, tuple]:
     jobs_list = sorted(by_field.items(), key=lambda kv: -len(kv[1]))  # big fields first: better balance
     results: dict[tuple, tuple] = {}
 
     def take(out: list) -> None:
         for call, total, ids, error in out:
-            results[_key(call.model_id, call.source, call)] = (total, ids, error)
+            results[_key(call.model_id, call.source, call.call)] = (total, ids, error)
         if tick:
             tick(len(out))
 
     if jobs > 1 and len(jobs_list) > 1:
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-        with ctx.Pool(jobs, initializer=_init_worker, initargs=(str(archive.root), str(backend.folder))) as pool:
+        # each worker gets the backend's manifests and constants, not the release (nothing is read again)
+        with ctx.Pool(jobs, initializer=_init_worker, initargs=(backend.detached(),)) as pool:
             for _fid, out in pool.imap_unordered(_run_field, jobs_list):
                 take(out)
     else:
@@ -171,7 +155,7 @@ def _run_all(archive: VerifiedArchive, backend: Backend, by_field: dict[str, lis
 
 
 def replay_archive(
-    archive: VerifiedArchive,
+    archive: RapRelease,
     *,
     cache_dir: str | Path | None = None,
     jobs: int | None = None,
@@ -181,9 +165,9 @@ def replay_archive(
     log: Callable[[str], None] | None = None,
     counterfactual: bool = False,
 ) -> ReplayReport:
-    """Replay the traces of every model (or of ``models``) of ``archive`` (from
-    ``open_verified``: its traces are the records verify parsed, and its recorded
-    parquet digests key the shard index); with ``counterfactual``, also re-run every
+    """Replay the traces of every model (or of ``models``) of the release ``archive``
+    (``open_verified(root).release()``: its traces are the records verify parsed, and its
+    listed parquet digests key the shard index); with ``counterfactual``, also re-run every
     well-formed A1–A4 call with the common options (``ReplayReport.reruns``)."""
     jobs = jobs or default_jobs()
     model_ids = list(models) if models else list(archive.model_ids)
@@ -195,7 +179,7 @@ def replay_archive(
     recorded, by_field = _jobs(archive, model_ids, counterfactual)
     if on_start:
         on_start(sum(len(v) for v in by_field.values()))
-    results = _run_all(archive, backend, by_field, jobs, tick)
+    results = _run_all(backend, by_field, jobs, tick)
     traces = {mid: [(TRACES, c) for c in recorded[(mid, TRACES)]] + [(ORACLE_TRACES, c) for c in recorded[(mid, ORACLE_TRACES)]]
               for mid in model_ids}
     data = _summarise(archive, backend, model_ids, traces, results)

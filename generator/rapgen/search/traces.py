@@ -9,7 +9,6 @@ from __future__ import annotations
 from datetime import date
 from typing import Mapping
 
-from rapgen.archive import TRACE_KEYS  # noqa: F401 - the one definition, re-exported for older imports
 from rapgen.search.engine import SearchResult
 
 

@@ -7,8 +7,10 @@ The site never recomputes a score; it reads ``rapgen score``'s output folder.
 """
 
 from rapgen.site.build import BuildResult, build_site, check_site_dir, check_url
+from rapgen.site.i18n import LANGUAGES
 from rapgen.site.inputs import ScoreOutputs, load_score_outputs
-from rapgen.site.render import RenderResult, render_docs
+from rapgen.site.render import RenderResult, render_docs, render_release
+from rapgen.site.spec import PageSpec, SiteSpec
 
-__all__ = ["BuildResult", "RenderResult", "ScoreOutputs", "build_site", "check_site_dir", "check_url", "load_score_outputs",
-           "render_docs"]
+__all__ = ["LANGUAGES", "BuildResult", "PageSpec", "RenderResult", "SiteSpec", "ScoreOutputs", "build_site", "check_site_dir", "check_url", "load_score_outputs",
+           "render_docs", "render_release"]

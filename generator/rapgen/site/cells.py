@@ -17,19 +17,20 @@ from typing import Any
 
 import pandas as pd
 
-from rapgen.scores import METRICS
+from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, SPLITS as ARCHIVE_SPLITS
+from rapgen.scores import BASELINE_CONDITION, CONTRASTS, HISTORY_TRACKS, METRICS
 from rapgen.site.i18n import Labels, t
 
-SPLITS = ("test", "dev")  # Test is the default tab
+SPLITS = tuple(sorted(ARCHIVE_SPLITS, key=lambda s: s != "test"))  # Test is the default tab
 # The site's words for splits, tracks, conditions and metrics, in the language being
 # rendered (catalogue keys split.*, track.*, condition.*, metric.*; English outside a build).
 SPLIT_LABEL = Labels("split", SPLITS)
-TRACK_LABEL = Labels("track", ("all_origin", "forecast_strict", "live"))
-LEADER_CONDITIONS = ("A0", "A1", "A3")
-CONDITION_LABEL = Labels("condition", ("A0", "A1", "A2", "A3", "A4", "BASE"))
+TRACK_LABEL = Labels("track", HISTORY_TRACKS)
+LEADER_CONDITIONS = FORECAST_CONDITIONS  # the leaderboard's columns: the forecasts
+CONDITION_LABEL = Labels("condition", (*CONDITIONS, BASELINE_CONDITION))
 METRIC_LABEL = Labels("metric", tuple(m.name for m in METRICS))
 HIGHER = {m.name: m.higher_is_better for m in METRICS}  # True / False / None (descriptive)
-CONTRAST_ORDER = ("A1-A0", "A3-A1", "A2-A1", "A4-A3", "A0-ewma", "A1-ewma", "A3-ewma")
+CONTRAST_ORDER = CONTRASTS
 
 
 # ------------------------------------------------------------------ records

@@ -15,8 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from rapgen.errors import SiteError
-from rapgen.scores import SCHEMA_VERSION, SCORE_FILES
-from rapgen.scores.schema import OPTIONAL_SCORE_FILES
+from rapgen.scores import SCHEMA_VERSION, SCORE_FILES, OPTIONAL_SCORE_FILES
 
 # The score files the site reads; their columns are the scorer's declaration.
 SITE_CSVS = ("leaderboard.csv", "contrasts.csv", "ranks.csv", "field_scores.csv", "origin_scores.csv", "compositions.csv")

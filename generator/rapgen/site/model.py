@@ -4,14 +4,14 @@ Each page has its builder in :mod:`rapgen.site.pages`; the records are in
 :mod:`rapgen.site.cells`. Nothing here computes a score: every number comes from
 the score folder (:mod:`rapgen.site.inputs`), and the archive contributes only
 descriptive records (fields, codebooks, blocks, models, ARCHIVE.json, the ledger,
-the verified digests and file sizes).
+the verified digests and file sizes), all of the release shown.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from rapgen.archive import Archive
+from rapgen.archive import RapRelease
 from rapgen.site.cells import SiteModel, page_url
 from rapgen.site.inputs import ScoreOutputs
 from rapgen.site.pages.archive import build_artifacts, ledger_json, ledger_rows
@@ -29,10 +29,17 @@ from rapgen.site.pages.releases import build_releases, movements
 __all__ = ["build_site_model", "page_url"]
 
 
-def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
+def shown_origins(release: RapRelease) -> tuple[list[str], str]:
+    """The resolved origins and the strict origin of the release shown (a format-1 archive's one
+    release: origins.json's)."""
+    return [o.isoformat() for o in release.resolved_origins], release.strict_origin.isoformat()
+
+
+def build_site_model(archive: RapRelease, outputs: ScoreOutputs) -> SiteModel:
     """Assemble everything the templates need. Deterministic: every list is sorted."""
+    origins, strict_origin = shown_origins(archive)
     field_pages, field_index = build_field_pages(archive, outputs)
-    model_pages, model_index = build_model_pages(archive, outputs)
+    model_pages, model_index = build_model_pages(archive, outputs, origins)
     for page in model_pages:
         page.interventions = model_interventions(page.model_id, _extensions(archive, page.model_id), outputs)
     splits = Counter(f.split for f in archive.fields)
@@ -46,7 +53,7 @@ def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
         manifest_sha256=archive.manifest_sha256,
         scores_meta={k: outputs.scores_json.get(k) for k in ("resamples", "seed", "level") if k in outputs.scores_json},
         counts={"fields": len(archive.fields), "test_fields": splits.get("test", 0), "dev_fields": splits.get("dev", 0),
-                "blocks": len(archive.blocks), "models": len(archive.models), "origins": len(archive.origins.origins)},
+                "blocks": len(archive.blocks), "models": len(archive.models), "origins": len(origins)},
         panels=panels,
         field_pages=field_pages,
         field_index=field_index,
@@ -56,8 +63,8 @@ def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
         artifacts=build_artifacts(archive),
         ledger_rows=ledger_rows("", archive.ledger),
         ledger_json=ledger_json(archive.ledger),
-        strict_origin=archive.origins.strict_origin.isoformat(),
-        origins=[o.isoformat() for o in archive.origins.origins],
+        strict_origin=strict_origin,
+        origins=origins,
         ledger_level=float(archive.ledger["bootstrap"]["level"]),
         diagnostics_meta=diagnostics_meta(outputs),
         releases=releases,
@@ -68,17 +75,16 @@ def build_site_model(archive: Archive, outputs: ScoreOutputs) -> SiteModel:
     )
 
 
-def _extensions(archive: Archive, model_id: str) -> dict:
-    """model.json's INTERVENTIONS.md keys as verify parsed them (``base_model``, ``inference``); {} unverified."""
-    lookup = getattr(archive, "interventions", None)
-    records = lookup(model_id) if callable(lookup) else None
+def _extensions(archive: RapRelease, model_id: str) -> dict:
+    """model.json's INTERVENTIONS.md keys as verify parsed them (``base_model``, ``inference``)."""
+    records = archive.interventions(model_id)
     if records is None:
         return {}
     ext = records.extensions
     return {"base_model": ext.base_model or "", "inference": ext.inference}
 
 
-def _release_rows(archive: Archive, outputs: ScoreOutputs, panels: dict, current: int) -> None:
+def _release_rows(archive: RapRelease, outputs: ScoreOutputs, panels: dict, current: int) -> None:
     """Format 2: movement markers, All-Origin's partial models and the Live panel."""
     names = {m.model_id: m.display_name for m in archive.models}
     live = live_panels(archive, outputs, names)

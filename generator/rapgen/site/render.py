@@ -15,17 +15,18 @@ import tempfile
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import jinja2
 
-from rapgen.archive import Archive
-from rapgen.archive.snapshot import release_archive
+from rapgen.archive import RapRelease, Release
 from rapgen.errors import SiteError
 from rapgen.resources import templates_dir as packaged_templates
 from rapgen.site.env import make_environment
 from rapgen.site.inputs import ScoreOutputs, load_score_outputs
 from rapgen.site.cells import CONDITION_LABEL, LEADER_CONDITIONS, METRIC_LABEL, SPLIT_LABEL, SPLITS, TRACK_LABEL, SiteModel, page_url
 from rapgen.site.model import build_site_model
+from rapgen.site.spec import SiteSpec
 from rapgen.site.pages.switch import LEADER_METRICS
 from rapgen.scores import POLICIES, SCORE_FILES
 from rapgen.site.inputs import TEXT_COLUMNS
@@ -192,7 +193,7 @@ def render_pages(site: SiteModel, templates_dir: str | Path | None = None, *, re
     return out
 
 
-def render_languages(archive: Archive, outputs: ScoreOutputs, catalogues: dict[str, Catalogue],
+def render_languages(archive: RapRelease, outputs: ScoreOutputs, catalogues: dict[str, Catalogue],
                      templates_dir: Path, *, repo_url: str | None = None) -> tuple[SiteModel, dict[str, str]]:
     """The site model and pages of every language (the model is rebuilt in each, so plot
     titles, notes and the scripts' data are in that language); the default language's
@@ -207,43 +208,22 @@ def render_languages(archive: Archive, outputs: ScoreOutputs, catalogues: dict[s
     return models[DEFAULT_LANGUAGE], pages
 
 
-class ReleaseArchive:
-    """The archive as release N listed it: its models, its files and its manifest's digest
-    (``rapgen build --release N``); everything else is the verified archive's."""
-
-    def __init__(self, archive: Archive, number: int) -> None:
-        from rapgen.archive.history.records import manifest_path
-
-        self._archive = archive
-        view = archive.release_view(number)
-        self.digests = dict(view.files)
-        self.manifest_sha256 = archive.digests[manifest_path(number)]
-        self.models = [m for m in archive.models if m.model_id in view.predictions]
-        self.model_ids = [m.model_id for m in self.models]
-
-    def __getattr__(self, name: str):
-        return getattr(self._archive, name)
-
-
-def render_docs(archive: Archive, scores_dir: str | Path, docs_dir: str | Path,
-                templates_dir: str | Path | None = None, *, repo_url: str | None = None,
-                release: int | None = None) -> RenderResult:
-    """Render the whole docs folder from ``scores_dir`` and the archive; replace ``docs_dir`` atomically.
-    ``repo_url`` (the project's repository, e.g. ``https://github.com/OWNER/rapgen``) adds
-    links to its documents; without it the site names them but links nowhere outside itself."""
+def render_docs(archive: RapRelease, scores_dir: str | Path, docs_dir: str | Path,
+                templates_dir: str | Path | None = None, *, repo_url: str | None = None) -> RenderResult:
+    """Render the whole docs folder of one release (``open_verified(root).release(n)``) from its
+    scores in ``scores_dir``; replace ``docs_dir`` atomically. Every description, model and origin
+    comes from the release shown. ``repo_url`` (the project's repository, e.g.
+    ``https://github.com/OWNER/rapgen``) adds links to its documents; without it the site names
+    them but links nowhere outside itself."""
     from rapgen.site.build import check_url
 
     check_url("--repo-url", repo_url)
-    if release is not None:  # release N's own bytes (an errata release's kept copies), then its files only
-        archive = ReleaseArchive(release_archive(archive, release), release)  # type: ignore[arg-type, assignment]
     templates_dir = Path(templates_dir or packaged_templates())
     catalogues = load_catalogues(templates_dir)
     outputs = load_score_outputs(scores_dir, manifest_sha256=archive.manifest_sha256)
     site, pages = render_languages(archive, outputs, catalogues, templates_dir, repo_url=repo_url)
-    docs_dir = Path(docs_dir)
-    docs_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{docs_dir.name}.", dir=docs_dir.parent))
-    try:
+
+    def fill(tmp: Path) -> None:
         for rel, text in pages.items():
             _write(tmp, rel, text)
         _write_tables(outputs, tmp)
@@ -257,14 +237,44 @@ def render_docs(archive: Archive, scores_dir: str | Path, docs_dir: str | Path,
             shutil.copyfile(src, tmp / rel)
         (tmp / PLOTLY_ASSET).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(plotly_js_path(), tmp / PLOTLY_ASSET)
-        if docs_dir.exists():
-            old = docs_dir.with_name(f".{docs_dir.name}.old-{os.getpid()}")
-            os.replace(docs_dir, old)
-            os.replace(tmp, docs_dir)
+
+    docs_dir = replace_folder(Path(docs_dir), fill)
+    return RenderResult(docs_dir, tuple(sorted(pages)), site.synthetic, site.manifest_sha256, str(site.info.get("name", "")))
+
+
+def replace_folder(folder: Path, fill: Callable[[Path], None]) -> Path:
+    """``fill`` a temporary sibling of ``folder``, then swap it into place: a failure leaves ``folder`` as it was."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        fill(tmp)
+        if folder.exists():
+            old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
+            os.replace(folder, old)
+            os.replace(tmp, folder)
             shutil.rmtree(old, ignore_errors=True)
         else:
-            os.replace(tmp, docs_dir)
+            os.replace(tmp, folder)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return RenderResult(docs_dir, tuple(sorted(pages)), site.synthetic, site.manifest_sha256, str(site.info.get("name", "")))
+    return folder
+
+
+def render_release(spec: SiteSpec, release: Release, scores_dir: str | Path, docs_dir: str | Path, *,
+                   repo_url: str | None = None) -> RenderResult:
+    """The docs folder of one release of any kind: the kind's own renderer when it has one (RAP),
+    else each of its pages, ``template`` filled with ``build(release, scores_dir)``, in English."""
+    if spec.render is not None:
+        return spec.render(release, scores_dir, docs_dir, repo_url=repo_url)
+    templates = Path(spec.templates) if spec.templates else packaged_templates()
+    env = make_environment(templates)
+    pages: dict[str, str] = {}
+    for page in spec.pages:
+        try:
+            pages[page.path] = env.get_template(page.template).render(dict(page.build(release, Path(scores_dir))))
+        except jinja2.TemplateError as exc:
+            where, line = _template_location(exc, page.template, templates)
+            raise SiteError(f"{where}{f':{line}' if line else ''}: template error while rendering {page.path}: {exc}") from None
+    folder = replace_folder(Path(docs_dir), lambda tmp: [_write(tmp, rel, text) for rel, text in pages.items()])
+    return RenderResult(folder, tuple(sorted(pages)), release.synthetic, release.manifest_sha256, str(release.info.get("name", "")))

@@ -22,20 +22,9 @@ from pathlib import Path
 
 from rapgen import __version__
 from rapgen.archive import (
-    FORECAST_CONDITIONS,
-    ORIGIN_FILES,
-    ORIGINS_SUBDIR,
-    Archive,
-    Commitment,
-    OpenOrigin,
-    commitment_file,
-    format_commitment,
-    parse_commitment,
-    parse_predictions,
-    parse_traces,
-    sha256_bytes,
+    FORECAST_CONDITIONS, ORIGIN_FILES, ORIGINS_SUBDIR, Archive, Commitment, OpenOrigin, commitment_file,
+    format_commitment, parse_commitment, parse_predictions, parse_traces, sha256_bytes, names_panel,
 )
-from rapgen.archive.parse import names_panel
 from rapgen.errors import SubmissionError, UsageProblem
 from rapgen.io import atomic_write_bytes
 from rapgen.kit import check_model_id

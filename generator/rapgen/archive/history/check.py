@@ -32,8 +32,8 @@ from rapgen.archive.history.records import (
     reveal_path,
     search_path,
     superseded_path,
-    window_path,
 )
+from rapgen.archive.history.spec import RAP_HISTORY, HistorySpec
 from rapgen.archive.records import Category, Finding, ShardManifest
 
 UNRELEASED_ALLOWED = (MODELS_DIR + "/", COMMITMENTS_DIR + "/")
@@ -66,6 +66,14 @@ class HistoryInput:
     shards: Mapping[date, Sequence[ShardManifest]] = field(default_factory=dict)  # search/<origin>/ manifests
     commitments: Mapping[str, Commitment] = field(default_factory=dict)  # path -> commitment
     unparsed: frozenset[str] = frozenset()  # release files already reported (did not verify or parse)
+    spec: HistorySpec = RAP_HISTORY  # the kind's rhythm: what a roll resolves, opens and adds (window_months above wins)
+
+    def roll_keys(self, open_key: date) -> tuple[date, date]:
+        """(the key a roll resolves, the key it opens) when ``open_key`` was open: the roll ingests
+        [open_key, open_key + window), resolving open_key + window − target and opening open_key + window."""
+        opened = add_months(open_key, self.window_months)
+        target = self.spec.target_months
+        return (open_key if target is None else add_months(opened, -target)), opened
 
 
 class _Findings(list):
@@ -153,11 +161,10 @@ def _check_record(inp: HistoryInput, k: int, out: _Findings) -> None:
         if prev.open_origin is None:
             out.add(path, k, f"a roll resolves the open origin, but release {k - 1} has none open")
             return
-        target = prev.open_origin.origin
+        target, nxt = inp.roll_keys(prev.open_origin.origin)
         if record.resolved_origins != prev.resolved_origins + (target,):
             out.add(path, k, f"a roll appends exactly the open origin {target} to release {k - 1}'s resolved origins "
                     f"{_dates(prev.resolved_origins)}, found {_dates(record.resolved_origins)}")
-        nxt = add_months(target, inp.window_months)
         if record.open_origin is not None and record.open_origin.origin != nxt:
             out.add(path, k, f"a roll may open only the next origin {nxt}, found {record.open_origin.origin}")
         return
@@ -208,9 +215,10 @@ def _check_added(inp: HistoryInput, k: int, out: _Findings) -> None:
         allowed = set(own)
         prev = inp.records.get(k - 1)
         if prev is not None and prev.open_origin is not None:
-            allowed |= {window_path(prev.open_origin.origin, n) for n in WINDOW_FILES}
+            allowed |= set(inp.spec.window_paths(prev.open_origin.origin))
+            allowed |= set(inp.spec.resolved_paths(inp.roll_keys(prev.open_origin.origin)[0]))
         if record.open_origin is not None:
-            allowed |= {search_path(record.open_origin.origin, n) for n in SEARCH_FILES}
+            allowed |= set(inp.spec.opened_paths(record.open_origin.origin))
         for path in sorted(allowed - added - own):
             out.add(manifest_path(k), k, f"a roll must add {path}, and does not")
         extra = added - allowed

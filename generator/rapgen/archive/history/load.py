@@ -17,6 +17,7 @@ from rapgen.archive.layout import ORIGIN_FILE_PATTERN, SEARCH_ORIGIN_PATTERN, WI
 from rapgen.archive import parse
 from rapgen.archive.history.check import HistoryInput, check_history, first_release, release_numbers
 from rapgen.archive.history.ledger import UnionLedger, WindowSource, compare_manifest
+from rapgen.archive.history.spec import RAP_HISTORY, HistorySpec
 from rapgen.archive.history.records import (
     REVEAL_FILES,
     SEARCH_FILES,
@@ -70,14 +71,15 @@ def read_root_sums(root: Path) -> dict[str, str]:
 def load_history(
     root: str | Path, verified: set[str] | None = None, *, with_ledger: bool = True,
     sums: Mapping[str, str] | None = None, documents: Mapping[str, bytes] | None = None,
-    origins: Origins | None = None, field_ids: Sequence[str] | None = None,
+    origins: Origins | None = None, field_ids: Sequence[str] | None = None, spec: HistorySpec = RAP_HISTORY,
 ) -> LoadedHistory:
     """Read every history file of the archive below ``root``; ``verified`` defaults to every listed path.
 
     ``sums`` (path -> digest of the root SHA256SUMS) and ``documents`` (path -> the
     bytes the verifier hashed) spare reading them again; a path not in
     ``documents`` is read from disk. ``origins`` and ``field_ids``, when the
-    caller parsed them already, are used instead of parsing those files again."""
+    caller parsed them already, are used instead of parsing those files again. ``spec``: the kind's
+    release rhythm (what a roll resolves, opens and adds)."""
     root = Path(root)
     sums = dict(sums) if sums is not None else read_root_sums(root)
     ok = set(sums) if verified is None else verified
@@ -101,11 +103,12 @@ def load_history(
     commitments = _read_commitments(sums, read, findings)
     inp = HistoryInput(
         sums, records, manifests, origins.origins if origins else (), origins.strict_origin if origins else None,
-        origins.window_months if origins else 6, format_version, commitments=commitments, unparsed=frozenset(unparsed),
+        origins.window_months if origins else spec.window_months, format_version, commitments=commitments,
+        unparsed=frozenset(unparsed), spec=spec,
     )
     loaded = LoadedHistory(inp, findings, origins)
     if with_ledger and origins is not None and release_numbers(sums):
-        _ledger_checks(root, loaded, read, field_ids)
+        _ledger_checks(root, loaded, read, field_ids, ok)
     loaded.findings.extend(check_history(loaded.input))
     return loaded
 
@@ -169,11 +172,14 @@ def _read_commitments(sums: dict[str, str], read, findings: list[Finding]) -> di
     return out
 
 
-def _ledger_checks(root: Path, loaded: LoadedHistory, read, field_ids: Sequence[str] | None = None) -> None:
-    """Window rows and the opened origins' manifests, against the union ledger."""
+def _ledger_checks(root: Path, loaded: LoadedHistory, read, field_ids: Sequence[str] | None = None,
+                   ok: set[str] | None = None) -> None:
+    """Window rows and the opened origins' manifests, against the union ledger. ``ok``: the paths
+    that verified (a table is tested by membership, never read just to see that it is there)."""
+    ok = set(loaded.input.root) if ok is None else ok
     inp = loaded.input
     base = (PAPERS_PARQUET, ASSIGNMENTS_PARQUET, FIELDS_JSONL)
-    if any(p not in inp.root or read(p) is None for p in base):
+    if any(p not in inp.root or p not in ok for p in base):
         return
     if field_ids is None:
         fields, problems = parse.parse_fields(FIELDS_JSONL, read(FIELDS_JSONL) or b"")
@@ -183,7 +189,7 @@ def _ledger_checks(root: Path, loaded: LoadedHistory, read, field_ids: Sequence[
     windows: dict[date, dict[str, str]] = {}
     for path in inp.root:
         m = _WINDOW.match(path)
-        if m and read(path) is not None:
+        if m and path in ok:
             windows.setdefault(date.fromisoformat(m.group(1)), {})[m.group(2)] = path
     sources = [
         WindowSource(start, files["papers"], files["assignments"], root / files["papers"], root / files["assignments"])

@@ -37,6 +37,7 @@ from rapgen.archive.history.records import (
 )
 from rapgen.archive.layout import ARCHIVE_JSON, ASSIGNMENTS_PARQUET, FIELDS_JSONL, PAPERS_PARQUET
 from rapgen.archive.sums import SUMS, format_sums, sha256_file
+from rapgen.archive.verify import format_finding, verify_archive
 from rapgen.archive.writer import write_assignments, write_papers
 from rapgen.errors import ArchiveError, UsageProblem
 from rapgen.io import atomic_write_bytes, dumps_line
@@ -136,12 +137,9 @@ def _make_parents(folder: Path) -> list[Path]:
 
 # ---------------------------------------------------------------- shared steps
 def _verified_history(root: Path) -> LoadedHistory:
-    from rapgen.archive.history.verify import verify_history
-    from rapgen.archive.verify import format_finding
-
     if not root.is_dir():
         raise UsageProblem(f"{root}: the root is not a directory")
-    report = verify_history(root)
+    report = verify_archive(root)
     if not report.ok:
         primary = [f for f in report.errors if f.category.value != "NOT-EVALUATED"] or report.errors
         first = format_finding(primary[0])
@@ -152,10 +150,7 @@ def _verified_history(root: Path) -> LoadedHistory:
 
 def _check_after(root: Path) -> Callable[[], None]:
     def check() -> None:
-        from rapgen.archive.history.verify import verify_history
-        from rapgen.archive.verify import format_finding
-
-        report = verify_history(root)
+        report = verify_archive(root)
         if not report.ok:
             raise ArchiveError("the new release would not verify, so nothing was written: "
                                + "; ".join(format_finding(f) for f in report.errors[:_SHOWN]))

@@ -12,11 +12,12 @@ import re
 from dataclasses import dataclass
 from datetime import date
 from enum import Enum
-from typing import Any
+from typing import Any, Callable
 
 from rapgen.archive.layout import COMMITMENTS_DIR, MODELS_DIR, RELEASES_DIR, SEARCH_DIR, WINDOW_FILES, WINDOWS_DIR
 from rapgen.archive.layout import ORIGIN_FILES as REVEAL_FILES
-from rapgen.archive.records import MODEL_ID_PATTERN, Category, Finding
+from rapgen.archive.layout import MODEL_ID_PATTERN
+from rapgen.archive.records import Category, Finding
 
 SEARCH_FILES = ("manifest_fixed.jsonl", "manifest_expanding.jsonl")
 RECORD_KEYS = (
@@ -255,18 +256,22 @@ def release_number(path: str) -> int | None:
     return int(m.group(1)) if m and int(m.group(1)) > 0 else None
 
 
-def parse_release_record(path: str, data: bytes) -> tuple[ReleaseRecord | None, list[Finding]]:
-    """Strictly parse ``releases/NNNN.json``; the record's number must match the file name."""
+def _parsed(path: str, data: bytes, build: Callable[[dict], Any]) -> tuple[Any, list[Finding]]:
+    """``build(the document)``, or None with the finding naming the key's line."""
     findings: list[Finding] = []
     obj, text = _document(path, data, findings)
     if obj is None:
         return None, findings
     try:
-        record = _build_record(obj, release_number(path))
+        return build(obj), findings
     except _Bad as exc:
         findings.append(Finding(path, _key_line(text, exc.key), Category.MALFORMED, str(exc)))
         return None, findings
-    return record, findings
+
+
+def parse_release_record(path: str, data: bytes) -> tuple[ReleaseRecord | None, list[Finding]]:
+    """Strictly parse ``releases/NNNN.json``; the record's number must match the file name."""
+    return _parsed(path, data, lambda obj: _build_record(obj, release_number(path)))
 
 
 def _build_record(obj: dict, expected_number: int | None) -> ReleaseRecord:
@@ -358,16 +363,7 @@ def commitment_key(path: str) -> tuple[date, str] | None:
 
 def parse_commitment(path: str, data: bytes) -> tuple[Commitment | None, list[Finding]]:
     """Strictly parse a commitment; its model id and origin must match its path."""
-    findings: list[Finding] = []
-    obj, text = _document(path, data, findings)
-    if obj is None:
-        return None, findings
-    try:
-        commitment = _build_commitment(obj, commitment_key(path))
-    except _Bad as exc:
-        findings.append(Finding(path, _key_line(text, exc.key), Category.MALFORMED, str(exc)))
-        return None, findings
-    return commitment, findings
+    return _parsed(path, data, lambda obj: _build_commitment(obj, commitment_key(path)))
 
 
 def _build_commitment(obj: dict, where: tuple[date, str] | None) -> Commitment:

@@ -43,6 +43,7 @@ class ReleaseView:
     unreleased: tuple[str, ...] = ()  # only in the latest view: merged lines no release lists
     implicit: bool = False  # a format-1 archive's one release
     sources: Mapping[str, str] = field(default_factory=dict)  # listed path -> the path holding its bytes now
+    current: bool = False  # the archive as it stands: the latest release and every merged line (format 1: its one release)
 
     @property
     def superseded(self) -> dict[str, str]:
@@ -51,8 +52,10 @@ class ReleaseView:
 
 
 def implicit_record(inp: HistoryInput, created: date) -> ReleaseRecord:
-    """The one release of a format-1 archive: number 1, ``initial``, origins from origins.json."""
-    return ReleaseRecord(1, created, ReleaseKind.INITIAL, inp.origins, inp.strict_origin or inp.origins[-1], None, None,
+    """The one release of a format-1 archive: number 1, ``initial``, origins from origins.json
+    (a kind without a time key has none, and no strict origin)."""
+    strict = inp.strict_origin or (inp.origins[-1] if inp.origins else None)
+    return ReleaseRecord(1, created, ReleaseKind.INITIAL, inp.origins, strict, None, None,  # type: ignore[arg-type]
                          notes="format 1: one implicit release")
 
 
@@ -61,7 +64,7 @@ def release_view(inp: HistoryInput, number: int | None = None, *, created: date 
     if not inp.records:
         if number not in (None, 1):
             raise UsageProblem(f"release {number} does not exist: a format-1 archive has one implicit release")
-        return _view(inp, 1, implicit_record(inp, created or date(1970, 1, 1)), dict(inp.root), (), implicit=True)
+        return _view(inp, 1, implicit_record(inp, created or date(1970, 1, 1)), dict(inp.root), (), implicit=True, current=True)
     latest = max(inp.records)
     n = latest if number is None else number
     if n not in inp.records or n not in inp.manifests:
@@ -70,7 +73,7 @@ def release_view(inp: HistoryInput, number: int | None = None, *, created: date 
     unreleased: tuple[str, ...] = ()
     if n == latest:
         unreleased = tuple(sorted(set(inp.root) - set(files) - {manifest_path(n)}))
-    return _view(inp, n, inp.records[n], files, unreleased, sources=release_sources(inp, n))
+    return _view(inp, n, inp.records[n], files, unreleased, sources=release_sources(inp, n), current=number is None)
 
 
 def errata_after(inp: HistoryInput, number: int) -> list[int]:
@@ -93,7 +96,7 @@ def release_sources(inp: HistoryInput, number: int) -> dict[str, str]:
 
 
 def _view(inp: HistoryInput, n: int, record: ReleaseRecord, files: dict[str, str], unreleased: tuple[str, ...],
-          implicit: bool = False, sources: dict[str, str] | None = None) -> ReleaseView:
+          implicit: bool = False, sources: dict[str, str] | None = None, current: bool = False) -> ReleaseView:
     windows: dict[str, dict[str, str]] = {}
     manifests: dict[date, dict[str, str]] = {o: dict(MANIFEST_JSONL) for o in inp.origins}
     models: dict[str, dict[str, list[tuple[str, str]]]] = {"predictions": {}, "traces": {}}
@@ -108,4 +111,4 @@ def _view(inp: HistoryInput, n: int, record: ReleaseRecord, files: dict[str, str
     rows = (ASSIGNMENTS_PARQUET, *(windows[s]["assignments"] for s in sorted(windows) if "assignments" in windows[s]))
     by_model = {kind: {m: tuple(p for _, p in sorted(v)) for m, v in sorted(found.items())} for kind, found in models.items()}
     return ReleaseView(n, record, files, papers, rows, dict(sorted(manifests.items())), by_model["predictions"],
-                       by_model["traces"], unreleased, implicit, sources if sources is not None else {p: p for p in files})
+                       by_model["traces"], unreleased, implicit, sources if sources is not None else {p: p for p in files}, current)

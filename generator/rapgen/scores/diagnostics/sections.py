@@ -35,7 +35,7 @@ from rapgen.scores.diagnostics.episodes import (
 from rapgen.scores.diagnostics.residual import direct_alignment, direct_permutations, partial_residual
 from rapgen.scores.kernels import mean_over, single_threaded_blas
 from rapgen.scores.kernels import missing as missing_rows
-from rapgen.scores.metrics import REGISTRY
+from rapgen.scores.metrics import REGISTRY, applies
 from rapgen.scores.schema import UNIT_DIAGNOSTIC_COLUMNS
 
 DIAGNOSTICS_VERSION = 1
@@ -202,7 +202,7 @@ def _episode_order(a: DiagnosticArrays) -> np.ndarray:
 
 
 def _applicable(condition: str, metric: str) -> bool:
-    return REGISTRY[metric].applies(condition in STATE_CONDITIONS)
+    return applies(REGISTRY[metric], condition in STATE_CONDITIONS)
 
 
 # ----------------------------------------------------------------------------- sections

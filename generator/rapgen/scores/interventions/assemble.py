@@ -20,9 +20,8 @@ from datetime import date
 
 import numpy as np
 
-from rapgen.archive.calendar import add_months
-from rapgen.archive.interventions import OracleUnit, Panel, Readout
-from rapgen.archive.records import TraceCall, Unit
+from rapgen.archive import add_months, OracleUnit, Panel, Readout, TraceCall, Unit
+from rapgen.scores.schema import CONDITION_CONTRASTS
 from rapgen.scores.interventions.conditions import UnitValues, oracle_statistics, panel_statistics
 from rapgen.scores.interventions.core import SplitDraws, Statistic, summarise
 from rapgen.scores.interventions.exposure import (
@@ -45,7 +44,7 @@ from rapgen.scores.interventions.tables import mask_rows
 from rapgen.scores.metrics import unit_metric_values
 
 REGIME_PAIRS: tuple[tuple[str, str, str], ...] = (("expanding", "A3", "A4"), ("fixed", "A1", "A2"))
-MODEL_CONTRASTS: tuple[tuple[str, str], ...] = (("A1", "A0"), ("A3", "A1"), ("A2", "A1"), ("A4", "A3"))
+MODEL_CONTRASTS: tuple[tuple[str, str], ...] = CONDITION_CONTRASTS  # the leaderboard's own (scores.schema)
 STATE = ("A2", "A4")
 ExtraMetrics = Callable[[np.ndarray, bool], Mapping[str, np.ndarray]]
 # (model, field, origin, condition, call_index) -> the ids the call returned when re-run with the

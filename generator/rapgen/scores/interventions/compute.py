@@ -20,8 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from rapgen.archive import SLOTS
-from rapgen.archive.records import TraceCall
+from rapgen.archive import SLOTS, TraceCall
 from rapgen.scores.interventions.assemble import Grid, ModelRecords, Reruns, assemble_rows, counterfactual_rows
 from rapgen.scores.interventions.core import ALL_SPLITS, SplitDraws, draws_from_scorer, split_draws
 from rapgen.scores.interventions.reliability import GAP_TRACK, ceiling_gaps, posterior_ceiling, revision_reliability, revision_section
@@ -181,7 +180,7 @@ def counterfactual_file(archive: Any, records: list[ModelRecords], malformed: Ca
 
     boot = archive.ledger["bootstrap"]
     R, seed, level = int(boot["resamples"]) if resamples is None else int(resamples), int(boot["seed"]), float(boot["level"])
-    _history, scope = scored_release(archive, None)  # the frame rapgen score scores (a history: its resolved origins)
+    _history, scope = scored_release(archive)  # the frame rapgen score scores (a history: its resolved origins)
     fr = frame(archive) if scope is None else replace(frame(archive), origins=scope.resolved, strict_origin=scope.strict_origin)
     counted = count(archive, fr, R, seed, panel_models(records), effective_cutoffs(records), **unit_options(scope))
     composed = compose(counted, archive.ledger)

@@ -21,7 +21,7 @@ from datetime import date, timedelta
 
 import numpy as np
 
-from rapgen.archive.calendar import add_months
+from rapgen.archive import add_months
 from rapgen.scores.interventions.core import Statistic, field_values
 
 MASK_KINDS: tuple[str, ...] = ("forecast", "joint")

@@ -28,7 +28,7 @@ from datetime import date
 
 import numpy as np
 
-from rapgen.archive.calendar import add_months
+from rapgen.archive import add_months
 from rapgen.scores.interventions.core import ALL_SPLITS, INTERVAL_COLUMNS, SplitDraws, interval_arrays, percentile_interval, replicates
 from rapgen.scores.kernels import mean_over, rounded, spearman
 

@@ -5,8 +5,7 @@ when any model of the archive carries an intervention record (a readout, an
 oracle unit or trace, a training.json, or one of model.json's ``panel``,
 ``base_model``, ``cutoff_precision`` and ``inference`` keys), else None: an
 archive without them is scored exactly as before. The records are the ones
-``verify`` parsed and checked (``VerifiedArchive.interventions``); an archive
-object without them (a plain :class:`~rapgen.archive.Archive`) has none.
+``verify`` parsed and checked, as the release scored lists them (``RapRelease.interventions``).
 """
 
 from __future__ import annotations
@@ -16,8 +15,7 @@ from dataclasses import replace
 from datetime import date
 from typing import Any
 
-from rapgen.archive.intervention_folder import InterventionRecords
-from rapgen.archive.interventions import ModelExtensions
+from rapgen.archive import InterventionRecords, ModelExtensions
 from rapgen.scores.interventions.assemble import ModelRecords
 
 DEFAULT_EXTENSIONS = ModelExtensions()
@@ -26,8 +24,7 @@ NO_RECORDS = InterventionRecords(DEFAULT_EXTENSIONS)
 
 def folder_records(archive: Any, model_id: str) -> InterventionRecords:
     """A model's verified intervention records (empty when it has none)."""
-    accessor = getattr(archive, "interventions", None)
-    found = accessor(model_id) if callable(accessor) else None
+    found = archive.interventions(model_id)
     return found if found is not None else NO_RECORDS
 
 

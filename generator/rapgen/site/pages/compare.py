@@ -13,14 +13,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from rapgen.archive import Archive
-from rapgen.scores import METRICS, PRIMARY, TRACKS
+from rapgen.archive import CONDITIONS as MODEL_CONDITIONS, RapRelease
+from rapgen.scores import BASELINE_CONDITION, METRICS, PRIMARY, TRACKS
 from rapgen.site.cells import CONDITION_LABEL, METRIC_LABEL, SPLIT_LABEL, SPLITS, TRACK_LABEL, num, records
 from rapgen.site.escape import clean
 from rapgen.site.i18n import current
 from rapgen.site.inputs import ScoreOutputs
 
-CONDITIONS = ("A0", "A1", "A2", "A3", "A4", "BASE")
+CONDITIONS = (*MODEL_CONDITIONS, BASELINE_CONDITION)
 DIGITS = 4
 
 
@@ -37,7 +37,7 @@ def _r(value) -> float | None:
     return None if v is None else round(v, DIGITS)
 
 
-def build_compare(archive: Archive, out: ScoreOutputs) -> ComparePage | None:
+def build_compare(archive: RapRelease, out: ScoreOutputs) -> ComparePage | None:
     """None when the score folder has no pairs.csv (scores written before it existed)."""
     if out.pairs is None:
         return None

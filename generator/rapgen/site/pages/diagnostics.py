@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from rapgen.scores import PRIMARY, ColumnSpec, Interval, Section, Table, diagnostic_tables
+from rapgen.scores import PRIMARY, STATE_CONTRASTS, ColumnSpec, Interval, Section, Table, diagnostic_tables
 from rapgen.site import plots
 from rapgen.site.cells import METRIC_LABEL, Cell, DiagnosticSection, SimpleTable, count, num, records, split_order
 from rapgen.site.i18n import t, term, term_title
@@ -116,7 +116,7 @@ def _score_table(title: str, frame: pd.DataFrame, condition: str) -> SimpleTable
 
 def _state_vs_forecast(out: ScoreOutputs) -> DiagnosticSection:
     c = out.contrasts
-    sel = c[(c["policy"] == PRIMARY.policy) & (c["track"] == PRIMARY.track) & (c["contrast"].isin(["A2-A1", "A4-A3"]))
+    sel = c[(c["policy"] == PRIMARY.policy) & (c["track"] == PRIMARY.track) & (c["contrast"].isin(STATE_CONTRASTS))
             & (c["metric"] == PRIMARY.metric)]
     tables = [_score_table(t("dg.state_table"), sel, "contrast")] if len(sel) else []
     return DiagnosticSection("state-vs-forecast", t("dg.state_title"), t("dg.state_intro"), tables, bool(tables))

@@ -6,17 +6,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rapgen.archive import SLOTS, Archive, Field
-from rapgen.scores import PRIMARY
+from rapgen.archive import SLOTS, Field, RapRelease
+from rapgen.scores import BASELINE_CONDITION, PRIMARY, TRACKS
 from rapgen.site import plots
-from rapgen.site.cells import CONDITION_LABEL, FieldPage, Link, group, index, num, page_url, records
+from rapgen.site.cells import CONDITION_LABEL, HIGHER, FieldPage, Link, group, index, num, page_url, records
 from rapgen.site.escape import clean
 from rapgen.site.i18n import current, t
 from rapgen.site.inputs import ScoreOutputs
 
-FORECAST_CONDITION = "A3"  # the models' forecasts a field page's picker offers
-SCORE_COLUMNS = (("spearman", "all_origin", "spearman", True), ("spearman_strict", "forecast_strict", "spearman", True),
-                 ("tv", "all_origin", "tv", False))
+FORECAST_CONDITION = PRIMARY.condition  # the models' forecasts a field page's picker offers
+ALL_ORIGIN, STRICT = TRACKS
+# (column, track, metric, higher is better): the field table's score columns
+SCORE_COLUMNS = (("spearman", ALL_ORIGIN, "spearman", HIGHER["spearman"]), ("spearman_strict", STRICT, "spearman", HIGHER["spearman"]),
+                 ("tv", ALL_ORIGIN, "tv", HIGHER["tv"]))
 
 
 def _realised(rows: list[dict] | None, name: str, slot_names: dict) -> tuple[str, int, dict[str, dict]]:
@@ -78,7 +80,7 @@ def _forecasts(rows: list[dict] | None, realised: dict[str, dict], labels: dict[
 def _entry_labels(out: ScoreOutputs, model_names: dict[str, str]) -> dict[tuple, str]:
     """(entry, condition) -> picker label: each model's Expanding (A3) forecast, then the
     baselines, EWMA first. (Every condition would double a full-scale field page.)"""
-    lb = out.leaderboard[out.leaderboard["condition"].isin([FORECAST_CONDITION, "BASE"])]
+    lb = out.leaderboard[out.leaderboard["condition"].isin([FORECAST_CONDITION, BASELINE_CONDITION])]
     pairs = sorted({(r["kind"], r["entry"], r["condition"]) for r in records(lb[["kind", "entry", "condition"]])},
                    key=lambda k: (k[0] != "model" and k[1] != "ewma", k[0] != "model", k[1], k[2]))
     return {(e, c): clean(f"{model_names.get(e, e)} · {CONDITION_LABEL.get(c, c)}" if k == "model"
@@ -111,8 +113,8 @@ def _score_rows(rows: list[dict] | None, path: str, model_names: dict[str, str])
 
 
 def _best_a3(rows: list[dict] | None) -> float | None:
-    vals = [v for v in (num(r["estimate"]) for r in (rows or ()) if r["track"] == "all_origin" and r["metric"] == PRIMARY.metric
-                        and r["kind"] == "model" and r["condition"] == "A3") if v is not None]
+    vals = [v for v in (num(r["estimate"]) for r in (rows or ()) if r["track"] == PRIMARY.track and r["metric"] == PRIMARY.metric
+                        and r["kind"] == "model" and r["condition"] == PRIMARY.condition) if v is not None]
     return max(vals) if vals else None
 
 
@@ -133,7 +135,7 @@ def _units_by_field(out: ScoreOutputs) -> dict[str, list[dict]]:
     return group(records(sel[cols].sort_values(["field_id", "entry", "condition", "origin"])), "field_id")
 
 
-def _page(f: Field, archive: Archive, comp: dict, scores: dict, ewma: dict | None, model_names: dict,
+def _page(f: Field, archive: RapRelease, comp: dict, scores: dict, ewma: dict | None, model_names: dict,
           block_of: dict, units: dict, labels: dict) -> FieldPage:
     path = f"fields/{f.field_id}.md"
     directions = [{"slot": d.slot, "name": d.name, "definition": d.definition, "include": d.include,
@@ -148,7 +150,7 @@ def _page(f: Field, archive: Archive, comp: dict, scores: dict, ewma: dict | Non
                      _forecasts(units.get(f.field_id), realised, labels) if ewma_chart else "")
 
 
-def build_field_pages(archive: Archive, out: ScoreOutputs) -> tuple[list[FieldPage], list[dict]]:
+def build_field_pages(archive: RapRelease, out: ScoreOutputs) -> tuple[list[FieldPage], list[dict]]:
     """Every field's page and the index table's rows, in archive order."""
     comp = out.compositions[out.compositions["policy"] == PRIMARY.policy].sort_values(["field_id", "window_start"])
     comp_by_field = group(records(comp), "field_id")

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rapgen.scores import PRIMARY
-from rapgen.scores.schema import CEILING_GAP_TABLE, table_records
+from rapgen.scores import PRIMARY, CEILING_GAP_TABLE, table_records
 from rapgen.site.cells import Cell, LeaderPanel, cell, index, num
 from rapgen.site.i18n import t
 from rapgen.site.inputs import ScoreOutputs
 
-HEADLINE_CONDITION = "A3"
+HEADLINE_CONDITION = PRIMARY.condition
 
 
 @dataclass

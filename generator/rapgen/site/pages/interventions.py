@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from rapgen.scores import PRIMARY
+from rapgen.scores import PRIMARY, STATE_CONTRASTS
 from rapgen.site import plots
 from rapgen.site.cells import SPLIT_LABEL, SPLITS, Cell, SimpleTable, num, records
 from rapgen.site.i18n import t, term
@@ -22,7 +22,6 @@ from rapgen.site.inputs import ScoreOutputs
 I_CONTRASTS, SIGNATURE, COUNTERFACTUAL, EXPOSURE = (
     "interventions/contrasts.csv", "interventions/signature.csv", "interventions/option_counterfactual.csv",
     "interventions/exposure.csv")
-STATE_CONTRASTS = ("A2-A1", "A4-A3")
 REPLAY_CONTRASTS = ("acquisition:matched", "readout:matched", "pipeline:matched")
 ORACLE_CONTRASTS = ("O1-ewma", "O2-ewma", "O3-ewma")
 SIGNATURE_SIDES = ("forecast", "state", "delta")

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from rapgen.archive import ModelInfo
-from rapgen.scores import PRIMARY, TRACKS
+from rapgen.scores import BASELINE_CONDITION as BASE, PRIMARY, TRACKS
 from rapgen.site import plots
 from rapgen.site.cells import (
     CONDITION_LABEL, LEADER_CONDITIONS, SPLIT_LABEL, SPLITS, TRACK_LABEL, Cell, LeaderPanel, LeaderRow, cell, count, index,
@@ -18,6 +18,9 @@ from rapgen.site.cells import (
 )
 from rapgen.site.i18n import t
 from rapgen.site.inputs import ScoreOutputs
+
+# A model row sorts by the headline condition, then the other forecasts right to left (A3, A1, A0).
+SORT_CONDITIONS = (PRIMARY.condition, *(c for c in reversed(LEADER_CONDITIONS) if c != PRIMARY.condition))
 
 REFERENCE_AGENT_KEY = "reference_agent"
 Rank = tuple[float | None, bool, float | None]  # rank, tied, p_first
@@ -65,19 +68,19 @@ def _model_row(entry: str, info: ModelInfo | None, idx: dict, ranks: dict, track
 
 
 def _baseline_row(entry: str, idx: dict, ranks: dict, track: str, split: str) -> LeaderRow:
-    row = idx.get((track, split, "baseline", entry, "BASE"))
+    row = idx.get((track, split, "baseline", entry, BASE))
     # ranks.csv ranks baselines inside each condition's column; the Expanding (A3)
     # column stands for them here unless a BASE ranking exists.
-    rank, among = ranks.get((track, split, "BASE", entry)), t("lb.among_baselines")
+    rank, among = ranks.get((track, split, BASE, entry)), t("lb.among_baselines")
     if rank is None:
-        rank, among = ranks.get((track, split, "A3", entry)), t("lb.among_a3")
-    return LeaderRow(entry, entry, None, "baseline", None, "", {"BASE": _ranked(cell(row), rank, among)},
+        rank, among = ranks.get((track, split, PRIMARY.condition, entry)), t("lb.among_a3")
+    return LeaderRow(entry, entry, None, "baseline", None, "", {BASE: _ranked(cell(row), rank, among)},
                      count(row["n_valid"]) if row else 0, count(row["n_episodes"]) if row else 0,
                      t("lb.baseline_validity"))
 
 
 def _order(r: LeaderRow) -> tuple:
-    key = [-v if (v := r.cells[cond].value) is not None else math.inf for cond in ("A3", "A1", "A0")]
+    key = [-v if (v := r.cells[cond].value) is not None else math.inf for cond in SORT_CONDITIONS]
     return (*key, r.entry)
 
 
@@ -85,8 +88,8 @@ def _chart(rows: list[LeaderRow], baselines: list[LeaderRow], split: str, track:
     forest_rows = [{"label": r.name, "series": CONDITION_LABEL[cond], "estimate": r.cells[cond].value,
                     "ci_low": r.cells[cond].ci_low, "ci_high": r.cells[cond].ci_high}
                    for r in rows for cond in LEADER_CONDITIONS]
-    forest_rows += [{"label": t("common.baseline_suffix", name=r.name), "series": CONDITION_LABEL["BASE"], "estimate": r.cells["BASE"].value,
-                     "ci_low": r.cells["BASE"].ci_low, "ci_high": r.cells["BASE"].ci_high} for r in baselines]
+    forest_rows += [{"label": t("common.baseline_suffix", name=r.name), "series": CONDITION_LABEL[BASE], "estimate": r.cells[BASE].value,
+                     "ci_low": r.cells[BASE].ci_low, "ci_high": r.cells[BASE].ci_high} for r in baselines]
     if not forest_rows:
         return ""
     fig, height = plots.forest(forest_rows)
@@ -110,9 +113,9 @@ def build_leaderboard(models: list[ModelInfo], out: ScoreOutputs, page: str = "l
             baselines = [_baseline_row(e, idx, ranks, track, split) for e in sorted(set(part[part["kind"] == "baseline"]["entry"]))]
             for cond in LEADER_CONDITIONS:
                 mark_best([r.cells[cond] for r in rows], True)
-            mark_best([r.cells["BASE"] for r in baselines], True)
+            mark_best([r.cells[BASE] for r in baselines], True)
             rows.sort(key=_order)
-            baselines.sort(key=lambda r: (-(v if (v := r.cells["BASE"].value) is not None else -math.inf), r.entry))
+            baselines.sort(key=lambda r: (-(v if (v := r.cells[BASE].value) is not None else -math.inf), r.entry))
             note = "" if rows else t("lb.strict_note" if track == "forecast_strict" else "lb.no_model")
             panels[split].append(LeaderPanel(split, track, f"leaderboard-{split}-{track.replace('_', '-')}", rows, baselines,
                                              _chart(rows, baselines, split, track), note))

@@ -15,10 +15,9 @@ from typing import Any
 
 import pandas as pd
 
-from rapgen.archive.history.live import LiveStatus
+from rapgen.archive import LiveStatus
 from rapgen.errors import SiteError
-from rapgen.scores import PRIMARY
-from rapgen.scores.schema import LIVE_TRACK
+from rapgen.scores import BASELINE_CONDITION as BASE, PRIMARY, LIVE_TRACK
 from rapgen.site.cells import LEADER_CONDITIONS, Cell, LeaderPanel, LeaderRow, mark_best, num, page_url, records
 from rapgen.site.i18n import t
 from rapgen.site.pages.releases import headline_rows
@@ -75,7 +74,7 @@ def _rows(live: pd.DataFrame, split: str, n_live: int, names: dict, page: str) -
                               t("lb.on_time_origins", origins=", ".join(origins))))
     for cond in LEADER_CONDITIONS:
         mark_best([r.cells[cond] for r in rows], True)
-    a3 = lambda r: r.cells["A3"].value if r.cells["A3"].value is not None else -9.0  # noqa: E731
+    a3 = lambda r: r.cells[PRIMARY.condition].value if r.cells[PRIMARY.condition].value is not None else -9.0  # noqa: E731
     rows.sort(key=lambda r: (-r.n_valid, r.validity_title, -a3(r), r.entry))
     return rows
 
@@ -89,10 +88,10 @@ def _baselines(live: pd.DataFrame, split: str) -> tuple[list[LeaderRow], int]:
         origins = _origins(r)
         if len(origins) != n_live:
             continue  # a baseline scored over a model's origin set: only for that set's ranks
-        rows.append(LeaderRow(r["entry"], r["entry"], None, "baseline", None, "", {"BASE": _cell(r)}, len(origins), n_live,
+        rows.append(LeaderRow(r["entry"], r["entry"], None, "baseline", None, "", {BASE: _cell(r)}, len(origins), n_live,
                               t("lb.every_live_origin", origins=", ".join(origins))))
-    mark_best([r.cells["BASE"] for r in rows], True)
-    rows.sort(key=lambda r: (-(r.cells["BASE"].value if r.cells["BASE"].value is not None else -9.0), r.entry))
+    mark_best([r.cells[BASE] for r in rows], True)
+    rows.sort(key=lambda r: (-(r.cells[BASE].value if r.cells[BASE].value is not None else -9.0), r.entry))
     return rows, n_live
 
 
@@ -108,7 +107,7 @@ def _sealed(archive: Any, current: int) -> list[SealedRow]:
 def live_panels(archive: Any, out: Any, names: dict[str, str], page: str = "leaderboard.md") -> dict[str, LeaderPanel]:
     """split -> the Live panel, for a format-2 archive with a scored release; {} otherwise."""
     meta = out.scores_json.get("release") or {}
-    if not getattr(archive, "is_history", False) or not meta:
+    if not archive.is_history or not meta:
         return {}
     if out.live is None:
         raise SiteError(f"{out.folder / 'live.csv'}: missing; run 'rapgen score --out {out.folder}' first")

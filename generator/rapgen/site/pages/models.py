@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from rapgen.archive import Archive, ModelInfo
+from rapgen.archive import ModelInfo, RapRelease
 from rapgen.scores import METRIC_NAMES, PRIMARY, TRACKS
 from rapgen.site import plots
 from rapgen.site.cells import (
@@ -154,7 +154,7 @@ def _strict_models(scores_json: dict) -> set[str]:
     return {str(m) for m in track.get("models") or ()}
 
 
-def _replay(archive: Archive, out: ScoreOutputs) -> tuple[dict[str, dict[str, dict]], str]:
+def _replay(archive: RapRelease, out: ScoreOutputs) -> tuple[dict[str, dict[str, dict]], str]:
     if out.replay is None:
         return {}, t("md.replay_absent")
     if out.replay.get("manifest_sha256") not in (None, archive.manifest_sha256):
@@ -162,13 +162,13 @@ def _replay(archive: Archive, out: ScoreOutputs) -> tuple[dict[str, dict[str, di
     return _replay_by_model(out.replay), ""
 
 
-def build_model_pages(archive: Archive, out: ScoreOutputs) -> tuple[list[ModelPage], list[dict]]:
-    """Every model's page and the index table's rows, in archive order."""
+def build_model_pages(archive: RapRelease, out: ScoreOutputs, origins: list[str]) -> tuple[list[ModelPage], list[dict]]:
+    """Every model's page and the index table's rows, in archive order; ``origins``: the resolved
+    origins of the release shown (the x axis of "Scores by origin")."""
     lb = out.leaderboard[out.leaderboard["policy"] == PRIMARY.policy]
     idx = index(lb, ["track", "split", "entry", "condition", "metric"])
     ct = out.contrasts[out.contrasts["policy"] == PRIMARY.policy]
     osc = out.origin_scores[(out.origin_scores["policy"] == PRIMARY.policy) & (out.origin_scores["metric"] == PRIMARY.metric)]
-    origins = [o.isoformat() for o in archive.origins.origins]
     replay_models, replay_note = _replay(archive, out)
     evidence, invalid, strict = _evidence_by_model(out.diagnostics), _invalid_units(out), _strict_models(out.scores_json)
     pages, rows = [], []
@@ -186,7 +186,7 @@ def build_model_pages(archive: Archive, out: ScoreOutputs) -> tuple[list[ModelPa
             _reasons(m.model_id, invalid),
             _search(evidence.get(m.model_id, []), replay_models.get(m.model_id), replay_note),
         ))
-        headline = idx.get((PRIMARY.track, "test", m.model_id, "A3", PRIMARY.metric))
+        headline = idx.get((PRIMARY.track, "test", m.model_id, PRIMARY.condition, PRIMARY.metric))
         rows.append({"model_id": m.model_id, "name": m.display_name, "provider": m.provider, "proprietary": m.proprietary,
                      "reference_agent": info["reference_agent"], "cutoff": info["effective_cutoff"],
                      "url": page_url("models/index.md", path), "conditions": " ".join(conds),

@@ -3,7 +3,7 @@
 Every number comes from ``releases.csv`` (one block of headline rows per release,
 each computed by the scorer from the files that release listed) and ``scores.json``'s
 ``release`` object; the records themselves (date, kind, origins, the manifest's
-digest) are the verified archive's public face (``VerifiedArchive.releases`` and the
+digest) are the release shown's (``Release.releases``, records 1..N, and the
 digest ``verify`` checked for ``releases/NNNN.SHA256SUMS``). A format-1 archive has
 one implicit release: no Releases page, no movement markers, no Live tab.
 """
@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from rapgen.archive import manifest_path
 from rapgen.scores import PRIMARY
 from rapgen.site import plots
 from rapgen.site.cells import (
@@ -23,7 +24,7 @@ from rapgen.site.cells import (
 from rapgen.site.i18n import t, term
 from rapgen.site.inputs import ScoreOutputs
 
-RANK_CONDITION = "A3"  # the rank plot and the movement markers follow the Expanding column (the row order)
+RANK_CONDITION = PRIMARY.condition  # the rank plot and the movement markers follow the headline column (the row order)
 MAX_CHANGES = 200  # errata rows shown; the rest are in releases.csv
 KEY = ("track", "split", "policy", "entry", "condition", "metric")
 UP, DOWN = "▲", "▼"
@@ -59,8 +60,8 @@ class ReleasesPage:
 
 
 def _manifest_digest(archive: Any, number: int) -> str:
-    digests = getattr(archive, "digests", {}) or {}
-    return str(digests.get(f"archive/releases/{number:04d}.SHA256SUMS", ""))
+    """Release ``number``'s manifest digest, as the release shown lists it (it does not list its own)."""
+    return str(archive.files.get(manifest_path(number), ""))
 
 
 def headline_rows(releases: pd.DataFrame | None, track: str = PRIMARY.track) -> pd.DataFrame:
@@ -126,10 +127,10 @@ def _rank_chart(rows: pd.DataFrame, numbers: list[int], dates: dict[int, str], s
 
 def build_releases(archive: Any, out: ScoreOutputs) -> ReleasesPage | None:
     """The Releases page of a format-2 archive, up to the scored release; None for format 1."""
-    if not getattr(archive, "is_history", False) or out.releases is None:
+    if not archive.is_history or out.releases is None:
         return None
     meta = out.scores_json.get("release") or {}
-    current = int(meta.get("number") or archive.latest_release)
+    current = int(meta.get("number") or archive.number)
     records_by_number = {n: r for n, r in archive.releases.items() if n <= current}
     head = headline_rows(out.releases)
     entries = []

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 
-from rapgen.scores import METRICS, POLICIES, PRIMARY, TRACKS
+from rapgen.scores import BASELINE_CONDITION as BASE, METRICS, POLICIES, PRIMARY, TRACKS
 from rapgen.site.cells import CONDITION_LABEL, LEADER_CONDITIONS, METRIC_LABEL, LeaderPanel, index, num, records
 from rapgen.site.escape import chart_text
 from rapgen.site.i18n import current, t
@@ -68,9 +68,9 @@ def switch_data(panels: dict[str, list[LeaderPanel]], out: ScoreOutputs) -> str:
                     for cond in LEADER_CONDITIONS:
                         per[cond] = [_value(idx.get((p.track, p.split, policy, "model", r.entry, cond, metric)),
                                             ranks.get((p.track, p.split, policy, cond, metric, r.entry))) for r in p.rows]
-                    per["BASE"] = [_value(idx.get((p.track, p.split, policy, "baseline", r.entry, "BASE", metric)),
-                                          ranks.get((p.track, p.split, policy, "BASE", metric, r.entry))
-                                          or ranks.get((p.track, p.split, policy, "A3", metric, r.entry))) for r in p.baselines]
+                    per[BASE] = [_value(idx.get((p.track, p.split, policy, "baseline", r.entry, BASE, metric)),
+                                        ranks.get((p.track, p.split, policy, BASE, metric, r.entry))
+                                        or ranks.get((p.track, p.split, policy, PRIMARY.condition, metric, r.entry))) for r in p.baselines]
                     values[f"{policy}/{metric}"] = per
             doc_panels[p.table_id] = {
                 "models": [r.entry for r in p.rows], "baselines": [r.entry for r in p.baselines],
@@ -79,7 +79,7 @@ def switch_data(panels: dict[str, list[LeaderPanel]], out: ScoreOutputs) -> str:
             }
     doc = {
         "primary": [PRIMARY.policy, PRIMARY.metric],
-        "conditions": list(LEADER_CONDITIONS), "series": [CONDITION_LABEL[c] for c in LEADER_CONDITIONS] + [CONDITION_LABEL["BASE"]],
+        "conditions": list(LEADER_CONDITIONS), "series": [CONDITION_LABEL[c] for c in LEADER_CONDITIONS] + [CONDITION_LABEL[BASE]],
         "metrics": {name: {"label": METRIC_LABEL[name], "higher": specs[name].higher_is_better} for name in LEADER_METRICS},
         "text": current().js("lb.js"),
         "panels": doc_panels,

@@ -27,8 +27,7 @@ import os
 from datetime import date
 from pathlib import Path
 
-from rapgen.archive import MODELS_PREFIX, Archive, sha256_bytes, sha256_file, sums_lines
-from rapgen.archive.history.load import load_history
+from rapgen.archive import MODELS_PREFIX, Archive, sha256_bytes, sha256_file, sums_lines, load_history
 from rapgen.errors import ArchiveError, RapgenError, UsageProblem
 from rapgen.submit.review import checks, files, live, origins, overlay, traces
 from rapgen.submit.review.checks import visible
@@ -182,7 +181,7 @@ def _check_live(result: CheckResult, root: Path, history, sub: files.Submission,
 
 
 def _parsed(root: Path, paths: list[str]):
-    from rapgen.archive.history.records import parse_commitment
+    from rapgen.archive import parse_commitment
 
     for path in paths:
         try:

@@ -10,8 +10,11 @@ import re
 import subprocess
 from pathlib import Path
 
-from rapgen.archive import SUMS_NAME, Archive, Category, ProblemKind, SumsLine, SumsUnreadable, read_sums, sums_lines, verify_archive
-from rapgen.archive.layout import INTERVENTION_MODEL_FILES
+from rapgen.archive import (
+    SUMS_NAME, Archive, Category, ProblemKind, SumsLine, SumsUnreadable, read_sums, sums_lines, verify_archive,
+    INTERVENTION_MODEL_FILES,
+)
+from rapgen.kinds import registry
 from rapgen.errors import UsageProblem
 from rapgen.submit.review.files import keyword_of
 from rapgen.submit.review.result import CheckResult
@@ -87,11 +90,12 @@ def _intervention_finding(finding, prefix: str) -> bool:
 def check_integrity(result: CheckResult, root: Path, prefix: str, *, invariants: bool = True) -> Archive:
     """``rapgen verify`` on the repository, leaving the new folder's files and SHA256SUMS lines to the later sections.
 
-    Returns the archive verify built from the bytes it hashed, or, when something
-    did not verify, a reader of the repository for the checks that follow.
+    Returns the archive as it stands, as verify built it from the bytes it hashed (a
+    :class:`~rapgen.archive.RapRelease`), or, when something did not verify, the kit's
+    reader of the repository for the checks that follow.
     ``invariants=False`` (the submission's files were refused as too large) hashes
     every file but parses none, so a huge file cannot exhaust memory or time here."""
-    report = verify_archive(root, invariants=invariants)
+    report = verify_archive(root, invariants=invariants, kinds=registry().formats)
     if not invariants:
         result.notes.append("the archive's invariants were not checked, because the submission's files were refused as too large")
     folder_lines = _folder_line_numbers(root, prefix)
@@ -110,7 +114,7 @@ def check_integrity(result: CheckResult, root: Path, prefix: str, *, invariants:
         if finding.expected or finding.actual:
             detail += f" (expected {finding.expected}, found {finding.actual})"
         result.add("integrity", "INTEGRITY", finding.path, finding.line, f"{finding.category.value}: {detail}")
-    return report.archive if report.archive is not None else Archive(root)
+    return report.verified.release() if report.verified is not None else Archive(root)
 
 
 def _read_sums(root: Path) -> bytes | None:

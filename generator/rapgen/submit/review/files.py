@@ -16,25 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rapgen.archive import (
-    CONDITIONS,
-    FORECAST_CONDITIONS,
-    MODEL_FILES,
-    MODEL_ID_PATTERN,
-    REQUIRED_MODEL_FILES,
-    SEARCH_CONDITIONS,
-    STATE_CONDITIONS,
-    Archive,
-    Finding,
-    ModelInfo,
-    ProblemKind,
-    TraceCall,
-    Unit,
-    loads_strict,
-    parse_model_json,
-    parse_predictions,
-    parse_traces,
+    CONDITIONS, FORECAST_CONDITIONS, MODEL_FILES, MODEL_ID_PATTERN, REQUIRED_MODEL_FILES, SEARCH_CONDITIONS,
+    STATE_CONDITIONS, Archive, Finding, ModelInfo, ProblemKind, TraceCall, Unit, loads_strict, parse_model_json,
+    parse_predictions, parse_traces, model_extensions,
 )
-from rapgen.archive.interventions import model_extensions
 from rapgen.errors import RapgenError
 from rapgen.submit.review.result import CheckResult, ConditionCount
 from rapgen.text import BIDI_OVERRIDES as BIDI_CONTROLS
@@ -332,12 +317,8 @@ def check_model_json(result: CheckResult, rel: str, raw: bytes, *, listed: bool 
 
 def check_model_extensions(result: CheckResult, rel: str, model: ModelInfo, archive: Archive) -> None:
     """The INTERVENTIONS.md keys of a new model.json (panel, base_model, cutoff_precision, inference)."""
-    origins = set(archive.origins.origins)
-    for record in getattr(archive, "releases", {}).values():  # a verified format-2 archive: every origin of its history
-        origins.update(record.resolved_origins)
-        if record.open_origin is not None:
-            origins.add(record.open_origin.origin)
-    _, findings = model_extensions(rel, model, sorted(origins), archive.model_ids)
+    # every origin of the history: origins.json's and each one a release resolved or opened
+    _, findings = model_extensions(rel, model, list(archive.known_origins), archive.model_ids)
     for f in findings:
         result.add("submission", "MODEL-JSON", f.path, f.line, f.detail)
 

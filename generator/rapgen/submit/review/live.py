@@ -18,10 +18,10 @@ import re
 from datetime import date, datetime, timezone
 from pathlib import Path
 
-from rapgen.archive import sha256_bytes
-from rapgen.archive.history.live import LiveStatus, judge_deadline, live_entries
-from rapgen.archive.history.load import LoadedHistory
-from rapgen.archive.history.records import Commitment, commitment_path, parse_commitment
+from rapgen.archive import (
+    sha256_bytes, LiveStatus, judge_deadline, live_entries, LoadedHistory, Commitment, commitment_path,
+    parse_commitment,
+)
 from rapgen.errors import UsageProblem
 from rapgen.submit.review.files import ORIGINS_DIR, MiB, Submission, Unreadable, check_bidi, read_limited
 from rapgen.submit.review.origins import origin_of

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import date
 
-from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, Archive, Unit, parse_predictions, parse_traces
-from rapgen.archive.parse import names_panel
+from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, Archive, Unit, parse_predictions, parse_traces, names_panel
 from rapgen.submit.review import traces
 from rapgen.submit.review.files import ORIGINS_DIR, Submission, accounting, keyword_of
 from rapgen.submit.review.result import CheckResult

@@ -16,7 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from rapgen.archive import MODELS_PREFIX, SUMS_NAME, Archive, format_sums, model_file, open_verified, read_sums, sums_lines
+from rapgen.archive import MODELS_PREFIX, SUMS_NAME, RapRelease, format_sums, model_file, open_verified, read_sums, sums_lines
+from rapgen.kinds import registry
 from rapgen.errors import RapgenError
 from rapgen.scores import SCORE_FILES, ScoreResult, compute_scores, write_scores
 from rapgen.search import call_is_malformed, replay_archive, validate_call
@@ -62,11 +63,11 @@ def run_overlay_sections(result: CheckResult, files: dict[str, bytes], digests: 
     """The sections that need the submission in the archive: scores, replay, site (each when wanted)."""
     with tempfile.TemporaryDirectory(prefix="rapgen-submit-") as tmp:
         overlay = build_overlay(result.root, files, digests, result.model_id, Path(tmp) / "repo")
-        holder: dict[str, Archive] = {}
+        holder: dict[str, RapRelease] = {}
 
-        def opened() -> Archive:
-            if "archive" not in holder:
-                holder["archive"] = open_verified(overlay, validate_call=validate_call)  # as rapgen score opens it
+        def opened() -> RapRelease:
+            if "archive" not in holder:  # as rapgen score opens it: the archive as it stands
+                holder["archive"] = open_verified(overlay, validate_call=validate_call, kinds=registry().formats).release()
             return holder["archive"]
 
         scores_dir = Path(tmp) / "scores"
@@ -110,7 +111,7 @@ def leaderboard_rows(scores: ScoreResult) -> list[dict]:
             for row in zip(*(table.column(c) for c in columns))]
 
 
-def _score(result: CheckResult, archive: Archive, out: Path, resamples: int | None) -> str:
+def _score(result: CheckResult, archive: RapRelease, out: Path, resamples: int | None) -> str:
     # With the Search-call validator, as rapgen score: the interventions' files and rows are in the preview too.
     scores = compute_scores(archive, resamples=resamples, malformed=call_is_malformed)
     write_scores(scores, out)  # for the site render
@@ -139,7 +140,7 @@ def _waiting_for_origins(scores: ScoreResult, model_id: str) -> str | None:
     return None
 
 
-def _replay(result: CheckResult, archive: Archive) -> str:
+def _replay(result: CheckResult, archive: RapRelease) -> str:
     report = replay_archive(archive, cache_dir=cache_dir_for(result.root), jobs=1, models=[result.model_id])
     summary = replay_summary(report.data, result.model_id)
     result.replay = summary
@@ -168,7 +169,7 @@ def replay_summary(data: dict, model_id: str) -> dict:
     return {"calls": model.get("calls", 0), "reproduced": model.get("reproduced", 0), "differences": differences}
 
 
-def _render(result: CheckResult, archive: Archive, scores_dir: Path, out: Path) -> str:
+def _render(result: CheckResult, archive: RapRelease, scores_dir: Path, out: Path) -> str:
     pages = sorted(str(p) for p in render_docs(archive, scores_dir, out).pages)
     result.site_pages = pages
     if not any(result.model_id in p for p in pages):

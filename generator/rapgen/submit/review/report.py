@@ -16,8 +16,7 @@ from collections import OrderedDict
 from rapgen import __version__
 from rapgen.scores import PRIMARY
 from rapgen.submit.review.result import SECTIONS, CheckResult, Problem, problem_order
-from rapgen.text import escape_markdown as md_text
-from rapgen.text import escape_terminal, markdown_code as md_code
+from rapgen.text import escape_markdown as md_text, escape_terminal, markdown_code as md_code
 
 MARKER = "<!-- rapgen-submit-check -->"
 SECTION_TITLES = {

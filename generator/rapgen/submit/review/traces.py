@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from rapgen.archive import Archive, TraceCall, Unit, condition_shard_start, in_shard
-from rapgen.search import CallProblem, validate_call
+from rapgen.search import call_is_malformed
 from rapgen.submit.review.result import CheckResult
 
 STAGE = "submission"
@@ -25,7 +25,7 @@ def check_trace_semantics(result: CheckResult, archive: Archive, rel: str, calls
             result.add(STAGE, "TRACE", rel, call.line, "the same paper is returned twice")
         if call.total_hits < len(call.returned_ids):
             result.add(STAGE, "TRACE", rel, call.line, f"total_hits {call.total_hits} is smaller than the {len(call.returned_ids)} papers returned")
-        if malformed_call(call) and (call.returned_ids or call.total_hits):
+        if call_is_malformed(call) and (call.returned_ids or call.total_hits):
             result.add(STAGE, "TRACE", rel, call.line, "a malformed call (bad sort, empty query or bad dates) must return no papers and total_hits 0")
     for (fid, origin, condition), unit_calls in sorted(by_unit.items()):
         indexes = sorted(c.call_index for c in unit_calls)
@@ -49,15 +49,6 @@ def _check_units_covered(result: CheckResult, rel: str, calls: list[TraceCall], 
             result.add(STAGE, "TRACE", rel, call.line, f"a Search call for condition {call.condition}, which predictions.jsonl does not contain")
         elif (call.field_id, call.origin, call.condition) not in predicted:
             result.add(STAGE, "TRACE", rel, call.line, f"a Search call for unit {call.field_id} {call.origin} {call.condition}, which predictions.jsonl does not contain")
-
-
-def malformed_call(call: TraceCall) -> bool:
-    """Whether the recorded arguments are a malformed call (by the Search tool's one validator)."""
-    try:
-        validate_call({"query": call.query, "sort": call.sort, "date_from": call.date_from, "date_to": call.date_to})
-    except CallProblem:
-        return True
-    return False
 
 
 def check_returned_papers(result: CheckResult, archive: Archive, rel: str, calls: list[TraceCall]) -> None:

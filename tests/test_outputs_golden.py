@@ -1,0 +1,154 @@
+"""RAP's outputs, held byte for byte: every score file, every rendered page and every built file.
+
+Two archives are built with ``rapgen build --resamples 200``: a copy of the committed
+sample, and ``rapgen synth --scale small --seed 1`` (whose last release is errata); each
+as it stands and as one past release (``--release 3`` and ``--release 9``, the release
+before synth1's errata).
+``golden/outputs/<name>.sha256`` lists the SHA-256 of every file under ``scores/``,
+``docs/`` and ``site/`` (but the dated sitemap) as revision beabbaa wrote them; those lists are never edited.
+A file whose bytes were changed on purpose since then is named in
+``golden/outputs/changed.json`` with its new digest and the reason; every other file
+must match the baseline exactly, and no file may appear or disappear (a file no longer written
+on purpose has a null digest in changed.json, with its reason).
+
+To record the lists again (a deliberate change of the outputs), build both archives as
+the fixtures below do and run ``python tests/test_outputs_golden.py changed NAME WORK SITE
+--reason TEXT``: it adds every file that now differs from NAME.sha256 to changed.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+GOLDEN = Path(__file__).parent / "golden" / "outputs"
+CHANGED = GOLDEN / "changed.json"
+RESAMPLES = "200"  # the baselines were built with the same count (the ledger's 10,000 takes minutes)
+REPO = Path(__file__).resolve().parent.parent
+# mkdocs stamps the sitemap with the day of the build (<lastmod>): the only bytes that depend on the date
+DATED = {"site/sitemap.xml", "site/sitemap.xml.gz"}
+
+
+def output_digests(work: Path, site: Path) -> dict[str, str]:
+    """``scores/…``, ``docs/…`` and ``site/…`` path -> SHA-256 of its bytes."""
+    out = {}
+    for area, folder in (("scores", work / "scores"), ("docs", work / "docs"), ("site", site)):
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            out[f"{area}/{path.relative_to(folder).as_posix()}"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return {p: d for p, d in out.items() if p not in DATED}
+
+
+def read_list(name: str) -> dict[str, str]:
+    lines = (GOLDEN / f"{name}.sha256").read_text(encoding="utf-8").splitlines()
+    return {path: digest for digest, path in (line.split("  ", 1) for line in lines if line)}
+
+
+def write_list(name: str, digests: dict[str, str]) -> None:
+    (GOLDEN / f"{name}.sha256").write_text("".join(f"{d}  {p}\n" for p, d in sorted(digests.items())), encoding="utf-8")
+
+
+def changed_files() -> dict[str, dict[str, dict[str, str]]]:
+    return json.loads(CHANGED.read_text(encoding="utf-8")) if CHANGED.is_file() else {}
+
+
+def _build(root: Path, base: Path, release: int | None = None) -> dict[str, str]:
+    from click.testing import CliRunner
+
+    from rapgen.cli import cli
+
+    work, site = base / "work", base / "site"
+    more = [] if release is None else ["--release", str(release)]
+    result = CliRunner().invoke(cli, ["build", "--root", str(root), "--site-dir", str(site), "--work-dir", str(work),
+                                      "--resamples", RESAMPLES, *more], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return output_digests(work, site)
+
+
+@pytest.fixture(scope="module")
+def sample_root(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("golden-sample") / "repo"
+    root.mkdir()
+    shutil.copytree(REPO / "archive", root / "archive")
+    shutil.copy2(REPO / "SHA256SUMS", root / "SHA256SUMS")
+    return root
+
+
+@pytest.fixture(scope="module")
+def synth_root(tmp_path_factory) -> Path:
+    from click.testing import CliRunner
+
+    from rapgen.cli import cli
+
+    root = tmp_path_factory.mktemp("golden-synth1") / "synth1"
+    result = CliRunner().invoke(cli, ["synth", "--scale", "small", "--seed", "1", "--out", str(root)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return root
+
+
+# name -> (archive, --release): the latest state of each, and one past release of each (for synth1 the
+# release before its errata release, so it is rebuilt from the bytes the errata replaced)
+BUILDS = {"sample": ("sample_root", None), "sample-release3": ("sample_root", 3),
+          "synth1": ("synth_root", None), "synth1-release9": ("synth_root", 9)}
+
+
+def _compare(name: str, actual: dict[str, str]) -> list[str]:
+    baseline = read_list(name)
+    changed = changed_files().get(name, {})
+    removed = {p for p, entry in changed.items() if entry["sha256"] is None}  # no longer written, on purpose
+    problems = [f"{p}: new file (not in {name}.sha256)" for p in sorted(set(actual) - set(baseline))]
+    problems += [f"{p}: no longer written" for p in sorted(set(baseline) - set(actual) - removed)]
+    problems += [f"{p}: changed.json says it is no longer written, but it is" for p in sorted(removed & set(actual))]
+    for path in sorted(set(actual) & set(baseline)):
+        want = changed[path]["sha256"] if path in changed else baseline[path]
+        if actual[path] != want:
+            problems.append(f"{path}: bytes differ from " + ("changed.json" if path in changed else f"{name}.sha256 (beabbaa)"))
+    problems += [f"{p}: listed in changed.json but equal to the baseline" for p in sorted(changed)
+                 if p in baseline and changed[p]["sha256"] == baseline[p]]
+    return problems
+
+
+@pytest.mark.parametrize("name", list(BUILDS))
+def test_outputs_are_the_baselines(name, request, tmp_path):
+    fixture, release = BUILDS[name]
+    problems = _compare(name, _build(request.getfixturevalue(fixture), tmp_path, release))
+    assert not problems, f"{len(problems)} output files differ:\n" + "\n".join(problems[:40])
+
+
+def test_every_changed_file_says_why():
+    for name, files in changed_files().items():
+        baseline = read_list(name)
+        for path, entry in files.items():
+            assert path in baseline, f"{name}: {path} is not a baseline output"
+            assert set(entry) == {"sha256", "reason"} and entry["reason"].strip(), f"{name}: {path} needs a digest and a reason"
+
+
+def _main(argv: list[str]) -> int:
+    """``record NAME WORK SITE`` writes NAME.sha256 (the baseline); ``changed NAME WORK SITE --reason TEXT``
+    adds every file that differs from it to changed.json."""
+    command, name, work, site = argv[:4]
+    digests = output_digests(Path(work), Path(site))
+    if command == "record":
+        write_list(name, digests)
+        return 0
+    reason = argv[argv.index("--reason") + 1]
+    baseline = read_list(name)
+    changed = changed_files()
+    mine = changed.setdefault(name, {})
+    for path, digest in sorted(digests.items()):
+        if path in baseline and baseline[path] != digest:
+            mine[path] = {"sha256": digest, "reason": mine.get(path, {}).get("reason", reason)}
+        elif path in mine:
+            del mine[path]
+    for path in sorted(set(baseline) - set(digests)):
+        mine[path] = {"sha256": None, "reason": mine.get(path, {}).get("reason", reason)}
+    CHANGED.write_text(json.dumps(changed, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
