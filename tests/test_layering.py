@@ -36,7 +36,6 @@ ALLOWED = {
     "submit": {"archive", "scores", "search", "site", "agents", "pipeline", "kit", "kinds"},
     "cli": {"archive", "scores", "search", "site", "sample", "agents", "pipeline", "submit", "kit", "kinds"},
     "__main__": {"cli"},
-    "kinds": {"archive", "scores", "search", "kit", "site"},  # KINDS.md §9; each kind's own rules: tests/kinds/<k>/
 }
 # Modules every stage may import; they import nothing of rapgen but each other.
 SHARED = {"errors", "io", "text", "resources", "__init__"}
