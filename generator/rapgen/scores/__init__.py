@@ -18,6 +18,9 @@ from rapgen.scores.interventions.sources import model_records
 from rapgen.scores.outputs import write_folder
 from rapgen.scores.pipeline import DiagnosticsInputs, ScoreResult, compute_scores, write_scores
 from rapgen.scores.spec import AxisSpec, ClusterSpec, Primary, TrackSpec
+from rapgen.scores.statistics import (
+    Clusters, Scored, ScoredSet, SplitDraws, Statistic, cluster_index, leaderboard_csv, pairs_csv, score_statistics, split_draws,
+)
 from rapgen.scores.schema import (
     BASELINE_CONDITION,
     CEILING_GAP_TABLE,
@@ -49,6 +52,8 @@ from rapgen.scores.schema import (
 )
 
 __all__ = [
+    "Clusters", "Scored", "ScoredSet", "SplitDraws", "Statistic", "cluster_index", "leaderboard_csv", "pairs_csv",
+    "score_statistics", "split_draws",
     "AxisSpec", "ClusterSpec", "HISTORY_TRACKS", "TrackSpec",
     "CEILING_GAP_TABLE", "LIVE_TRACK", "OPTIONAL_SCORE_FILES", "table_records",
     "BASELINE_CONDITION", "CONDITION_CONTRASTS", "CONTRASTS", "STATE_CONTRASTS", "TRACK_TITLES",

@@ -113,3 +113,35 @@ def prediction_line(p: Prediction) -> dict:
 def call_line(c: Call) -> dict:
     return {"instance_id": c.instance_id, "condition": c.condition, "call_index": c.call_index, "query": c.query, "sort": c.sort,
             "date_from": c.date_from, "date_to": c.date_to, "total_hits": c.total_hits, "returned_ids": list(c.returned_ids)}
+
+
+# ---------------------------------------------------------------- the example as a sealed archive
+def model_json(model_id: str, **extra) -> dict:
+    return {"model_id": model_id, "display_name": model_id, "provider": "tests", "proprietary": False, "knowledge_cutoff": None,
+            "release_date": None, "cutoff_source": "none", "diagnostic": False, "submitted": "2026-01-01", "contact": "",
+            "notes": "the worked example of INSPIRE.md §5", **extra}
+
+
+def write_example_archive(root, *, models: dict | None = None):
+    """INSPIRE.md §5 as an archive under ``root`` (SHA256SUMS + archive/), verifiable and scorable:
+    one model ``m`` with the example's predictions and calls (``models``: model id -> (predictions, calls))."""
+    from pathlib import Path
+
+    from rapgen.kinds.inspire.sample.files import seal, write_benchmark, write_model
+
+    root = Path(root)
+    info = {"format": layout.FORMAT, "format_version": 1, "name": "Inspire worked example", "description": "INSPIRE.md §5",
+            "created": "2026-01-01", "synthetic": True, "source": "tests", "license": "MIT"}
+    tgt = [{"instance_id": t.instance_id, "arxiv_id": t.arxiv_id, "title": t.title, "abstract": t.abstract,
+            "first_submitted": t.first_submitted, "topic": t.topic, "audit_named": t.audit_named,
+            "audit_confidence": t.audit_confidence, "title_overlap": t.title_overlap, "view": t.view} for t in targets()]
+    jud = [{"instance_id": j.instance_id, "arxiv_id": j.arxiv_id, "tier": j.tier, "role": j.role, "gain": j.gain,
+            "n_votes": j.n_votes, "agreement": j.agreement, "rationale": j.rationale} for j in judgements()]
+    papers = corpus()
+    ref = [{"instance_id": j.instance_id, "arxiv_id": j.arxiv_id, "first_submitted": papers[j.arxiv_id].first_submitted,
+            "status": "graded", "tier": j.tier, "role": j.role} for j in judgements()]
+    write_benchmark(root, info, {"generator": "tests"}, instances(), tgt, jud, ref, papers)
+    for model_id, (preds, cs) in (models or {"m": (predictions(), calls())}).items():
+        write_model(root, model_json(model_id), jsonl([prediction_line(p) for p in preds]), jsonl([call_line(c) for c in cs]))
+    seal(root)
+    return root

@@ -10,7 +10,7 @@ from datetime import date
 from typing import Any, Callable, Hashable, Iterable, Mapping, TypeVar
 
 from rapgen.archive import Category, Finding, ProblemKind, as_float
-from rapgen.archive.jsonparse import SchemaProblem, check_keys as keys, json_document, json_lines, parse_lines as parse_each  # noqa: F401 - the kind's toolkit
+from rapgen.archive import SchemaProblem, check_keys as keys, json_document, json_lines, parse_lines as parse_each  # noqa: F401 - the kind's toolkit
 
 T = TypeVar("T")
 _HEX64 = re.compile(r"[0-9a-f]{64}")

@@ -47,6 +47,7 @@ REFERENCE_STATUSES: tuple[str, ...] = ("graded", "t0", "concurrent", "older", "o
 GAIN_MAPS: tuple[str, ...] = ("declared", "binary", "t2t3")  # declared is primary
 CLUSTERS: tuple[str, ...] = ("target", "topic")  # target is primary
 SEARCH_GROUP = "corpus"  # KINDS.md §7: Inspire's one search group
+SEARCH_TOOL = "search_papers"  # INSPIRE.md §7: the one tool (no full text)
 
 # INSPIRE.md §1, LEDGER.json: the values new archives are written with. Scoring reads
 # an archive's own ledger, never this copy.

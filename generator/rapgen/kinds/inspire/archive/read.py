@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Sequence
 
 from rapgen.archive import Category, Finding, ModelInfo, parse_model_json
 
@@ -59,7 +60,6 @@ def read_files(root: str | Path, *, check: bool = True) -> InspireFiles:
     """Parse every file under ``root/archive``; with ``check``, add the cross-file findings.
     Without a readable ledger the models are not read (their call cap is unknown)."""
     root = Path(root)
-
     findings: list[Finding] = []
 
     def data(rel: str) -> bytes:
@@ -69,26 +69,58 @@ def read_files(root: str | Path, *, check: bool = True) -> InspireFiles:
             findings.append(Finding(rel, None, Category.MISSING, f"cannot be read ({exc.strerror or exc})"))
             return b""
 
-    info, f = parse_archive_json(data(layout.ARCHIVE_JSON)); findings += f
-    ledger, f = parse_ledger(data(layout.LEDGER_JSON)); findings += f
-    instances, f = parse_instances(data(layout.INSTANCES_JSONL)); findings += f
-    targets, f = parse_targets(data(layout.TARGETS_PARQUET)); findings += f
-    judgements, f = parse_judgements(data(layout.JUDGEMENTS_PARQUET)); findings += f
-    references, f = parse_references(data(layout.REFERENCES_PARQUET)); findings += f
-    corpus, f = parse_corpus(data(layout.CORPUS_PARQUET)); findings += f
-    manifest, f = parse_manifest(data(layout.MANIFEST_JSONL)); findings += f
+    folder = root / "archive" / "models"
+    model_ids = sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+    return read_sources(data, model_ids, check=check, findings=findings)
+
+
+def read_sources(data: Callable[[str], bytes | None], model_ids: Sequence[str], *, check: bool = True,
+                 findings: list[Finding] | None = None) -> InspireFiles:
+    """Every file through ``data(path)`` (bytes, or None for a file whose absence was reported
+    already: its parser and the checks that need it are skipped, never run on nothing)."""
+    findings = [] if findings is None else findings
+    missing: set[str] = set()
+
+    def parsed(rel: str, parse, empty):
+        raw = data(rel)
+        if raw is None:
+            missing.add(rel)
+            return empty
+        value, f = parse(raw)
+        findings.extend(f)
+        return value
+
+    info = parsed(layout.ARCHIVE_JSON, parse_archive_json, None)
+    ledger = parsed(layout.LEDGER_JSON, parse_ledger, None)
+    instances = parsed(layout.INSTANCES_JSONL, parse_instances, [])
+    targets = parsed(layout.TARGETS_PARQUET, parse_targets, [])
+    judgements = parsed(layout.JUDGEMENTS_PARQUET, parse_judgements, [])
+    references = parsed(layout.REFERENCES_PARQUET, parse_references, [])
+    corpus = parsed(layout.CORPUS_PARQUET, parse_corpus, {})
+    manifest = parsed(layout.MANIFEST_JSONL, parse_manifest, [])
     models: dict[str, ModelFiles] = {}
-    if ledger is not None:
+    complete = not missing & set(BENCHMARK_FILES)
+    if ledger is not None and complete:
         if check:
             findings += check_benchmark(instances, targets, judgements, references, corpus, ledger)
             findings += check_manifest(manifest, instances, corpus)
-        folder = root / "archive" / "models"
-        for model_id in sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
+        for model_id in model_ids:
             where = lambda name: layout.model_path(model_id, name)  # noqa: E731
-            mi, f = parse_model_json(where(layout.MODEL_JSON), data(where(layout.MODEL_JSON)), model_id); findings += f
-            preds, f = parse_predictions(data(where(layout.PREDICTIONS_JSONL)), instances, where(layout.PREDICTIONS_JSONL)); findings += f
-            calls, f = parse_traces(data(where(layout.TRACES_JSONL)), instances, ledger.max_calls, where(layout.TRACES_JSONL)); findings += f
+            mi = parsed(where(layout.MODEL_JSON), lambda raw: parse_model_json(where(layout.MODEL_JSON), raw, model_id), None)
+            preds = parsed(where(layout.PREDICTIONS_JSONL),
+                           lambda raw: parse_predictions(raw, instances, where(layout.PREDICTIONS_JSONL)), None)
+            calls = parsed(where(layout.TRACES_JSONL),
+                           lambda raw: parse_traces(raw, instances, ledger.max_calls, where(layout.TRACES_JSONL)), None)
+            if preds is None or calls is None:
+                continue  # a model file that did not verify: the model is not read
             if check:
                 findings += check_traces(calls, preds, instances, corpus, ledger.top_k, where(layout.TRACES_JSONL))
             models[model_id] = ModelFiles(model_id, mi, preds, calls)
     return InspireFiles(info, ledger, instances, targets, judgements, references, corpus, manifest, models, findings)
+
+
+# What the cross-file checks and the models need (ARCHIVE.json and construction.json are not read by them).
+BENCHMARK_FILES: tuple[str, ...] = (
+    layout.INSTANCES_JSONL, layout.TARGETS_PARQUET, layout.JUDGEMENTS_PARQUET, layout.REFERENCES_PARQUET,
+    layout.CORPUS_PARQUET, layout.MANIFEST_JSONL, layout.LEDGER_JSON,
+)

@@ -12,19 +12,19 @@ from rapgen.errors import RapgenError
 
 from rapgen.kinds.inspire.archive.read import read_files
 from rapgen.kinds.inspire.scores.columns import Codes, label_table, unit_columns
-from rapgen.kinds.inspire.search import MemoryBackend, SearchFn, replay_calls, replay_files
+from rapgen.kinds.inspire.search import InspireBackend, SearchFn, replay_calls, replay_files
 
 
 def check_built(root: Path, search: SearchFn, *, jobs: int | None = None) -> dict:
     """Every finding of the archive under ``root`` (raised as one error), else counts: calls,
     calls reproduced and each model's accounting of its detailed units. On a
-    :class:`MemoryBackend` the replay runs grouped by shard over ``jobs`` workers."""
+    :class:`InspireBackend` the replay runs grouped by shard over ``jobs`` workers."""
     files = read_files(root)
     findings = list(files.findings)
     if files.ledger is None:
         raise RapgenError(f"the built archive fails its own checks: {findings[0].path}: {findings[0].detail}")
     traces = {m.traces_path: m.calls for m in files.models.values()}
-    if isinstance(search, MemoryBackend):
+    if isinstance(search, InspireBackend):
         replays = replay_files(traces, search, jobs=jobs)
     else:
         replays = {path: replay_calls(calls, search, path) for path, calls in traces.items()}

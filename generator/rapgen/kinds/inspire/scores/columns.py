@@ -289,3 +289,13 @@ def metric_sums(arrays: ItemArrays, metrics: Sequence[InspireMetric] = METRICS) 
             A[m] = np.where(use, metric.value(arrays), 0.0)
             B[m] = use * 1.0
     return A, B
+
+
+def item_values(metric: InspireMetric, arrays: ItemArrays) -> tuple[np.ndarray, np.ndarray | None]:
+    """One metric's per-target inputs in the NaN convention of ``rapgen.scores.statistics``:
+    a mean's values (NaN where undefined), a ratio's numerators and denominators (NaN where
+    the gain map excludes the target)."""
+    A, B = metric_sums(arrays, (metric,))
+    if metric.denominator is not None:
+        return np.where(arrays.defined, A[0], np.nan), np.where(arrays.defined, B[0], np.nan)
+    return np.where(B[0] > 0, A[0], np.nan), None

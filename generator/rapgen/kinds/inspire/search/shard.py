@@ -3,9 +3,9 @@
 KINDS.md §7: Inspire has one group, ``corpus``; an instance's shard is
 (corpus, null, cutoff), every corpus paper dated before the cutoff, searched
 with the frozen BM25F of SEARCH.md (``top_k`` and the BM25 constants from the
-ledger). :class:`MemoryBackend` holds such shards in memory over a corpus given
-as records, on the engine's exact :class:`rapgen.search.Shard`; the shared
-backend of KINDS.md §7 is meant to replace it with the same answers.
+ledger). :class:`InspireBackend` maps instances to their keys on the shared
+:class:`rapgen.search.GroupedBackend` (KINDS.md §7); :class:`MemoryBackend` is
+one over an in-memory index of a corpus given as records.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Callable, Mapping, NamedTuple, Protocol, Sequence
 
-from rapgen.search import SearchResult, Shard
+from rapgen.search import GroupedBackend, GroupIndexes, SearchResult, Shard
 
 from rapgen.kinds.inspire.archive import CorpusPaper, Instance, layout
 
@@ -46,39 +46,45 @@ def shard_key(instance: Instance) -> ShardKey:
 CORPUS_FILES: tuple[str, ...] = (layout.CORPUS_PARQUET,)  # what the index cache key hashes
 
 
-class MemoryBackend:
-    """Every instance's shard over one in-memory index of the corpus."""
+class InspireBackend:
+    """Every instance's shard on the shared :class:`rapgen.search.GroupedBackend`: an instance
+    id is looked up as its key (corpus, None, cutoff), so instances with one cutoff share a shard."""
 
-    def __init__(self, corpus: Mapping[str, CorpusPaper], instances: Sequence[Instance], *, top_k: int, k1: float, b: float):
-        from rapgen.search.reference import build_memory_index
-
-        rows = [(p.arxiv_id, p.title, p.abstract, p.first_submitted) for p in corpus.values()]
-        self._index, vocab = build_memory_index(layout.SEARCH_GROUP, rows)
-        self._lookup = vocab.get
+    def __init__(self, grouped: GroupedBackend, instances: Sequence[Instance]):
+        self.grouped = grouped
         self._keys = {i.instance_id: shard_key(i) for i in instances}
-        self._shards: dict[ShardKey, Shard] = {}
-        self.top_k, self.k1, self.b = top_k, k1, b
+        self.top_k, self.k1, self.b = grouped.top_k, grouped.k1, grouped.b
 
     def key_of(self, instance_id: str) -> ShardKey:
         """The instance's shard key (instances with one cutoff share a shard)."""
         return self._keys[instance_id]
 
     def shard(self, instance_id: str) -> Shard:
-        key = self._keys[instance_id]
-        if key not in self._shards:
-            self._shards[key] = Shard(self._index, key.date_from, key.date_to, lookup=self._lookup)
-        return self._shards[key]
+        return self.grouped.shard(self._keys[instance_id])
 
     def search(self, instance_id: str, args: Mapping[str, object]) -> SearchResult:
         """One call on the instance's shard; a malformed call is an error result."""
-        return self.shard(instance_id).search(args, top_k=self.top_k, k1=self.k1, b=self.b)
+        return self.grouped.search(self._keys[instance_id], args)
 
     __call__ = search
 
     def search_variants(self, instance_id: str, variants: Sequence[Mapping[str, object]]) -> list[SearchResult]:
         """Several calls on the instance's shard, each answered as :meth:`search` would;
         calls with the same query terms share their matching and BM25 scores."""
-        return self.shard(instance_id).search_variants(variants, top_k=self.top_k, k1=self.k1, b=self.b)
+        return self.grouped.search_variants(self._keys[instance_id], variants)
+
+
+def corpus_rows(corpus: Mapping[str, CorpusPaper]) -> list[tuple]:
+    """The corpus as the index's paper rows (id, title, abstract, date)."""
+    return [(p.arxiv_id, p.title, p.abstract, p.first_submitted) for p in corpus.values()]
+
+
+class MemoryBackend(InspireBackend):
+    """Every instance's shard over one in-memory index of the corpus (no cache, no manifest check)."""
+
+    def __init__(self, corpus: Mapping[str, CorpusPaper], instances: Sequence[Instance], *, top_k: int, k1: float, b: float):
+        indexes = GroupIndexes.in_memory(corpus_rows(corpus), {layout.SEARCH_GROUP: list(corpus)})
+        super().__init__(GroupedBackend(indexes, top_k=top_k, k1=k1, b=b), instances)
 
 
 def trace_line(instance_id: str, condition: str, call_index: int, args: Mapping[str, object], result: CallResult) -> dict:
