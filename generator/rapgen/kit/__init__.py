@@ -59,6 +59,6 @@ __all__ = [
     "AgentConfig", "RunSummary", "run_agent", "serve_search", "serve_mcp",
     "InterventionPrompt", "build_readout_prompt", "build_oracle_prompt", "readout_template_sha256", "oracle_template_sha256",
     "run_readouts", "run_oracle",
-    "EvidenceBuilder", "OracleBlocks", "read_model_folder", "readout_jobs", "unit_context",
     "ChatClient", "EndpointError", "ReplyProblem", "decode_json", "read_turn", "LineAppender",
+    "EvidenceBuilder", "OracleBlocks", "read_model_folder", "readout_jobs", "unit_context",
 ]

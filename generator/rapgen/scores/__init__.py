@@ -19,7 +19,8 @@ from rapgen.scores.outputs import write_folder
 from rapgen.scores.pipeline import DiagnosticsInputs, ScoreResult, compute_scores, write_scores
 from rapgen.scores.spec import AxisSpec, ClusterSpec, Primary, TrackSpec
 from rapgen.scores.statistics import (
-    Clusters, Scored, ScoredSet, SplitDraws, Statistic, cluster_index, leaderboard_csv, pairs_csv, score_statistics, split_draws,
+    Clusters, Scored, ScoredSet, SplitDraws, Statistic, cluster_index, leaderboard_csv, pairs_csv, rows_csv, score_statistics,
+    split_draws,
 )
 from rapgen.scores.schema import (
     BASELINE_CONDITION,
@@ -52,8 +53,6 @@ from rapgen.scores.schema import (
 )
 
 __all__ = [
-    "Clusters", "Scored", "ScoredSet", "SplitDraws", "Statistic", "cluster_index", "leaderboard_csv", "pairs_csv",
-    "score_statistics", "split_draws",
     "AxisSpec", "ClusterSpec", "HISTORY_TRACKS", "TrackSpec",
     "CEILING_GAP_TABLE", "LIVE_TRACK", "OPTIONAL_SCORE_FILES", "table_records",
     "BASELINE_CONDITION", "CONDITION_CONTRASTS", "CONTRASTS", "STATE_CONTRASTS", "TRACK_TITLES",
@@ -63,5 +62,7 @@ __all__ = [
     "TableSpec", "UnitInputs",
     "counterfactual_file", "model_records", "read_reruns", "write_folder",
     "bootstrap_intervals", "compute_baselines", "compute_scores", "diagnostic_tables", "draw_counts", "get_metric",
+    "Clusters", "Scored", "ScoredSet", "SplitDraws", "Statistic", "cluster_index", "leaderboard_csv", "pairs_csv", "rows_csv",
+    "score_statistics", "split_draws",
     "is_constant", "jsd", "mean_over", "missing", "pearson", "ranks", "spearman", "tv", "unit_metric_values", "write_scores",
 ]

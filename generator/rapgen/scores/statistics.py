@@ -362,6 +362,11 @@ def pairs_table(scored: ScoredSet) -> Table:
     return _table(columns, rows)
 
 
+def rows_csv(columns: Sequence[str], rows: Sequence[tuple]) -> bytes:
+    """CSV bytes of ``rows`` (tuples in ``columns``' order), written as the score files are."""
+    return csv_bytes(_table(tuple(columns), list(rows)))
+
+
 def leaderboard_csv(scored: ScoredSet) -> bytes:
     return csv_bytes(leaderboard_table(scored))
 

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from rapgen.archive import shard_ids_sha256
-from rapgen.kinds.ideas.archive.assignment import Assignment, assign
+from rapgen.kinds.ideas.archive.assignment import Assignment, assign, assign_all
 from rapgen.kinds.ideas.archive.check import check_archive
 from rapgen.kinds.ideas.archive.codes import EvalIndex, IdeaIndex
 from rapgen.kinds.ideas.archive.config import Config, future_end
@@ -43,7 +43,6 @@ from rapgen.kinds.ideas.archive.evaluation import (
     parse_judgments,
 )
 from rapgen.kinds.ideas.archive.papers import Paper
-from rapgen.kinds.ideas.archive.phrase import assign_all
 from rapgen.kinds.ideas.archive.predictions import Idea, Predictions
 from rapgen.kinds.ideas.archive.topics import Topic
 from rapgen.kinds.ideas.archive.writers import parquet_bytes

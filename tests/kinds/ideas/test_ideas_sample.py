@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from rapgen.archive import format_sums, sha256_bytes
+from rapgen.errors import UsageProblem
 from rapgen.kinds.ideas.archive.check import REQUIRED_FILES, check_archive
 from rapgen.kinds.ideas.sample.build import archive_files, build_sample, read_topics
 from rapgen.kinds.ideas.sample.history import history_plan, live_cutoffs
@@ -26,14 +27,21 @@ def test_the_assembly_is_deterministic_and_sealed():
     assert b'"synthetic": true' in a["archive/ARCHIVE.json"] and b'"format": "ideas-archive"' in a["archive/ARCHIVE.json"]
 
 
-def test_build_writes_the_folder_whole(tmp_path, monkeypatch):
+def test_build_writes_the_folder_whole_and_replaces_only_an_earlier_sample(tmp_path, monkeypatch):
     import rapgen.kinds.ideas.sample.build as build
 
     out = tmp_path / "ideas"
     (out / "stale").mkdir(parents=True)
     files, report = archive_files(tiny_papers(), {}, TOPICS, CONFIG)
     monkeypatch.setattr(build, "sample_files", lambda root: (files, report))  # the tiny inputs, not the committed papers
+    with pytest.raises(UsageProblem, match="the folder is not empty"):
+        build_sample(REPO, out)
+    with pytest.raises(UsageProblem, match="--force replaces only an Ideas archive"):
+        build_sample(REPO, out, force=True)
+    (out / "stale").rmdir()
     build_sample(REPO, out)
+    (out / "archive" / "stale.txt").write_text("left over")
+    build_sample(REPO, out, force=True)
     written = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert written == files  # the old folder's content is gone
 
@@ -67,6 +75,7 @@ def test_the_sample_from_the_committed_papers(sample):
     assert (report.n_assigned, report.n_memberships, report.n_episodes) == (10529, 12693, 108)
     assert report.history == (75, 1365) and report.future == (91, 776)
     assert report.size <= 12 * 1024 * 1024
+    assert (out / "SHA256SUMS").read_bytes() == (REPO / "benchmarks/ideas/SHA256SUMS").read_bytes()  # the committed sample rebuilds
     files = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != "SHA256SUMS"}
     archive, found = check_archive(files)
     assert found == []

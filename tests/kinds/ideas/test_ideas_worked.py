@@ -26,7 +26,7 @@ from rapgen.kinds.ideas.scores.credit import DEFAULT, STRICT, Judged, greedy_cre
 from rapgen.kinds.ideas.scores.credit_table import unit_table_values
 from rapgen.kinds.ideas.scores.metrics import EpisodeInputs, episode_metrics
 from rapgen.kinds.ideas.scores.units import Track, statistics, unit_values
-from rapgen.scores.statistics import SplitDraws, cluster_index, score_statistics
+from rapgen.scores import SplitDraws, cluster_index, score_statistics
 
 TOPICS = jsonl_bytes([
     {"topic_id": "diffusion", "name": "Diffusion models", "aliases": ["score-based generative models"], "keywords": ["denoising diffusion", "DDPM"]},

@@ -19,8 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rapgen.archive import Finding
-from rapgen.archive.evidence import canonical_hash
+from rapgen.archive import Finding, canonical_hash
 from rapgen.kinds.ideas.archive.lines import integer, invariant, keys, read_lines, string, unique
 from rapgen.kinds.ideas.archive.predictions import CONDITION, Idea, Predictions
 

@@ -21,6 +21,7 @@ from rapgen.archive import Finding, ProblemKind
 from rapgen.kinds.ideas.archive.lines import invariant, malformed
 from rapgen.kinds.ideas.archive.normalise import norm, paper_text
 from rapgen.kinds.ideas.archive.papers import Paper
+from rapgen.kinds.ideas.archive.phrase import assign_rows
 from rapgen.kinds.ideas.archive.tables import DATE, STRING, days, first_null, read_arrow
 from rapgen.kinds.ideas.archive.topics import Topic
 
@@ -72,6 +73,11 @@ def assign(papers: Mapping[str, Paper] | Iterable[Paper], topics: Sequence[Topic
     return rows
 
 
+def assign_all(papers: Mapping[str, Paper], topics: Sequence[Topic]) -> list[Assignment]:
+    """:func:`assign`'s rows, computed over whole columns (:mod:`~rapgen.kinds.ideas.archive.phrase`)."""
+    return [Assignment(*row) for row in assign_rows(papers, topics)]
+
+
 def parse_assignments(path: str, data: bytes) -> tuple[list[tuple[int, Assignment]], list[Finding]]:
     """(row, assignment) for every row of ``assignments.parquet``."""
     findings: list[Finding] = []
@@ -91,9 +97,7 @@ def check_assignments(path: str, rows: Sequence[tuple[int, Assignment]], papers:
                       topics: Sequence[Topic]) -> list[Finding]:
     """The file equals the rebuilt ``phrase-v1`` membership exactly: an ``INVARIANT`` for every
     row that is not one (or repeats one, or carries another term or date) and every one missing."""
-    from rapgen.kinds.ideas.archive.phrase import assign_rows  # the same rows as assign(), from columns
-
-    rebuilt = assign_rows(papers, topics)
+    rebuilt = assign_rows(papers, topics)  # the same rows as assign(), from columns
     if [(a.topic_id, a.arxiv_id, a.first_submitted, a.matched_term) for _, a in rows] == rebuilt:
         return []  # the usual file: the rebuilt rows, in their order (no repeat, none missing)
     expected = {(a, t): (d, m) for t, a, d, m in rebuilt}  # (arxiv_id, topic_id) -> (date, term)

@@ -11,7 +11,7 @@ passes its own.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -90,13 +90,17 @@ def _not_evaluated(path: str, what: str, inputs: Sequence[str]) -> Finding:
 
 
 class _Run:
-    def __init__(self, files: Mapping[str, bytes]):
+    def __init__(self, files: Mapping[str, bytes], unverified: Collection[str] = ()):
         self.files = files
+        self.unverified = frozenset(unverified)  # listed files whose bytes did not verify (verify reported them)
         self.findings: list[Finding] = []
         self.broken: set[str] = set()
         self.index: EvalIndex | None = None  # the evaluator checks' codes, built once when first needed
 
     def parse(self, path: str, parser, *args):
+        if path in self.unverified:
+            self.broken.add(path)
+            return None
         if path not in self.files:
             self.findings.append(Finding(path, None, Category.MISSING, "required file of an Ideas archive"))
             self.broken.add(path)
@@ -121,9 +125,11 @@ class _Run:
         return not bad
 
 
-def check_archive(files: Mapping[str, bytes], *, resolved: Sequence[date] | None = None) -> tuple[IdeasArchive, list[Finding]]:
-    """Parse and check every Ideas file in ``files`` (path -> verified bytes)."""
-    run = _Run(files)
+def check_archive(files: Mapping[str, bytes], *, resolved: Sequence[date] | None = None,
+                  unverified: Collection[str] = ()) -> tuple[IdeasArchive, list[Finding]]:
+    """Parse and check every Ideas file in ``files`` (path -> verified bytes). ``unverified``: listed
+    files whose bytes failed verification; they count as broken, without a second finding."""
+    run = _Run(files, unverified)
     out = IdeasArchive()
     out.config = run.parse(CONFIG_JSON, parse_config)
     out.ledger = run.parse(LEDGER_JSON, parse_ledger)

@@ -22,8 +22,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rapgen.archive import Finding, ProblemKind
-from rapgen.archive.evidence import canonical_hash
+from rapgen.archive import Finding, ProblemKind, canonical_hash
 from rapgen.kinds.ideas.archive.lines import invariant, malformed
 from rapgen.kinds.ideas.archive.papers import Paper
 from rapgen.kinds.ideas.archive.predictions import Idea, Predictions

@@ -1,6 +1,6 @@
 """``phrase-v1`` over whole columns: every paper's words coded once, every term looked up as a run of codes.
 
-:func:`assign_all` returns exactly :func:`~rapgen.kinds.ideas.archive.assignment.assign`'s
+:func:`assign_rows` returns exactly :func:`~rapgen.kinds.ideas.archive.assignment.assign`'s
 rows (that function states the rule paper by paper and stays the reference
 the tests compare with). Both sides of the rule are single-space-separated
 words of ``[0-9a-z]``, so " term " ⊂ " text " holds exactly when the term's
@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from rapgen.kinds.ideas.archive.assignment import Assignment
 from rapgen.kinds.ideas.archive.normalise import norm, norm_all, paper_text
 from rapgen.kinds.ideas.archive.papers import Paper
 from rapgen.kinds.ideas.archive.topics import Topic
@@ -32,13 +31,9 @@ def _words(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, dict[str, int]
     return codes, parent, {w: i for i, w in enumerate(encoded.dictionary.to_pylist())}
 
 
-def assign_all(papers: Mapping[str, Paper], topics: Sequence[Topic]) -> list[Assignment]:
-    """Every ``phrase-v1`` membership, sorted by (topic_id, arxiv_id) in byte order — as ``assign``."""
-    return [Assignment(*row) for row in assign_rows(papers, topics)]
-
-
 def assign_rows(papers: Mapping[str, Paper], topics: Sequence[Topic]) -> list[tuple[str, str, object, str]]:
-    """:func:`assign_all`'s rows as (topic_id, arxiv_id, first_submitted, matched_term) tuples."""
+    """Every ``phrase-v1`` membership as (topic_id, arxiv_id, first_submitted, matched_term), sorted by
+    (topic_id, arxiv_id) in byte order."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

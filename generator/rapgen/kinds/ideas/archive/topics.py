@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rapgen.archive import Finding
-from rapgen.archive.evidence import canonical_hash
+from rapgen.archive import Finding, canonical_hash
 from rapgen.kinds.ideas.archive.lines import Bad, digest, keys, number, read_lines, string, strings, unique
 from rapgen.kinds.ideas.archive.normalise import norm
 

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from rapgen.archive.evidence import canonical_hash
+from rapgen.archive import canonical_hash
 from rapgen.io import dumps_line
 from rapgen.kinds.ideas.kit.embedding import tokens
 from rapgen.kit import ChatClient, ReplyProblem, decode_json, read_turn

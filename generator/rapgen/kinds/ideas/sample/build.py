@@ -14,6 +14,7 @@ with ``SHA256SUMS``, written whole into the target folder (staged, swapped in).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -22,6 +23,7 @@ from pathlib import Path
 import yaml
 
 from rapgen.archive import format_sums, sha256_bytes
+from rapgen.errors import UsageProblem
 from rapgen.io import staged_dir
 from rapgen.kinds.ideas.archive.adapter import ADAPTER
 from rapgen.kinds.ideas.archive.assignment import RULE, assign
@@ -198,11 +200,41 @@ def _models(papers: Mapping[str, Paper], topics: list[Topic], pools: Pools, conf
     return out
 
 
-def build_sample(root: str | Path, out: str | Path) -> SampleReport:
-    """Write the sample into ``out`` (replaced whole, atomically) from the papers under ``root``."""
+def build_sample(root: str | Path, out: str | Path, *, force: bool = False) -> SampleReport:
+    """Write the sample into ``out`` (replaced whole, atomically) from the papers under ``root``.
+    A folder that holds anything is refused, unless ``force`` and it holds an earlier Ideas archive."""
+    check_sample_folder(Path(out), force)
     files, report = sample_files(root)
     write_archive_folder(out, files)
     return report
+
+
+def check_sample_folder(out: Path, force: bool) -> None:
+    """``out`` may be missing or empty; with ``force`` it may hold an Ideas archive (and nothing else)."""
+    if out.exists() and not out.is_dir():
+        raise UsageProblem(f"{out}: exists and is not a folder")
+    held = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    if not held:
+        return
+    if not force:
+        raise UsageProblem(f"{out}: the folder is not empty (it holds {', '.join(held[:3])}{' …' if len(held) > 3 else ''}); "
+                           "--force replaces an earlier Ideas sample")
+    info = out / "archive" / "ARCHIVE.json"
+    try:
+        ours = json.loads(info.read_text("utf-8")).get("format") == FORMAT and set(held) <= {"archive", "SHA256SUMS"}
+    except (OSError, ValueError, AttributeError):
+        ours = False
+    if not ours:
+        raise UsageProblem(f"{out}: --force replaces only an Ideas archive (archive/ with an {FORMAT} ARCHIVE.json, and SHA256SUMS)")
+
+
+def sample(out: str | Path, *, source: str | Path = ".", force: bool = False) -> dict:
+    """The kind's ``sample`` step (``rapgen sample build --kind ideas``): build, then a summary."""
+    r = build_sample(source, out, force=force)
+    return {"out": str(out), "papers": r.n_papers, "assigned": r.n_assigned, "memberships": r.n_memberships,
+            "episodes": r.n_episodes, "history": list(r.history), "future": list(r.future), "bytes": r.size, "files": len(r.files),
+            "text": f"{r.n_papers:,} papers ({r.n_assigned:,} assigned, {r.n_memberships:,} memberships), {r.n_episodes} episodes "
+                    f"(|H| {r.history[0]}–{r.history[1]}, |F| {r.future[0]}–{r.future[1]}), {len(r.files)} files, {r.size / 1e6:.1f} MB."}
 
 
 def write_archive_folder(out: str | Path, files: Mapping[str, bytes]) -> None:

@@ -38,8 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rapgen.archive import add_months, format_sums, sha256_bytes
-from rapgen.archive.evidence import canonical_hash
+from rapgen.archive import add_months, canonical_hash, format_sums, sha256_bytes
 from rapgen.kinds.ideas.archive.adapter import RawIdea, adapt, raw_sha256
 from rapgen.kinds.ideas.archive.assignment import assign
 from rapgen.kinds.ideas.archive.check import (

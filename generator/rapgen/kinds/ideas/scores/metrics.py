@@ -20,10 +20,11 @@ except ``multiplicity``, undefined without an idea; ``coverage`` and
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rapgen.kinds.ideas.scores.credit import Credit, Judged
+from rapgen.scores import MetricSpec
 
 NAN = math.nan
 
@@ -81,41 +82,27 @@ class EpisodeInputs:
     nn_distances: Sequence[float] | None = None  # per emitted idea, if features.parquet exists
 
 
-@dataclass(frozen=True)
-class IdeasMetric:
-    """A metric as KINDS.md §3's ``MetricSpec`` will declare it (name, label, direction, form, missing)."""
-
-    name: str
-    label: str
-    higher_is_better: bool | None
-    ranked: bool
-    form: str
-    missing: str
-    description: str
-    fn: Callable[[EpisodeInputs], float]
-
-
 def _credited(x: EpisodeInputs) -> list[Judged]:
     return [x.credit.credited[r] for r in sorted(x.credit.credited)]
 
 
-METRICS: tuple[IdeasMetric, ...] = (
-    IdeasMetric("hit@5", "Hit@5", True, True, "mean", "zero", "1 if any of the five ideas is credited with a future paper.",
-                lambda x: hit(x.credit.c)),
-    IdeasMetric("p@5", "P@5", True, True, "mean", "zero", "Credited ideas divided by five (unfilled slots count zero).",
-                lambda x: precision(x.credit.c, x.k)),
-    IdeasMetric("mrr", "MRR", True, True, "mean", "zero", "1 / rank of the first credited idea, 0 without one.",
-                lambda x: reciprocal_rank(x.credit.c)),
-    IdeasMetric("soft", "Soft", True, False, "mean", "zero", "Mean (P+M+S)/9 over credited pairs, 0 without one.",
-                lambda x: soft(_credited(x))),
-    IdeasMetric("coverage", "Coverage", True, False, "mean", "zero", "Share of the future's five clusters holding a credited paper.",
-                lambda x: coverage([j.arxiv_id for j in _credited(x)], x.cluster_of, x.n_clusters)),
-    IdeasMetric("novelty", "Novelty", None, False, "mean", "zero", "Mean cosine distance of the ideas to their nearest history paper.",
-                lambda x: novelty(x.nn_distances)),
-    IdeasMetric("budget", "Budget", None, False, "mean", "zero", "Emitted ideas divided by five.",
-                lambda x: budget(x.n_emitted, x.k)),
-    IdeasMetric("multiplicity", "Multiplicity", None, False, "mean", "exclude", "Mean passing candidates per emitted idea.",
-                lambda x: multiplicity([x.credit.passing.get(r, 0) for r in sorted(x.credit.passing)])),
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("hit@5", "Hit@5", True, "mean", "zero", "1 if any of the five ideas is credited with a future paper.",
+               lambda x: hit(x.credit.c)),
+    MetricSpec("p@5", "P@5", True, "mean", "zero", "Credited ideas divided by five (unfilled slots count zero).",
+               lambda x: precision(x.credit.c, x.k)),
+    MetricSpec("mrr", "MRR", True, "mean", "zero", "1 / rank of the first credited idea, 0 without one.",
+               lambda x: reciprocal_rank(x.credit.c)),
+    MetricSpec("soft", "Soft", True, "mean", "zero", "Mean (P+M+S)/9 over credited pairs, 0 without one.",
+               lambda x: soft(_credited(x)), ranked=False),
+    MetricSpec("coverage", "Coverage", True, "mean", "zero", "Share of the future's five clusters holding a credited paper.",
+               lambda x: coverage([j.arxiv_id for j in _credited(x)], x.cluster_of, x.n_clusters), ranked=False),
+    MetricSpec("novelty", "Novelty", None, "mean", "zero", "Mean cosine distance of the ideas to their nearest history paper.",
+               lambda x: novelty(x.nn_distances), ranked=False),
+    MetricSpec("budget", "Budget", None, "mean", "zero", "Emitted ideas divided by five.",
+               lambda x: budget(x.n_emitted, x.k), ranked=False),
+    MetricSpec("multiplicity", "Multiplicity", None, "mean", "exclude", "Mean passing candidates per emitted idea.",
+               lambda x: multiplicity([x.credit.passing.get(r, 0) for r in sorted(x.credit.passing)]), ranked=False),
 )
 METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in METRICS)
 PRIMARY_METRIC = "hit@5"

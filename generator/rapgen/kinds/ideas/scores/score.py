@@ -15,7 +15,7 @@ from datetime import date
 from rapgen.kinds.ideas.archive.check import IdeasArchive
 from rapgen.kinds.ideas.scores.credit_table import unit_table_values
 from rapgen.kinds.ideas.scores.units import AXES, SPLIT, Track, UnitValues, cutoff_tracks, statistics, unit_values
-from rapgen.scores.statistics import ScoredSet, cluster_index, leaderboard_csv, pairs_csv, score_statistics, split_draws
+from rapgen.scores import ScoredSet, SplitDraws, cluster_index, leaderboard_csv, pairs_csv, score_statistics, split_draws
 
 
 def judge_order(archive: IdeasArchive) -> list[str]:
@@ -63,16 +63,28 @@ def effective_cutoffs(archive: IdeasArchive) -> dict[str, date | None]:
     return {m: (mf.info.effective_cutoff if mf.info else None) for m, mf in archive.models.items()}
 
 
+def archive_tracks(archive: IdeasArchive, items, extra_tracks: Sequence[Track] = ()) -> tuple[Track, ...]:
+    """``all_cutoff``, ``forecast_strict``, then ``extra_tracks`` (such as ``live``), as item masks."""
+    assert archive.config is not None
+    return (*cutoff_tracks(items, archive.config.strict_cutoff, effective_cutoffs(archive)), *extra_tracks)
+
+
+def archive_draws(archive: IdeasArchive, items, resamples: int | None = None) -> dict[str, SplitDraws]:
+    """The one topic draw matrix of the release (topic ids in byte order; the ledger's resamples and seed)."""
+    assert archive.ledger is not None
+    return {SPLIT: split_draws(cluster_index([e.topic_id for e in items]), resamples or archive.ledger.resamples, archive.ledger.seed)}
+
+
 def score_archive(archive: IdeasArchive, *, extra_tracks: Sequence[Track] = (), resamples: int | None = None,
-                  values: Mapping[str, Mapping[tuple[str, str], UnitValues]] | None = None) -> ScoredSet:
+                  values: Mapping[str, Mapping[tuple[str, str], UnitValues]] | None = None,
+                  draws: Mapping[str, SplitDraws] | None = None) -> ScoredSet:
     """The leaderboard statistics of the archive (``all_cutoff``, ``forecast_strict``, then ``extra_tracks``
-    such as ``live``), scored on one topic draw matrix."""
-    assert archive.config is not None and archive.ledger is not None
+    such as ``live``), scored on one topic draw matrix (``draws``, else :func:`archive_draws`)."""
+    assert archive.ledger is not None
     items = resolved_items(archive)
-    tracks = (*cutoff_tracks(items, archive.config.strict_cutoff, effective_cutoffs(archive)), *extra_tracks)
-    stats = statistics(items, values if values is not None else per_model_values(archive), tracks)
-    draws = {SPLIT: split_draws(cluster_index([e.topic_id for e in items]), resamples or archive.ledger.resamples, archive.ledger.seed)}
-    return score_statistics(stats, draws, archive.ledger.level, axes=AXES)
+    stats = statistics(items, values if values is not None else per_model_values(archive), archive_tracks(archive, items, extra_tracks))
+    return score_statistics(stats, dict(draws) if draws is not None else archive_draws(archive, items, resamples), archive.ledger.level,
+                            axes=AXES)
 
 
 def score_files(archive: IdeasArchive, **kwargs) -> dict[str, bytes]:

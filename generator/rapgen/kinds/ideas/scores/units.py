@@ -23,10 +23,11 @@ from rapgen.kinds.ideas.archive.evaluation import Judgment
 from rapgen.kinds.ideas.archive.predictions import Predictions
 from rapgen.kinds.ideas.scores.credit import Judged, greedy_credit
 from rapgen.kinds.ideas.scores.metrics import METRICS, EpisodeInputs, episode_metrics
-from rapgen.scores.statistics import Statistic
+from rapgen.scores import Statistic
 
 SPLIT = "all"  # Ideas has one split: every episode
 AXES = ("judge", "gate")
+ALL_CUTOFF, FORECAST_STRICT, LIVE = "all_cutoff", "forecast_strict", "live"  # the tracks (IDEAS.md §6)
 MODEL_KIND = "model"
 
 
@@ -90,7 +91,7 @@ def cutoff_tracks(items: Sequence[Episode], strict_cutoff, effective_cutoffs: Ma
         c = effective_cutoffs.get(model)
         return strict if c is not None and c < strict_cutoff else None
 
-    return (Track("all_cutoff", lambda _m: every), Track("forecast_strict", strict_mask))
+    return (Track(ALL_CUTOFF, lambda _m: every), Track(FORECAST_STRICT, strict_mask))
 
 
 def statistics(items: Sequence[Episode], per_model: Mapping[str, Mapping[tuple[str, str], UnitValues]], tracks: Sequence[Track]) -> list[Statistic]:
@@ -113,5 +114,5 @@ def statistics(items: Sequence[Episode], per_model: Mapping[str, Mapping[tuple[s
                     for m in METRICS:
                         vals = np.where(mask, uv.values[condition][m.name], np.nan)
                         out.append(Statistic(track.name, SPLIT, axis, model, MODEL_KIND, condition, m.name, vals,
-                                             m.higher_is_better if m.ranked else None, n_valid, n_invalid))
+                                             m.rank_direction, n_valid, n_invalid))
     return out
