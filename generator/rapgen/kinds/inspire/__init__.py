@@ -66,10 +66,11 @@ def _view(name: str) -> TrackSpec:
     return TrackSpec(name, _VIEW_LABELS[name], item_mask=lambda release, items, v=name: view_mask(items, release.targets, v))
 
 
-def _sample(out, **options):
+def _sample(out, *, source=".", force: bool = False) -> dict:
+    """``rapgen sample build --kind inspire``: the sample from the committed papers under ``source``."""
     from rapgen.kinds.inspire.sample import build_inspire_sample
 
-    return build_inspire_sample(options.pop("source_root", "."), out, **options)
+    return build_inspire_sample(source, out, force=force)
 
 
 def _replay(release, scores_dir):

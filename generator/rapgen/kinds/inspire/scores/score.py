@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from rapgen.scores import ScoredSet, leaderboard_csv, pairs_csv
+from rapgen.scores import ScoredSet, leaderboard_csv, pairs_csv, rows_csv
 
 from rapgen.kinds.inspire.archive import layout
 from rapgen.kinds.inspire.scores.board import AXES, GROUP_BY, Board, Entry, score_board, statistic_names
@@ -219,20 +219,9 @@ def score_files(result: InspireScores) -> dict[str, bytes]:
         "diagnostics.csv": leaderboard_csv(_joined(board, lambda m: m not in METRIC_NAMES)),
         "diagnostics.json": _json(diagnostics),
         "units.parquet": result.units,
-        "releases.csv": _csv(RELEASES_COLUMNS, result.releases),
+        "releases.csv": rows_csv(RELEASES_COLUMNS, result.releases),
         "scores.json": _json(result.meta),
     }
-
-
-def _cell(v: object) -> str:
-    """As the engine's CSV writer: shortest round-trip floats, empty for None or NaN, text as is."""
-    if v is None or (isinstance(v, float) and v != v):
-        return ""
-    return repr(float(v) + 0.0) if isinstance(v, float) else str(v)
-
-
-def _csv(columns: tuple[str, ...], rows: list[tuple]) -> bytes:
-    return "".join(",".join(map(_cell, r)) + "\n" for r in [columns, *rows]).encode("utf-8")
 
 
 def _json(obj: object) -> bytes:

@@ -178,8 +178,9 @@ def replay_record(report: ReleaseReplay, release) -> dict:
     }
 
 
-def replay_into(release, scores_dir) -> bool:
-    """The build's replay step: replay.json in ``scores_dir`` when any model has calls; True if it ran."""
+def replay_into(release, scores_dir, **options) -> bool:
+    """The build's replay step: replay.json in ``scores_dir`` when any model has calls; True if it ran.
+    ``options``: those of :func:`replay_release` (``models``, ``jobs``, ``cache_dir``, ``memory``, ``log``)."""
     import json
     from pathlib import Path
 
@@ -187,6 +188,6 @@ def replay_into(release, scores_dir) -> bool:
 
     if not any(release.models[m].calls for m in release.model_ids):
         return False
-    record = replay_record(replay_release(release), release)
+    record = replay_record(replay_release(release, **options), release)
     atomic_write_bytes(Path(scores_dir) / "replay.json", (json.dumps(record, indent=1) + "\n").encode("utf-8"))
     return True
