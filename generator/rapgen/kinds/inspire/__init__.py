@@ -19,13 +19,15 @@ Subpackages, by the stage each feeds (KINDS.md §9):
 This module declares the kind (:data:`KIND`, KINDS.md §3) for the registry; the
 entry points the commands call are its fields: ``KIND.archive.check`` (verify's
 stage 5, chosen by ARCHIVE.json's ``format``), ``KIND.archive.open`` (a release
-view), ``KIND.score`` / ``KIND.write_scores`` / ``KIND.summary``, ``KIND.replay``.
+view), ``KIND.score`` / ``KIND.write_scores`` / ``KIND.summary``, ``KIND.replay``,
+``KIND.kit`` (the :mod:`.kit` module: prompt, session, server, agent and reference runs).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import rapgen.kinds.inspire.kit as kit
 from rapgen.kinds.base import AxisSpec, BenchmarkKind, ClusterSpec, MetricSpec, Primary, SearchSpec, TrackSpec
 from rapgen.kinds.inspire.archive import layout
 from rapgen.kinds.inspire.archive.kind import INSPIRE_ARCHIVE, INSPIRE_HISTORY, InspireRelease, check_inspire
@@ -97,7 +99,7 @@ KIND = BenchmarkKind(
     axes=(AxisSpec("gains", layout.GAIN_MAPS, HEADLINE["gains"]), AxisSpec("cluster", layout.CLUSTERS, HEADLINE["cluster"])),
     clusters=(ClusterSpec("target", lambda target: target.instance_id, primary=True),
               ClusterSpec("topic", lambda target: target.topic)),
-    score=score, write_scores=write_scores, summary=summary, replay=_replay, search=SEARCH, sample=_sample,
+    score=score, write_scores=write_scores, summary=summary, replay=_replay, search=SEARCH, kit=kit, sample=_sample,
     vocabulary=VOCABULARY,
 )
 

@@ -27,7 +27,7 @@ from rapgen.kinds.inspire.sample.check import check_built
 from rapgen.kinds.inspire.sample.files import check_out_root, jsonl_bytes, move_into_place, seal, write_benchmark, write_model
 from rapgen.kinds.inspire.sample.papers import SourcePaper, first_fields, read_papers, source_files
 from rapgen.kinds.inspire.sample.redact import GENERATOR, NAMED_AT, briefs, title_overlap
-from rapgen.kinds.inspire.search import MemoryBackend, run_agent
+from rapgen.kinds.inspire.search import MemoryBackend, reference_model_json, run_agent
 
 CREATED = "2026-11-29"  # fixed, so rebuilds are byte-identical
 SPLITS = (("eval", 2025, 1, 60), ("dev", 2024, 2, 30))  # split, year, half, targets
@@ -86,20 +86,6 @@ def _corpus_ids(papers: Sequence[SourcePaper], referenced: set[int]) -> list[int
     return [k for k, p in enumerate(papers) if k in referenced or hashlib.sha256(p.arxiv_id.encode("utf-8")).digest()[0] < CORPUS_SHARE]
 
 
-def _model_json(model_id: str, display: str, notes: str) -> dict:
-    return {
-        "model_id": model_id, "display_name": display, "provider": "rapgen (reference agent)", "proprietary": False,
-        "knowledge_cutoff": None, "release_date": None, "cutoff_source": "none: a fixed search procedure without a language model",
-        "diagnostic": False, "submitted": CREATED, "contact": "", "notes": notes, "reference_agent": True,
-    }
-
-
-AGENT_NOTES = {
-    "bm25-brief": ("BM25 brief (reference)", "One search_papers call with the brief as the query (relevance, top K); submits what it returns."),
-    "keyword-loop": ("Keyword loop (reference)", "Five queries from the brief's most frequent word pairs; submits the K ids returned most often."),
-}
-
-
 def build_inspire_sample(source_root: str | Path, out_root: str | Path, *, force: bool = False) -> dict:
     """Write the sample's ``archive/`` and ``SHA256SUMS`` into ``out_root``; return a summary
     (counts, bytes, seconds). ``source_root``: a RAP root holding the committed papers."""
@@ -155,7 +141,7 @@ def build_inspire_sample(source_root: str | Path, out_root: str | Path, *, force
         backend = MemoryBackend({i: _as_corpus_paper(p) for i, p in corpus.items()}, instances, top_k=ledger.top_k, k1=ledger.k1, b=ledger.b)
         for agent in AGENTS:
             preds, traces = run_agent(agent, instances, CONDITIONS, backend, K=ledger.K)
-            write_model(staging, _model_json(agent, *AGENT_NOTES[agent]), jsonl_bytes(preds), jsonl_bytes(traces))
+            write_model(staging, reference_model_json(agent, CREATED), jsonl_bytes(preds), jsonl_bytes(traces))
         seconds["agents"] = time.perf_counter() - start - sum(seconds.values())
         n_files, size = seal(staging)
         report = check_built(staging, backend)

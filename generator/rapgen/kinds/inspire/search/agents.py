@@ -80,6 +80,20 @@ def keyword_loop(instance: Instance, condition: str, search: SearchFn, *, K: int
 
 Agent = Callable[..., AgentRun]
 REFERENCE_AGENTS: dict[str, Agent] = {"bm25-brief": bm25_brief, "keyword-loop": keyword_loop}
+AGENT_NOTES: dict[str, tuple[str, str]] = {  # name -> (display name, notes) of its model.json
+    "bm25-brief": ("BM25 brief (reference)", "One search_papers call with the brief as the query (relevance, top K); submits what it returns."),
+    "keyword-loop": ("Keyword loop (reference)", "Five queries from the brief's most frequent word pairs; submits the K ids returned most often."),
+}
+
+
+def reference_model_json(name: str, submitted: str) -> dict:
+    """A reference agent's model.json (``reference_agent: true``: scored as a reference, not a model)."""
+    display, notes = AGENT_NOTES[name]
+    return {
+        "model_id": name, "display_name": display, "provider": "rapgen (reference agent)", "proprietary": False,
+        "knowledge_cutoff": None, "release_date": None, "cutoff_source": "none: a fixed search procedure without a language model",
+        "diagnostic": False, "submitted": submitted, "contact": "", "notes": notes, "reference_agent": True,
+    }
 
 
 def run_agent(name: str, instances: Sequence[Instance], conditions: Sequence[str], search: SearchFn, *, K: int) -> tuple[list[dict], list[dict]]:
