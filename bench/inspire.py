@@ -99,6 +99,25 @@ def new_item_sums(files, entries, maps) -> dict:
     return out
 
 
+def kind_stages(root: Path, resamples: int | None) -> None:
+    """What ``rapgen verify`` and ``rapgen score`` do for an Inspire root: verify (hashing, every check),
+    then the kind's score (board, pairs, units, releases) and its score folder."""
+    from rapgen.archive import verify_archive
+    from rapgen.kinds import Registry
+    from rapgen.kinds.inspire import KIND
+
+    with Clock() as verify:
+        report = verify_archive(root, kinds=Registry([KIND]).formats)
+    say(verify.line(f"verify (ok: {report.ok})"))
+    with Clock() as scored:
+        result = KIND.score(report.verified.release(), resamples=resamples)
+    with Clock() as written, tempfile.TemporaryDirectory(prefix="inspire-scores-") as out:
+        files = KIND.write_scores(result, out)
+        size = sum(p.stat().st_size for p in files)
+    say(scored.line(f"KIND.score ({len(result.board.rows)} rows, {len(result.board.scored['target'].pairs)} pairs)"))
+    say(written.line(f"  write_scores ({len(files)} files, {size / 1e6:.1f} MB)"))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", type=Path, help="an existing full-size synthetic Inspire archive")
@@ -107,6 +126,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--resamples", type=int, default=None, help="default: the ledger's (10,000)")
     ap.add_argument("--reference-calls", type=int, default=3000)
+    ap.add_argument("--kind", action="store_true", help="also time the kind's own path: verify, KIND.score and its score folder")
     args = ap.parse_args()
 
     from rapgen.kinds.inspire.archive import read_files
@@ -147,6 +167,9 @@ def main() -> int:
     say(new.line("  per-item stage, vectorised"))
     say(old.line("  per-item stage, per-unit reference"))
     say(f"  per-item (A, B) identical: {same}; reference / vectorised CPU: {old.cpu_own / max(new.cpu_own, 1e-9):.1f}x")
+
+    if args.kind:
+        kind_stages(root, args.resamples)
 
     with Clock() as index:
         backend = MemoryBackend(files.corpus, files.instances, top_k=files.ledger.top_k, k1=files.ledger.k1, b=files.ledger.b)
