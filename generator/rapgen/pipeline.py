@@ -57,6 +57,8 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
     kinds = kinds if kinds is not None else registry()
     verified = open_verified(root, validate_call=validate_call, kinds=kinds.formats)
     kind = kinds.for_format(verified.format)
+    if kind.site is None:
+        raise UsageProblem(f"the {kind.name} benchmark kind has no site to build")
     archive = verified.release(release)  # a usage error for an unknown release
     if release is not None:
         replay = False  # replay.json describes the archive as it stands, not release N
@@ -73,13 +75,12 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
                 timings["replay"] = time.perf_counter() - t0
     scores_dir = Path(scores_dir)
     t0 = time.perf_counter()
-    if kind.site is None:
-        raise UsageProblem(f"the {kind.name} benchmark kind has no site to build")
     rendered = render_release(kind.site, archive, scores_dir, work / "docs", repo_url=repo_url)
     timings["render"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     built = build_site(rendered.docs_dir, site_dir, synthetic=rendered.synthetic,
-                       manifest_sha256=rendered.manifest_sha256, archive_name=rendered.archive_name, site_url=site_url)
+                       manifest_sha256=rendered.manifest_sha256, archive_name=rendered.archive_name, site_url=site_url,
+                       spec=kind.site)
     timings["mkdocs"] = time.perf_counter() - t0
     return PipelineResult(Path(site_dir), rendered.docs_dir, scores_dir, built.n_pages, rendered.manifest_sha256,
                           rendered.synthetic, timings)

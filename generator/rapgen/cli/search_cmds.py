@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from rapgen.cli.benchmarks import benchmark_root_option
 from rapgen.cli.common import debug_option, echo_json, fail, handle_errors, json_option, progress, root_option
 
 CACHE_HELP = "Cache folder for shard indexes (default: $RAPGEN_CACHE, else ROOT/.rapgen-cache)."
@@ -114,7 +115,7 @@ def search(field_id, origin, regime, query, sort, date_from, date_to, no_verify,
               help="Also write OUT/replay.json (the schema is in docs/search.md).")
 @click.option("--model", "models", multiple=True, help="Replay only this model (repeatable).")
 @cache_option
-@root_option
+@benchmark_root_option
 @json_option
 @debug_option
 @handle_errors

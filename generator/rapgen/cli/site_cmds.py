@@ -6,13 +6,14 @@ from pathlib import Path
 
 import click
 
-from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option, open_release, root_option
+from rapgen.cli.benchmarks import benchmark_root_option
+from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option, open_release
 from rapgen.errors import UsageProblem
 from rapgen.text import escape_terminal
 
 
 @click.command(epilog=EPILOG)
-@root_option
+@benchmark_root_option
 @click.option("--site-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
               help="Folder that receives the built HTML site (replaced on each build).")
 @click.option("--resamples", type=click.IntRange(min=1), default=None,
@@ -35,7 +36,8 @@ from rapgen.text import escape_terminal
 @debug_option
 @handle_errors
 def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | None, scores_dir: Path | None,
-          site_url: str | None, repo_url: str | None, no_replay: bool, release: int | None, as_json: bool, debug: bool) -> None:
+          site_url: str | None, repo_url: str | None, no_replay: bool, release: int | None, as_json: bool, debug: bool,
+          benchmark=None) -> None:
     """Verify, score, render and build the leaderboard site.
 
     Runs verify -> score -> replay (when models have Search traces) -> render ->
@@ -46,12 +48,15 @@ def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | No
       rapgen build                       # ./SHA256SUMS + ./archive -> ./site
       rapgen build --resamples 200       # a quick preview
       rapgen build --release 1           # the site as release 1 listed it
+      rapgen build --benchmark ideas     # a benchmark of rapgen.toml (work in build/ideas/)
       python -m http.server -d site      # then open http://localhost:8000/
       rapgen build --site-url https://OWNER.github.io/rapgen/ --repo-url https://github.com/OWNER/rapgen
     """
     from rapgen.cli.common import benchmark_kinds
     from rapgen.pipeline import run_build
 
+    if benchmark is not None and work_dir is None:
+        work_dir = Path("build") / benchmark.slug  # KINDS.md §8: each benchmark's work in build/<slug>/
     result = run_build(root, site_dir, resamples=resamples, work_dir=work_dir, scores_dir=scores_dir, site_url=site_url,
                        repo_url=repo_url, replay=not no_replay, release=release, kinds=benchmark_kinds())
     if as_json:
@@ -66,7 +71,7 @@ def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | No
 
 
 @click.command(epilog=EPILOG)
-@root_option
+@benchmark_root_option
 @click.option("--scores", "scores_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Output folder of 'rapgen score' (leaderboard.csv, ranks.csv, ...).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from rapgen.cli.common import EPILOG, debug_option, echo_json, fail, handle_errors, json_option, root_option
+from rapgen.cli.benchmarks import benchmark_root_option
+from rapgen.cli.common import EPILOG, debug_option, echo_json, fail, handle_errors, json_option
 
 
 @click.group(epilog=EPILOG)
@@ -28,7 +29,7 @@ def submit() -> None:
 
 
 @submit.command("check", epilog=EPILOG)
-@root_option
+@benchmark_root_option
 @click.option("--base", metavar="REF", help="Git ref of the main line (e.g. origin/main): also prove that nothing outside the folder changed, that the folder is new, and that existing SHA256SUMS lines are untouched.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the Markdown report to FILE (for a pull-request comment).")
 @click.option("--no-scores", is_flag=True, help="Skip scoring, replay and the site render (fast schema check only).")
@@ -71,6 +72,7 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
 
     if report_path is not None and report_path.parent.exists() and not report_path.parent.is_dir():
         fail(f"--report {escape_terminal(str(report_path))}: {escape_terminal(str(report_path.parent))} is not a folder", 2)
+    _refuse_kinds_without_review(root)
     now = parse_now(now_text) if now_text is not None else None
     wanted = not no_scores
     result = check_submission(root, model_dir, base=base, run_scores=wanted, run_replay=wanted, run_site=wanted, resamples=resamples,
@@ -91,6 +93,24 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
         fail(f"submission {escape_terminal(result.model_id)} has {n} problem{'s' * (n != 1)}; see the report above", 1)
 
 
+def _refuse_kinds_without_review(root: Path) -> None:
+    """The submission check reads RAP's model folders; another kind needs its ReviewSpec (KINDS.md §6)."""
+    import json
+
+    from rapgen.cli.common import benchmark_kinds
+    from rapgen.errors import UsageProblem
+
+    try:
+        fmt = json.loads((root / "archive" / "ARCHIVE.json").read_bytes()).get("format")
+    except (OSError, ValueError, AttributeError):
+        return  # the check itself reports an unreadable ARCHIVE.json
+    kinds = benchmark_kinds()
+    kind = next((kinds[k] for k in kinds if kinds[k].format == fmt), None)
+    if kind is not None and kind.name != "rap" and kind.review is None:
+        raise UsageProblem(f"the {kind.name} benchmark kind has no submission check yet; 'rapgen verify --root DIR' checks "
+                           "an archive with the model folder added")
+
+
 @submit.command("init", epilog=EPILOG)
 @debug_option
 @click.argument("model_dir", type=click.Path(path_type=Path))
@@ -108,7 +128,7 @@ def init(debug: bool, model_dir: Path) -> None:
 
 
 @submit.command("commit", epilog=EPILOG)
-@root_option
+@benchmark_root_option
 @click.option("--origin", metavar="DATE", help="The open origin (YYYY-MM-DD); default: the archive's open origin. Any other origin is refused.")
 @click.option("--out", "out_path", metavar="FILE", help="Write the commitment to FILE instead of ROOT/archive/commitments/<origin>/<model_id>.json; '-' prints it.")
 @json_option

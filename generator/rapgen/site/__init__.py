@@ -2,15 +2,16 @@
 
 Public surface: :func:`render_docs` (Markdown only), :func:`build_site` (mkdocs
 build --strict), :func:`check_site_dir` (refuses to empty a folder rapgen did not build), :func:`check_url`
-(``--site-url``/``--repo-url``), :func:`load_score_outputs`, :class:`RenderResult`, :class:`BuildResult`.
+(``--site-url``/``--repo-url``), :func:`load_score_outputs`, :class:`RenderResult`, :class:`BuildResult`; for a kind's own pages,
+:class:`SiteSpec`/:class:`PageSpec`, :func:`render_release` and :func:`t` (the current page language's labels).
 The site never recomputes a score; it reads ``rapgen score``'s output folder.
 """
 
 from rapgen.site.build import BuildResult, build_site, check_site_dir, check_url
-from rapgen.site.i18n import LANGUAGES
+from rapgen.site.i18n import LANGUAGES, t
 from rapgen.site.inputs import ScoreOutputs, load_score_outputs
 from rapgen.site.render import RenderResult, render_docs, render_release
 from rapgen.site.spec import PageSpec, SiteSpec
 
 __all__ = ["LANGUAGES", "BuildResult", "PageSpec", "RenderResult", "SiteSpec", "ScoreOutputs", "build_site", "check_site_dir", "check_url", "load_score_outputs",
-           "render_docs", "render_release"]
+           "render_docs", "render_release", "t"]

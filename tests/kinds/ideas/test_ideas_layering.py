@@ -1,6 +1,6 @@
 """KINDS.md §9 inside the Ideas kind: its archive part imports only the archive stage; its scores part
 the archive and scores stages; its kit (the evaluator) the archive, search and kit stages; the sample
-builder the archive stage and the kind's own parts. Shared modules (errors, io, text) are always allowed."""
+builder the archive stage and the kind's own parts; its site the archive, scores and site stages. Shared modules (errors, io, text) are always allowed."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ ALLOWED = {  # part -> (rapgen stages, parts of the kind) it may import
     "scores": ({"archive", "scores"}, {"archive", "scores"}),
     "kit": ({"archive", "search", "kit"}, {"archive", "kit"}),
     "sample": ({"archive"}, {"archive", "kit", "sample"}),
+    "site": ({"archive", "scores", "site"}, {"archive", "scores", "site"}),
 }
 
 
