@@ -252,7 +252,8 @@ def ref_statistics(archive, unit: dict, entries: list) -> dict:
             a = unit[(policy, name, kind, cond, fid, o)].get(metric)
             b = None if other is None else unit[(policy,) + other + (fid, o)].get(metric)
             if a is not None and (other is None or b is not None):
-                vals.append(a if other is None else a - b)
+                # SCORING.md §4: positive favours the left side (the distances are right - left)
+                vals.append(a if other is None else (b - a if metric in ("tv", "jsd") else a - b))
         return sum(vals) / len(vals) if vals else None
 
     stats = {}

@@ -29,3 +29,18 @@ def tiny_archive(_tiny_template: TinyArchive, tmp_path: Path) -> TinyArchive:
 @pytest.fixture
 def repo_root() -> Path:
     return Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def _history_made(tmp_path_factory):
+    from history_factory import make_history
+
+    return make_history(tmp_path_factory.mktemp("history-made"))
+
+
+@pytest.fixture
+def history_copy(_history_made, tmp_path: Path) -> Path:
+    """A fresh, writable copy of history_factory's three-release history for one test."""
+    dest = tmp_path / "history"
+    shutil.copytree(_history_made.root, dest)
+    return dest

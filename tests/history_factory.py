@@ -91,3 +91,34 @@ def make_history(tmp_path: str | Path) -> History:
     roll_release(root, make_window(Path(tmp_path) / "window", FIRST_OPEN), release_date=date(2026, 1, 10))
     add_lines(root, {reveal_path("model-a", FIRST_OPEN, "predictions.jsonl"): predictions})
     return History(root, predictions)
+
+
+def forge(root: str | Path, *, records: dict[int, dict] | None = None, listed_from: dict[str, int] | None = None) -> None:
+    """Rewrite a history as a forger would, so that every hash of the chain holds again.
+
+    ``records``: release number → keys to change in its record. ``listed_from``: archive
+    path → the first release whose manifest lists it (and every later one). Then each
+    manifest's digests are recomputed from the bytes on disk, each record's
+    ``parent_sha256`` from its predecessor's manifest, and the root SHA256SUMS resealed:
+    only the history's own rules can catch what was changed."""
+    import json
+
+    from factory import reseal
+    from rapgen.archive.history.records import manifest_path, record_path
+    from rapgen.archive.sums import parse_sums, sha256_file
+
+    root = Path(root)
+    numbers = sorted(int(p.name[:4]) for p in (root / "archive" / "releases").glob("[0-9][0-9][0-9][0-9].json"))
+    parent = None
+    for k in numbers:
+        record_file, manifest_file = root / record_path(k), root / manifest_path(k)
+        obj = json.loads(record_file.read_text())
+        obj.update((records or {}).get(k, {}))
+        if k > 1:
+            obj["parent_sha256"] = parent
+        record_file.write_text(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+        entries, _ = parse_sums(manifest_file.read_bytes())
+        paths = {e.path for e in entries} | {p for p, first in (listed_from or {}).items() if first <= k}
+        manifest_file.write_bytes(format_sums({p: sha256_file(root / p) for p in paths}))
+        parent = sha256_file(manifest_file)
+    reseal(root)

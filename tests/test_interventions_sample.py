@@ -86,7 +86,7 @@ class Raw:
         by_id = {f["field_id"]: f for f in fields}
         self.split = {f: by_id[f]["split"] for f in self.field_ids}
         self.block = {f: by_id[f]["block_id"] for f in self.field_ids}
-        latest = max(root.glob("releases/[0-9]*.json"), key=lambda p: int(p.stem))
+        latest = max(root.glob("releases/[0-9][0-9][0-9][0-9].json"), key=lambda p: int(p.stem))
         self.origins = [date.fromisoformat(o) for o in json.loads(latest.read_text())["resolved_origins"]]
         self.window = int(json.loads((root / "benchmark/origins.json").read_text())["window_months"])
         self.first_submitted = {}

@@ -170,7 +170,7 @@ def test_replay_cell_interval_row_by_brute_loops(archive_root, scored):
 
 
 def test_oracle_contrast_interval_row_by_brute_loops(archive_root, scored):
-    """O1-A1 (tv) on dev: the paired unit differences, field-macro, block draws."""
+    """O1-A1 (tv) on dev: the paired unit differences (reference minus candidate), field-macro, block draws."""
     archive = open_verified(archive_root).release()
     targets = _target_counts(archive)
     o1 = {(u.field_id, u.origin): u.weights for u in archive.oracle("model-a") if u.condition == "O1"}
@@ -181,7 +181,8 @@ def test_oracle_contrast_interval_row_by_brute_loops(archive_root, scored):
         if p is None or a1.get(key) is None or y.sum() == 0:
             continue
         y = y / y.sum()
-        per_field[key[0]].append(0.5 * np.abs(np.array(p) - y).sum() - 0.5 * np.abs(np.array(a1[key]) - y).sum())
+        # reference minus candidate (positive: O1 is closer): tv(A1, y) - tv(O1, y)
+        per_field[key[0]].append(0.5 * np.abs(np.array(a1[key]) - y).sum() - 0.5 * np.abs(np.array(p) - y).sum())
     field_values = {f: float(np.mean(v)) for f, v in per_field.items()}
     boot = archive.ledger["bootstrap"]
     want = _brute_row(archive, field_values, "test", float(boot["level"]), int(boot["seed"]))

@@ -230,7 +230,7 @@ def test_abusive_requests_are_4xx_json_and_never_counted(served, method, path, b
 def test_a_body_without_content_length_or_a_slow_client_does_not_hang_the_server(served) -> None:
     port, session, _ = served
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+        s.sendall(b"POST /search HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" % port)
         assert s.recv(1000).startswith(b"HTTP/1.0 411")
     idle = socket.create_connection(("127.0.0.1", port), timeout=10)  # never sends anything
     try:

@@ -8,12 +8,13 @@ before synth1's errata).
 ``docs/`` and ``site/`` (but the dated sitemap) as revision beabbaa wrote them; those lists are never edited.
 A file whose bytes were changed on purpose since then is named in
 ``golden/outputs/changed.json`` with its new digest and the reason; every other file
-must match the baseline exactly, and no file may appear or disappear (a file no longer written
-on purpose has a null digest in changed.json, with its reason).
+must match the baseline exactly, and no file may appear or disappear unannounced: a file no longer
+written on purpose has a null digest in changed.json, and a file written since on purpose (a new
+page, a new score file) is there with its digest, each with its reason.
 
 To record the lists again (a deliberate change of the outputs), build both archives as
 the fixtures below do and run ``python tests/test_outputs_golden.py changed NAME WORK SITE
---reason TEXT``: it adds every file that now differs from NAME.sha256 to changed.json.
+--reason TEXT``: it adds every file that now differs from NAME.sha256, or is new, to changed.json.
 """
 
 from __future__ import annotations
@@ -100,10 +101,12 @@ def _compare(name: str, actual: dict[str, str]) -> list[str]:
     baseline = read_list(name)
     changed = changed_files().get(name, {})
     removed = {p for p, entry in changed.items() if entry["sha256"] is None}  # no longer written, on purpose
-    problems = [f"{p}: new file (not in {name}.sha256)" for p in sorted(set(actual) - set(baseline))]
+    added = {p for p, entry in changed.items() if p not in baseline}  # written since beabbaa, on purpose
+    problems = [f"{p}: new file (not in {name}.sha256 nor changed.json)" for p in sorted(set(actual) - set(baseline) - added)]
+    problems += [f"{p}: changed.json names it as a new file, but it is not written" for p in sorted(added - set(actual))]
     problems += [f"{p}: no longer written" for p in sorted(set(baseline) - set(actual) - removed)]
     problems += [f"{p}: changed.json says it is no longer written, but it is" for p in sorted(removed & set(actual))]
-    for path in sorted(set(actual) & set(baseline)):
+    for path in sorted(set(actual) & (set(baseline) | added)):
         want = changed[path]["sha256"] if path in changed else baseline[path]
         if actual[path] != want:
             problems.append(f"{path}: bytes differ from " + ("changed.json" if path in changed else f"{name}.sha256 (beabbaa)"))
@@ -123,13 +126,13 @@ def test_every_changed_file_says_why():
     for name, files in changed_files().items():
         baseline = read_list(name)
         for path, entry in files.items():
-            assert path in baseline, f"{name}: {path} is not a baseline output"
+            assert path in baseline or entry.get("sha256"), f"{name}: {path} is neither a baseline output nor a new file"
             assert set(entry) == {"sha256", "reason"} and entry["reason"].strip(), f"{name}: {path} needs a digest and a reason"
 
 
 def _main(argv: list[str]) -> int:
     """``record NAME WORK SITE`` writes NAME.sha256 (the baseline); ``changed NAME WORK SITE --reason TEXT``
-    adds every file that differs from it to changed.json."""
+    adds every file that differs from it, or is new, to changed.json."""
     command, name, work, site = argv[:4]
     digests = output_digests(Path(work), Path(site))
     if command == "record":
@@ -139,8 +142,10 @@ def _main(argv: list[str]) -> int:
     baseline = read_list(name)
     changed = changed_files()
     mine = changed.setdefault(name, {})
+    for path in [p for p in mine if p not in baseline and p not in digests]:
+        del mine[path]  # a new file that is no longer written
     for path, digest in sorted(digests.items()):
-        if path in baseline and baseline[path] != digest:
+        if baseline.get(path) != digest:  # changed, or new
             mine[path] = {"sha256": digest, "reason": mine.get(path, {}).get("reason", reason)}
         elif path in mine:
             del mine[path]

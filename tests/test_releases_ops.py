@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from datetime import date
 from pathlib import Path
 
@@ -11,23 +10,16 @@ import pytest
 from click.testing import CliRunner
 
 from factory import make_archive
-from history_factory import FIRST_OPEN, SECOND_OPEN, make_history, make_window
+from history_factory import FIRST_OPEN, SECOND_OPEN, make_window
 from rapgen.archive.history.ops import Replacement, cut_release, roll_release, start_history
 from rapgen.archive.verify import verify_archive
 from rapgen.cli import cli
 from rapgen.errors import ArchiveError, UsageProblem
 
 
-@pytest.fixture(scope="session")
-def _history_template(tmp_path_factory):
-    return make_history(tmp_path_factory.mktemp("history-template"))
-
-
 @pytest.fixture
-def history(_history_template, tmp_path: Path) -> Path:
-    dest = tmp_path / "history"
-    shutil.copytree(_history_template.root, dest)
-    return dest
+def history(history_copy: Path) -> Path:
+    return history_copy  # conftest: a fresh copy of history_factory's history
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -52,6 +44,7 @@ def test_start_then_roll_a_new_window_verifies(tiny_archive, tmp_path):
         "added archive/benchmark/windows/2025-07-01/assignments.parquet",
         "added archive/benchmark/windows/2025-07-01/papers.parquet",
         "added archive/releases/0001.SHA256SUMS",
+        "added archive/releases/0002.croissant.json",
         "added archive/releases/0002.json",
         "added archive/search/2026-01-01/manifest_expanding.jsonl",
         "added archive/search/2026-01-01/manifest_fixed.jsonl",
@@ -132,6 +125,7 @@ def test_cut_models_releases_the_merged_reveal(history):
     assert result.output.splitlines()[1:] == [
         "added archive/models/model-a/origins/2025-07-01/predictions.jsonl",
         "added archive/releases/0003.SHA256SUMS",
+        "added archive/releases/0004.croissant.json",
         "added archive/releases/0004.json",
     ]
     report = verify_archive(history)

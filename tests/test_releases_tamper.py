@@ -11,20 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from factory import reseal
-from history_factory import FIRST_OPEN, make_history, make_window
+from history_factory import FIRST_OPEN, make_window
 from rapgen.cli import cli
 
 
-@pytest.fixture(scope="session")
-def _template(tmp_path_factory):
-    return make_history(tmp_path_factory.mktemp("tamper-template"))
-
-
 @pytest.fixture
-def history(_template, tmp_path: Path) -> Path:
-    dest = tmp_path / "history"
-    shutil.copytree(_template.root, dest)
-    return dest
+def history(history_copy: Path) -> Path:
+    return history_copy  # conftest: a fresh copy of history_factory's history
 
 
 def _edit_json(path: Path, **changes) -> None:
@@ -52,7 +45,7 @@ def edit_open_manifest(root: Path) -> None:
 
 
 def remove_release(root: Path) -> None:
-    for name in ("0002.json", "0002.SHA256SUMS"):
+    for name in ("0002.json", "0002.SHA256SUMS", "0002.croissant.json"):
         (root / "archive/releases" / name).unlink()
 
 
@@ -176,9 +169,9 @@ def test_an_open_entry_must_be_complete(history):
     (lambda u: u["condition"] != "A3", "origin 2026-01-01 lacks condition A3"),
     (lambda u: not (u["condition"] == "A1" and u["field_id"] == "gamma"), "condition A1 does not cover every episode"),
 ])
-def test_an_incomplete_open_entry_is_malformed(tmp_path, _template, keep, needle):
+def test_an_incomplete_open_entry_is_malformed(tmp_path, _history_made, keep, needle):
     root = tmp_path / "h"
-    shutil.copytree(_template.root, root)
+    shutil.copytree(_history_made.root, root)
     _open_entry(root, keep)
     result = CliRunner().invoke(cli, ["release", "verify", "--root", str(root)])
     assert result.exit_code == 1

@@ -330,7 +330,7 @@ def test_committed_build_is_a_verified_history(committed):
     assert len(kinds) >= 3 and kinds[0] == "initial" and kinds.count("roll") == 3 and "models" in kinds
     assert verify_archive(root).ok and verify_archive(root).ok
     releases = root / "archive" / "releases"
-    records = [json.loads(p.read_text()) for p in sorted(releases.glob("0*.json"))]
+    records = [json.loads(p.read_text()) for p in sorted(releases.glob("[0-9][0-9][0-9][0-9].json"))]
     assert [r["release"] for r in records] == list(range(1, len(kinds) + 1))
     assert all(r["simulated"] is True for r in records)
     assert records[0]["resolved_origins"] == ["2023-01-01", "2023-07-01"]
@@ -340,6 +340,10 @@ def test_committed_build_is_a_verified_history(committed):
                  "archive/models/ref-closed-book/predictions.jsonl", "archive/models/ref-sample-classify/traces.jsonl"):
         assert path in first, path
     assert not any(p.startswith("archive/benchmark/windows/") for p in first)
+    # one reference agent declares its knowledge cut-off from release 1 on (the exposure analysis has rows)
+    card = json.loads((root / "archive/models/ref-sample-classify/model.json").read_text())
+    assert (card["knowledge_cutoff"], card["cutoff_precision"]) == ("2024-01-01", "month") and card["cutoff_source"]
+    assert "archive/models/ref-sample-classify/model.json" in first
     last = _listed(releases / f"{len(kinds):04d}.SHA256SUMS")
     assert any(p.startswith("archive/commitments/2024-01-01/") for p in last)
     assert any(p.startswith("archive/models/ref-closed-book/origins/2025-01-01/") for p in last)  # the open submitter

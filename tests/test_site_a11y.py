@@ -66,7 +66,7 @@ def page_types(site: Path) -> list[str]:
         root = site / lang
         if not (root / "index.html").is_file():
             continue
-        for name in ("", "leaderboard/", "fields/", "models/", "compare/", "releases/", "live/", "diagnostics/",
+        for name in ("", "leaderboard/", "fields/", "models/", "compare/", "releases/", "live/", "diagnostics/", "paper/",
                      "archive/", "submit/"):
             if (root / name / "index.html").is_file():
                 out.append(lang + name)

@@ -299,3 +299,28 @@ def test_chinese_compare_and_field_picker_speak_chinese(served_site, browser):
     assert browser.evaluate("document.querySelector('#fc-figure .ytitle').textContent") == "预测份额"
     assert browser.errors == []
     assert all(u.startswith((base, "data:", "blob:")) for u in browser.requests), [u for u in browser.requests if not u.startswith(base)]
+
+
+PROTOTYPE_NAMES = ["__proto__", "constructor", "toString", "hasOwnProperty", "valueOf"]
+
+
+@pytest.mark.parametrize("lang", ["", "zh/"], ids=["en", "zh"])
+def test_prototype_names_in_the_address_never_throw(served_site, browser, lang):
+    """?metric=__proto__ and friends: every page script looks keys up as own properties only."""
+    base, _ = served_site
+    browser.goto(f"{base}/{lang}leaderboard/")
+    assert browser.wait_for(f"{SVG_COUNT} > 0")
+    default = browser.evaluate("[document.getElementById('lb-metric').value, document.getElementById('lb-status').textContent]")
+    for name in PROTOTYPE_NAMES:
+        browser.errors.clear()
+        browser.goto(f"{base}/{lang}leaderboard/?metric={name}&policy={name}")
+        assert browser.wait_for(f"{SVG_COUNT} > 0")
+        assert browser.evaluate("[document.getElementById('lb-metric').value, document.getElementById('lb-status').textContent]") == default
+        browser.evaluate("(function(){var s=document.getElementById('lb-metric'); s.dispatchEvent(new Event('change'));})()")
+        assert browser.errors == [], (name, browser.errors)
+        browser.goto(f"{base}/{lang}compare/?a={name}&b={name}&track={name}&split={name}")
+        assert browser.wait_for("document.querySelectorAll('#cmp-a option').length > 1")
+        assert browser.wait_for("document.getElementById('cmp-status').textContent.length > 0")
+        assert browser.errors == [], (name, browser.errors)
+    # an own-property lookup on a page document, from inside the page
+    assert browser.evaluate("window.rap.own({}, '__proto__') === undefined && window.rap.own({constructor: 1}, 'constructor') === 1")

@@ -92,7 +92,8 @@ def test_safe_url_allows_only_absolute_http(url, ok):
 
 # ------------------------------------------------------------------ a built site
 class _Page(html.parser.HTMLParser):
-    """Element counts, event-handler attributes, script-capable addresses and the title."""
+    """Element counts, event-handler attributes, script-capable addresses and the title; the text of
+    executable scripts, and apart from it that of JSON-LD data blocks (never executed)."""
 
     URL_ATTRS = {"href", "src", "action", "formaction", "xlink:href", "data", "poster", "srcdoc"}
 
@@ -106,6 +107,8 @@ class _Page(html.parser.HTMLParser):
         self._in_title = False
         self._in_script = False
         self.script_text = ""
+        self._data: str | None = None
+        self.data_blocks: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         self.tags[tag] += 1
@@ -116,16 +119,23 @@ class _Page(html.parser.HTMLParser):
                 self.bad_urls.append(f"<{tag} {name}={value[:40]}>")
             if name == "class" and value and "pwn" in value:
                 self.classes.append(f"<{tag} class={value}>")
-        self._in_title, self._in_script = tag == "title", tag == "script"
+        data_block = tag == "script" and dict(attrs).get("type") == "application/ld+json"
+        self._in_title, self._in_script = tag == "title", tag == "script" and not data_block
+        self._data = "" if data_block else None
 
     def handle_endtag(self, tag):
         self._in_title = self._in_script = False
+        if self._data is not None:
+            self.data_blocks.append(self._data)
+            self._data = None
 
     def handle_data(self, data):
         if self._in_title:
             self.title += data
         if self._in_script:
             self.script_text += data
+        if self._data is not None:
+            self._data += data
 
 
 def _parse(path: Path) -> _Page:
@@ -163,6 +173,8 @@ def test_hostile_text_adds_no_element_handler_or_address_on_any_page(twin_sites)
         assert h.bad_urls == [], (rel, h.bad_urls)
         assert h.classes == [], (rel, h.classes)
         assert "pwned" not in h.script_text, rel
+        for block in h.data_blocks:  # the archive's text inside JSON-LD stays JSON string data
+            assert "</" not in block and json.loads(block), rel
         assert h.tags == p.tags, (rel, {t: (h.tags[t], p.tags[t]) for t in h.tags | p.tags if h.tags[t] != p.tags[t]})
 
 

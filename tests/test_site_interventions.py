@@ -46,9 +46,12 @@ def test_panels_present_from_their_rows_and_absent_with_a_note():
     assert not c.present and c.note.startswith("No model has paired")
     assert not d.present and "oracle.jsonl" in d.note
     assert not fig.strict_exposed.present and fig.strict_exposed.note
-    # the estimate cell carries the block interval; the field-clustered bounds follow
+    # (b) is Table 24's: the cell (and the bars) carry the field-clustered interval, the block bounds follow
     row = b.tables["test"].rows[0]
-    assert row[2].value == pytest.approx(0.1) and row[2].ci_low == 0.0 and row[3:5] == [-0.1, 0.3]
+    assert b.tables["test"].columns[3:5] == ["block low", "block high"]
+    assert row[2].value == pytest.approx(0.1) and (row[2].ci_low, row[2].ci_high) == (-0.1, 0.3) and row[3:5] == [0.0, 0.2]
+    # (a) is on contrasts.csv, block intervals only
+    assert a.tables["test"].rows[0][2].ci_low == pytest.approx(0.1) and len(a.tables["test"].columns) == 4
 
 
 def test_recent_share_with_and_without_counterfactual():
@@ -56,14 +59,21 @@ def test_recent_share_with_and_without_counterfactual():
         ("test", "m", "expanding", side, "recent_share", *R, 7) for side in ("forecast", "state", "delta", "pair")])
     fig = build_figure3(_outputs({"interventions/signature.csv": sig}))
     c = fig.panels[2]
-    assert [r[1] for r in c.tables["test"].rows] == ["forecast", "state", "delta"]
+    assert [r[1] for r in c.tables["test"].rows] == ["Forecast recent share", "State recent share", "State − Forecast recent share"]
     assert "rapgen replay" in c.note
     cf = _frame("interventions/option_counterfactual.csv", [
-        ("test", "m", "expanding", "matched", "forecast", "gain", "recent_share", *R, 7),
-        ("test", "m", "expanding", "all", "forecast", "gain", "recent_share", *R, 7),  # not the matched budget
+        ("test", "m", "expanding", "matched", "forecast", "gain", "recent_share", *R, 7),  # 1 − native by construction: not shown
+        ("test", "m", "expanding", "matched", "forecast", "gain", "align_future", 0.155, 0.0, 0.2, 0.03, 0.3, 5, 7),
+        ("test", "m", "expanding", "matched", "delta", "common", "align_future", 0.004, 0.0, 0.2, -0.01, 0.02, 5, 7),
+        ("test", "m", "expanding", "matched", "delta", "native", "align_future", 0.2, 0.0, 0.2, 0.1, 0.3, 5, 7),  # not the annotation
+        ("test", "m", "expanding", "all", "forecast", "gain", "align_future", *R, 7),  # not the matched budget
     ])
     c = build_figure3(_outputs({"interventions/signature.csv": sig, "interventions/option_counterfactual.csv": cf})).panels[2]
-    assert [r[1] for r in c.tables["test"].rows][-1] == "counterfactual gain, forecast" and c.note == ""
+    rows = c.tables["test"].rows
+    assert [r[1] for r in rows][3:] == ["Forecast evidence–future alignment gain, common options",
+                                        "State − Forecast evidence–future alignment, common options"] and c.note == ""
+    assert rows[3][2].value == 0.155 and (rows[3][2].ci_low, rows[3][2].ci_high) == (0.03, 0.3)  # field-clustered
+    assert rows[4][2].value == 0.004
 
 
 def test_strict_vs_exposed_strata_in_order_and_empty_stratum_undefined():

@@ -160,20 +160,30 @@ def test_diagnostics_follow_the_declared_layout(small, tmp_path):
     site = build_site_model(open_release(root), load_score_outputs(scores))
     by_key = {s.key: s for s in site.diagnostics}
     assert list(by_key) == ["reliability", "change-rich", "state-vs-forecast", "residual-alignment", "revision-alignment",
-                            "baseline-family", "policy-sensitivity", "sampling-frame", "search-evidence", "parameters"]
+                            "baseline-family", "policy-sensitivity", "sampling-frame", "search-evidence", "unit-provenance",
+                            "parameters"]
     reliability = by_key["reliability"].tables[0]
     assert reliability.title == "Reliability by split"
-    assert reliability.columns == ["split", "reliability", "ceiling", "n_fields", "n_episodes", "n_defined"]
+    # √(split-half) is not called the ceiling: the posterior-predictive table beside it carries that name
+    assert reliability.columns == ["split", "reliability", "√reliability (split-half)", "n_fields", "n_episodes", "n_defined"]
     assert [r[0] for r in reliability.rows] == ["dev", "test"]  # file order
     assert reliability.rows[1][1].value == 0.81234 and reliability.rows[1][2].ci_high == 0.92
     assert reliability.chart  # forest of reliability and ceiling
     subset = next(t for t in by_key["change-rich"].tables if t.title == "Spearman on the change-rich subset")
     assert len(subset.rows) == 2  # the headline metric only
     residual = [t.title for t in by_key["residual-alignment"].tables]
-    assert residual == ["Residual alignment: direct_cosine", "Residual alignment: partial_residual"]
-    policy = by_key["policy-sensitivity"].tables[0]
-    assert policy.columns == ["split", "entry", "condition", "canonical", "split", "single", "flip", "range"]
-    assert policy.rows == [["test", "ewma", "BASE", 0.5, 0.49, 0.52, 0.47, 0.05]]
+    assert residual == ["Residual alignment: direct_cosine", "Residual alignment: partial_residual"]  # the cuts: Paper page
+    assert [t.title for t in site.paper_residual] == [
+        "Residual cosine on the change-rich subset (corrected)", "Residual cosine at the latest origin (corrected)",
+        "Retrieval contrasts on the partial-residual endpoint"]
+    assert [len(t.rows) for t in site.paper_residual] == [1, 1, 1]  # the paper's statistic of each cut only
+    policy, orders, signs = by_key["policy-sensitivity"].tables
+    assert policy.columns == ["split", "entry", "condition", "canonical", "split", "single", "flip", "largest change from canonical"]
+    assert policy.rows == [["test", "ewma", "BASE", 0.5, 0.49, 0.52, 0.47, 0.03]]
+    assert orders.rows == [["test", "m-open", "A1 > A3 > A0", 3, 4, "flip", 0.04]]
+    assert signs.rows == [["test", "m-open", "A1-A0", 0.1, 0.09, 0.12, 0.02, True]]
+    provenance = by_key["unit-provenance"].tables[0]
+    assert provenance.rows[0][:4] == ["m-open", "predictions", 27, "open-7b (27)"]
     assert not by_key["revision-alignment"].computed and not by_key["sampling-frame"].computed
     bare = tmp_path / "scores"
     shutil.copytree(scores, bare)
@@ -317,7 +327,7 @@ def test_cli_render(small, tmp_path):
     result = runner.invoke(cli, ["render", "--root", str(root), "--scores", str(scores), "--out", str(tmp_path / "d")],
                            catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("Rendered 26 pages (13 in each of en, zh) into ")
+    assert result.output.startswith("Rendered 28 pages (14 in each of en, zh) into ")
     result = runner.invoke(cli, ["render", "--root", str(root), "--scores", str(tmp_path / "nope"), "--out", str(tmp_path / "e")])
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: ") and "score folder not found" in result.stderr

@@ -247,7 +247,13 @@ def make_score_outputs(out: Path, manifest_sha256: str, *, with_diagnostics: boo
             },
             "residual_alignment": {"rows": [
                 {"split": "test", "entry": next(iter(MODELS)), "kind": "model", "condition": c, "statistic": st, **est(0.2), "n_fields": 3}
-                for st in ("direct_cosine", "partial_residual") for c in ("A0", "A3")]},
+                for st in ("direct_cosine", "partial_residual") for c in ("A0", "A3")],
+                "subsets": [{"split": "test", "subset": sub, "origin": ORIGINS[-1] if sub == "latest_origin" else None,
+                             "entry": next(iter(MODELS)), "kind": "model", "condition": "A3", "statistic": st, **est(0.1),
+                             "n_fields": 1, "n_units": 1, "n_defined": 1}
+                            for sub in ("change_rich", "latest_origin") for st in ("direct_cosine", "partial_residual")],
+                "contrasts": [{"split": "test", "entry": next(iter(MODELS)), "contrast": "A3-A0", "statistic": st, **est(-0.05),
+                               "n_fields": 3} for st in ("direct_cosine", "partial_residual")]},
             "search_evidence": {"window_months": 6, "rows": [
                 {"entry": "m-open", "condition": "A1", "calls": 24, "units": 12, "returned_slots": 24, "recent_slots": 20,
                  "recent_share": 0.833333, "spearman_recent": 0.4, "spearman_units": 12, "spearman_future": 0.25,
@@ -257,7 +263,16 @@ def make_score_outputs(out: Path, manifest_sha256: str, *, with_diagnostics: boo
                  "spearman_future_units": 12, "called_units": 12, "calls_per_unit_mean": 3.0, "calls_per_unit_max": 3}]},
             "policy_sensitivity": {"track": "all_origin", "rows": [
                 {"split": "test", "entry": "ewma", "kind": "baseline", "condition": "BASE", "metric": "spearman",
-                 "estimates": {"canonical": 0.5, "split": 0.49, "single": 0.52, "flip": 0.47}, "range": 0.05}]},
+                 "estimates": {"canonical": 0.5, "split": 0.49, "single": 0.52, "flip": 0.47}, "max_change": 0.03}],
+                "orderings": [{"split": "test", "entry": "m-open", "conditions": "A0 A1 A3", "canonical_order": "A1 > A3 > A0",
+                               "n_policies": 4, "order_stable": 3, "changed_policies": "flip", "max_change": 0.04}],
+                "contrast_signs": [{"split": "test", "entry": "m-open", "contrast": "A1-A0", "metric": "spearman",
+                                    "estimates": {"canonical": 0.1, "split": 0.09, "single": 0.12, "flip": 0.02},
+                                    "signs": {"canonical": "+", "split": "+", "single": "+", "flip": "+"}, "sign_kept": True}]},
+            "unit_provenance": {"keys": ["response_model", "attempts", "unit_attempt", "usage", "max_output_tokens"], "rows": [
+                {"entry": "m-open", "file": "predictions", "units": 27, "with_response_model": 27, "response_models": "open-7b (27)",
+                 "with_attempts": 27, "attempts_max": 2, "retried": 1, "unit_attempt_max": 1, "rerun": 0, "with_usage": 27,
+                 "input_tokens": 5400, "output_tokens": 810, "reasoning_tokens": None, "max_output_tokens": "1600 (27)"}]},
         }
         (out / "diagnostics.json").write_text(json.dumps(diag, indent=2) + "\n")
     if with_replay:

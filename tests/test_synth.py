@@ -200,7 +200,7 @@ def test_synth_small_writes_a_history_with_every_record_kind(tmp_path):
 
     summary = write_synthetic_archive(out, "small", 4, records=synth_records, history=True)
     assert verify_archive(out).ok
-    records = [json.loads(p.read_text()) for p in sorted((out / "archive" / "releases").glob("0*.json"))]
+    records = [json.loads(p.read_text()) for p in sorted((out / "archive" / "releases").glob("[0-9][0-9][0-9][0-9].json"))]
     kinds = [r["kind"] for r in records]
     assert summary["releases"] == len(records) == 10
     assert kinds[0] == "initial" and kinds.count("roll") == 3 and kinds.count("models") == 5 and kinds[-1] == "errata"

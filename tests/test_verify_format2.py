@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from factory import make_archive, reseal
-from history_factory import FIRST_OPEN, SECOND_OPEN, add_lines, make_history, prediction_lines
+from history_factory import FIRST_OPEN, SECOND_OPEN, add_lines, prediction_lines
 from interventions_factory import add_interventions
 from rapgen.archive import open_verified, verify_archive
 from rapgen.archive.interventions import OracleUnit, Readout
@@ -26,16 +26,9 @@ from rapgen.cli import cli
 from rapgen.search import validate_call
 
 
-@pytest.fixture(scope="module")
-def _history(tmp_path_factory):
-    return make_history(tmp_path_factory.mktemp("f2-history"))
-
-
 @pytest.fixture
-def history(_history, tmp_path: Path) -> Path:
-    dest = tmp_path / "history"
-    shutil.copytree(_history.root, dest)
-    return dest
+def history(history_copy: Path) -> Path:
+    return history_copy  # conftest: a fresh copy of history_factory's history
 
 
 @pytest.fixture(scope="module")

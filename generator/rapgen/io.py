@@ -17,6 +17,7 @@ import os
 import shutil
 import tempfile
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -206,3 +207,73 @@ def write_folder(out_dir: str | Path, files: dict[str, bytes], *, prefix: str = 
             (out / name).parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp / name, out / name)
     return [out / name for name in sorted(files)]
+
+
+# ---------------------------------------------------------------- where a command may write a folder
+PROJECT_DIRS = ("docs", "generator", "templates", "tests", "bench", ".git", ".github", ".ci")
+
+
+@dataclass(frozen=True)
+class OutputKind:
+    """A kind of output folder, and so the places it may go (:func:`guard_output_dir`)."""
+
+    what: str  # "site", "docs folder", ... as the refusal names it
+    markers: tuple[str, ...] = ()  # files that only a previous output of this kind holds
+    replaces: bool = False  # written as a whole, replacing the folder: a non-empty one must carry a marker
+    archive_root: bool = False  # the folder becomes an archive root (sample build, synth)
+    inside_archive: str | None = None  # the one folder of archive/ it may go into, e.g. "models" (a model folder)
+
+
+SITE_OUTPUT = OutputKind("site", (".rapgen-site",), replaces=True)
+DOCS_OUTPUT = OutputKind("docs folder", ("assets/javascripts/rap.js",), replaces=True)
+SCORES_OUTPUT = OutputKind("score folder")  # score, replay: writes its own files, keeps any others
+WORK_OUTPUT = OutputKind("work folder")
+CACHE_OUTPUT = OutputKind("cache folder")
+ARCHIVE_OUTPUT = OutputKind("archive", archive_root=True)
+MODEL_OUTPUT = OutputKind("model folder", inside_archive="models")
+FOLDER_OUTPUT = OutputKind("output folder")  # any other folder a command fills with files of its own
+COMMITMENT_OUTPUT = OutputKind("commitment", archive_root=True, inside_archive="commitments")  # the folder of a commitment file
+
+
+def is_archive_root(folder: Path) -> bool:
+    """A folder holding SHA256SUMS or an archive (archive/ARCHIVE.json): the repository root."""
+    return (folder / "SHA256SUMS").is_file() or (folder / "archive" / "ARCHIVE.json").is_file()
+
+
+def guard_output_dir(path: str | Path, kind: OutputKind) -> Path:
+    """Refuse (:class:`UsageProblem`, exit 2) a folder ``kind`` must not be written into; return ``path``.
+
+    The one rule for every command that writes a folder: never an archive root (unless
+    the output *is* an archive), never inside an archive's ``archive/`` (a model folder
+    may go into ``archive/models/``), never the project's own folders beside it
+    (docs/, generator/, .git/, …), followed through symbolic links; and an output
+    that replaces its folder never replaces a non-empty one that is not a previous
+    output of its kind (which carries one of ``kind.markers``)."""
+    from rapgen.errors import UsageProblem
+
+    target = Path(path)
+
+    def refuse(why: str) -> UsageProblem:
+        return UsageProblem(f"{target}: refusing to write the {kind.what} there: {why}")
+
+    if target.exists() and not target.is_dir():
+        raise refuse("it exists and is not a folder")
+    real = target.resolve()
+    for folder in (real, *real.parents):
+        if not is_archive_root(folder):
+            continue
+        parts = real.relative_to(folder).parts
+        if not parts:
+            if not kind.archive_root:
+                raise refuse("it is an archive root (it holds SHA256SUMS or archive/); choose a folder of its own")
+        elif parts[0] == "archive":
+            if len(parts) == 1:
+                raise refuse(f"it is the archive of {folder}")
+            if not (kind.inside_archive and len(parts) >= 3 and parts[1] == kind.inside_archive):
+                raise refuse(f"it lies inside the archive {folder / 'archive'}, which only the archive's own commands change")
+        elif parts[0] in PROJECT_DIRS and len(parts) == 1:
+            raise refuse(f"it is the project's own {parts[0]}/ folder")
+    if kind.replaces and real.is_dir() and any(real.iterdir()) and not any((real / m).is_file() for m in kind.markers):
+        raise UsageProblem(f"{target}: refusing to build into a non-empty folder that rapgen did not build "
+                           f"(the {kind.what} replaces the whole folder); choose a new or empty folder")
+    return target

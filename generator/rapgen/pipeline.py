@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rapgen.archive import open_verified
 from rapgen.errors import UsageProblem
+from rapgen.io import DOCS_OUTPUT, SCORES_OUTPUT, WORK_OUTPUT, guard_output_dir
 from rapgen.kinds import Registry, registry
 from rapgen.search import call_is_malformed, validate_call
 from rapgen.site import build_site, check_site_dir, check_url, render_release
@@ -52,6 +53,11 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
     check_url("--repo-url", repo_url)
     root = Path(root)
     check_site_dir(Path(site_dir))  # before any work: building empties the site folder
+    work = Path(work_dir) if work_dir is not None else root / "build"
+    guard_output_dir(work, WORK_OUTPUT)
+    guard_output_dir(work / "docs", DOCS_OUTPUT)
+    if scores_dir is None:
+        guard_output_dir(work / "scores", SCORES_OUTPUT)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     kinds = kinds if kinds is not None else registry()
@@ -63,7 +69,6 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
     if release is not None:
         replay = False  # replay.json describes the archive as it stands, not release N
     timings["verify"] = time.perf_counter() - t0
-    work = Path(work_dir) if work_dir is not None else root / "build"
     if scores_dir is None:
         t0 = time.perf_counter()
         scores_dir = work / "scores"

@@ -21,6 +21,7 @@ from rapgen.archive.evidence import (
     PaperText, build_evidence, build_oracle_block, call_arguments, canonical_counts, canonical_hash, canonical_json, oracle_windows,
 )
 from rapgen.archive.history.check import HistoryInput
+from rapgen.archive.history.digests import digest_copies
 from rapgen.archive.history.live import LiveEntry, LiveStatus, judge_deadline, live_entries, opening_records
 from rapgen.archive.history.load import LoadedHistory, load_history, read_root_sums
 from rapgen.archive.history.ops import ReleaseResult, Replacement, cut_release, roll_release, start_history
@@ -58,6 +59,8 @@ from rapgen.archive.writer import ASSIGNMENTS_SCHEMA, PAPERS_SCHEMA, write_assig
 from rapgen.archive.seal import SealResult, seal_archive
 from rapgen.archive.sums import SumsEntry, SumsLine, SumsUnreadable, format_sums, parse_sums, read_sums, sha256_bytes, sha256_file, sums_lines
 from rapgen.archive.verified import VerifiedRoot
+from rapgen.archive.croissant import ReleaseCitation, bibtex, croissant_path
+from rapgen.archive.croissant.tables import tables as croissant_tables
 from rapgen.archive.verify import VerifyReport, format_finding, is_valid, open_release, open_verified, verify_archive
 
 __all__ = [
@@ -67,7 +70,7 @@ __all__ = [
     "add_months", "history_windows", "recent_window", "target_window",
     "Commitment", "OpenOrigin", "ReleaseKind", "ReleaseRecord", "commitment_path", "format_commitment", "manifest_path",
     "parse_commitment", "record_path", "reveal_path", "superseded_path",
-    "HistoryInput", "LiveEntry", "LiveStatus", "LoadedHistory", "ReleaseResult", "Replacement",
+    "HistoryInput", "digest_copies", "LiveEntry", "LiveStatus", "LoadedHistory", "ReleaseResult", "Replacement",
     "cut_release", "judge_deadline", "live_entries", "load_history", "opening_records", "read_root_sums", "roll_release", "start_history",
     "PaperText", "build_evidence", "build_oracle_block", "call_arguments", "canonical_counts", "canonical_hash", "canonical_json",
     "oracle_windows", "calls_by_unit", "replay_pairs", "InterventionRecords",
@@ -78,6 +81,7 @@ __all__ = [
     "ORACLE_CONDITIONS", "SOURCE_CONDITIONS",
     "condition_shard_start", "in_shard", "shard_ids_sha256", "shard_members", "shard_start",
     "ASSIGNMENTS_SCHEMA", "PAPERS_SCHEMA", "write_assignments", "write_papers",
+    "ReleaseCitation", "bibtex", "croissant_path", "croissant_tables",
     "SumsEntry", "SumsLine", "SumsUnreadable", "format_sums", "parse_sums", "read_sums", "sha256_bytes", "sha256_file", "sums_lines",
     *layout.__all__, *records.__all__,
 ]

@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from rapgen.archive.jsonparse import (
     _Bad,
@@ -86,6 +86,7 @@ class Readout:
     valid: bool
     reason: str = ""
     line: int = 0
+    provenance: Mapping | None = field(default=None, compare=False)  # §7's shown keys, as on a Unit
 
     @property
     def cell(self) -> str:
@@ -108,6 +109,7 @@ class OracleUnit:
     prompt_sha256: str
     reason: str = ""
     line: int = 0
+    provenance: Mapping | None = field(default=None, compare=False)  # §7's shown keys, as on a Unit
 
 
 @dataclass(frozen=True)
@@ -189,9 +191,7 @@ def _unit_record(field_set: set[str], origin_set: set[date], required: tuple[str
     def build(obj: dict, number: int) -> Any:
         _keys(obj, required, UNIT_OPTIONAL + UNIT_PROVENANCE_KEYS)
         weights, valid, reason = core(obj, number)
-        record = make(obj, weights, valid, reason, number)
-        check_unit_provenance(obj)
-        return record
+        return make(obj, weights, valid, reason, number)
 
     return build
 
@@ -203,8 +203,9 @@ def _readout(field_set: set[str], origin_set: set[date]) -> Callable[[dict, int]
         budget = _one_of(obj, "budget", BUDGETS)
         calls = _int(obj, "calls_used")
         evidence, prompt = _sha256_hex(obj, "evidence_sha256"), _sha256_hex(obj, "prompt_sha256")
+        provenance = check_unit_provenance(obj)
         return Readout(obj["field_id"], _date(obj, "origin"), source, readout, budget, calls, evidence, prompt,
-                       weights, valid, reason, number)
+                       weights, valid, reason, number, provenance)
 
     return _unit_record(field_set, origin_set, REPLAY_REQUIRED, make)
 
@@ -225,7 +226,9 @@ def _oracle_unit(field_set: set[str], origin_set: set[date]) -> Callable[[dict, 
     def make(obj: dict, weights, valid: bool, reason: str, number: int) -> OracleUnit:
         condition = _one_of(obj, "condition", ORACLE_CONDITIONS)
         input_sha, prompt = _sha256_hex(obj, "input_sha256"), _sha256_hex(obj, "prompt_sha256")
-        return OracleUnit(obj["field_id"], _date(obj, "origin"), condition, weights, valid, input_sha, prompt, reason, number)
+        provenance = check_unit_provenance(obj)
+        return OracleUnit(obj["field_id"], _date(obj, "origin"), condition, weights, valid, input_sha, prompt, reason, number,
+                          provenance)
 
     return _unit_record(field_set, origin_set, ORACLE_REQUIRED, make)
 

@@ -8,7 +8,7 @@ The checks read no file themselves: the verifier hands in the bytes it hashed
 (``documents``, the JSON and JSONL files), each is parsed exactly once here, and
 every check receives the parsed documents it needs as arguments. The parsed
 documents come back in :class:`ParsedDocuments`, from which the verifier builds
-its :class:`~rapgen.archive.verified.VerifiedArchive`. Only the two parquet
+its :class:`~rapgen.archive.verified.VerifiedRoot`. Only the two parquet
 tables are read from disk, by DuckDB, with their paths bound as parameters.
 """
 

@@ -60,6 +60,9 @@ ORIGIN_FILE_PATTERN = rf"^archive/models/([^/]+)/origins/({_ORIGIN_TEXT})/(predi
 WINDOW_FILE_PATTERN = rf"^archive/benchmark/windows/({_ORIGIN_TEXT})/(papers|assignments)\.parquet$"
 SEARCH_ORIGIN_PATTERN = rf"^archive/search/({_ORIGIN_TEXT})/manifest_(fixed|expanding)\.jsonl$"
 COMMITMENT_PATTERN = rf"^archive/commitments/({_ORIGIN_TEXT})/([^/]+)\.json$"
+# Croissant metadata (MLCommons): one file per release, or one for a format-1 archive.
+CROISSANT_JSON = "archive/croissant.json"
+CROISSANT_SUFFIX = ".croissant.json"
 
 
 def origin_file(model_id: str, origin: str, name: str) -> str:

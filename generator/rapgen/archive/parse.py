@@ -319,8 +319,13 @@ UNIT_PROVENANCE_KEYS: tuple[str, ...] = ("response_model", "attempts", "unit_att
 PREDICTION_OPTIONAL = ("rationale", "status", "reason", *UNIT_PROVENANCE_KEYS)
 
 
-def check_unit_provenance(obj: dict) -> None:
-    """§7 per-unit keys, where present; raises ``_Bad`` naming the key."""
+# The §7 keys a page shows (prompt_sha256 is checked, not shown).
+SHOWN_PROVENANCE_KEYS: tuple[str, ...] = ("response_model", "attempts", "unit_attempt", "usage", "max_output_tokens")
+
+
+def check_unit_provenance(obj: dict) -> dict | None:
+    """§7 per-unit keys, where present; raises ``_Bad`` naming the key. Returns the shown keys
+    the line has (None when it has none), kept on the parsed record: shown, never scored."""
     if "response_model" in obj and obj["response_model"] is not None:
         _str(obj, "response_model")
     for key in ("attempts", "unit_attempt", "max_output_tokens"):
@@ -336,6 +341,7 @@ def check_unit_provenance(obj: dict) -> None:
         for key in usage:
             if isinstance(usage[key], bool) or not isinstance(usage[key], int) or usage[key] < 0:
                 raise _Bad(f"'usage.{key}' must be an integer ≥ 0, found {_show(usage[key])}")
+    return {k: obj[k] for k in SHOWN_PROVENANCE_KEYS if k in obj} or None
 
 
 def renormalise(values: list[float]) -> tuple[float, ...] | None:
@@ -393,7 +399,7 @@ def _prediction(field_set: set[str], origin_set: set[date]) -> Callable[[dict, i
         _keys(obj, PREDICTION_REQUIRED, PREDICTION_OPTIONAL)
         fid, origin = _unit_of(obj, field_set, origin_set)
         condition = _one_of(obj, "condition", CONDITIONS)
-        check_unit_provenance(obj)
+        provenance = check_unit_provenance(obj)
         for key in ("rationale", "reason"):
             if key in obj and obj[key] is not None:
                 _str(obj, key)
@@ -404,14 +410,14 @@ def _prediction(field_set: set[str], origin_set: set[date]) -> Callable[[dict, i
         if status == "invalid" and weights is not None:
             raise _Bad("a unit with status \"invalid\" must have weights null")
         if weights is None:
-            return Unit(fid, origin, condition, None, False, obj.get("reason") or "weights null", number)
+            return Unit(fid, origin, condition, None, False, obj.get("reason") or "weights null", number, provenance)
         if not isinstance(weights, dict):
             raise _Bad(f"'weights' must be an object or null, found {type(weights).__name__}")
         for key, value in weights.items():
             if not _is_number(value):
                 raise _Bad(f"weight {key!r} is not a JSON number, found {_show(value)}")
         composition, reason = _unit_validity(weights)
-        return Unit(fid, origin, condition, composition, composition is not None, reason, number)
+        return Unit(fid, origin, condition, composition, composition is not None, reason, number, provenance)
 
     return build
 

@@ -190,6 +190,8 @@ class Unit:
     valid: bool
     reason: str = ""
     line: int = 0
+    # INTERVENTIONS.md §7's shown keys the line carries (response_model, attempts, …); None: none
+    provenance: Mapping | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ Lines already listed never change. Nothing is written unless every rule holds.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ from pathlib import Path
 
 from rapgen.archive.layout import (
     ARCHIVE_DIR,
+    ARCHIVE_JSON,
+    CROISSANT_JSON,
     COMMITMENT_PATTERN,
     INTERVENTION_MODEL_FILES,
     MODEL_FILES,
@@ -30,11 +33,12 @@ from rapgen.archive.layout import (
     MODELS_PREFIX,
     ORIGIN_FILE_PATTERN,
     PREDICTIONS_JSONL,
+    RELEASES_DIR,
     REQUIRED_MODEL_FILES,
 )
 from rapgen.archive.parse import parse_model_json
 from rapgen.archive.records import Category
-from rapgen.archive.sums import SUMS, SumsEntry, check_paths, escape, format_sums, parse_sums, read_sums
+from rapgen.archive.sums import SUMS, SumsEntry, check_paths, escape, format_sums, parse_sums, read_sums, sha256_bytes
 from rapgen.archive.walk import hash_files, walk
 from rapgen.errors import ArchiveError, UsageProblem
 from rapgen.io import atomic_write_bytes
@@ -48,9 +52,12 @@ class SealResult:
     total: int
 
 
-def seal_archive(root: str | Path, *, jobs: int | None = None) -> SealResult:
+def seal_archive(root: str | Path, *, jobs: int | None = None, croissant: bool = False) -> SealResult:
     """Write or extend ``root/SHA256SUMS`` (see the module docstring); raise
-    :class:`ArchiveError` naming the file and the rule if any rule fails."""
+    :class:`ArchiveError` naming the file and the rule if any rule fails.
+
+    With ``croissant``, a new format-1 archive first gets ``archive/croissant.json``
+    describing every file (so SHA256SUMS lists it too); a sealed archive is refused."""
     root = str(root)
     if not os.path.isdir(root):
         raise UsageProblem(f"{escape(root)}: the root is not a directory")
@@ -59,14 +66,26 @@ def seal_archive(root: str | Path, *, jobs: int | None = None) -> SealResult:
         raise ArchiveError(f"{escape(root)}: no archive/ folder to seal")
     files = _regular_files(root)
     sums_path = os.path.join(root, SUMS)
+    if croissant and os.path.lexists(sums_path):
+        raise UsageProblem(f"{SUMS} exists: a sealed archive's files are frozen, so --croissant works only when sealing a "
+                           "new archive (a history gets one Croissant file per release from 'rapgen release')")
     if not os.path.lexists(sums_path):
         safe, findings = check_paths([SumsEntry(0, p, "0" * 64) for p in files], strict=False)
         bad = [f for f in findings if f.category is not Category.WARNING]
         if bad:
             raise ArchiveError(f"cannot seal: {bad[0].path}: {bad[0].detail}")
+        if croissant:
+            files = [p for p in files if p != CROISSANT_JSON]
         digests = _hash(root, files, jobs)
-        _write(sums_path, digests)
-        return SealResult(True, tuple(files), len(files))
+        if croissant:
+            digests[CROISSANT_JSON] = _write_croissant(root, digests)
+        try:
+            _write(sums_path, digests)
+        except ArchiveError:
+            if croissant:  # the Croissant file without its SHA256SUMS line would be an unlisted file
+                os.unlink(os.path.join(root, CROISSANT_JSON))
+            raise
+        return SealResult(True, tuple(sorted(digests, key=lambda p: p.encode("utf-8"))), len(digests))
     listed = _listed(sums_path, set(files), root, jobs)
     new = _new_model_files(files, listed)
     if not new:
@@ -80,6 +99,24 @@ def seal_archive(root: str | Path, *, jobs: int | None = None) -> SealResult:
     merged.update(_hash(root, new, jobs))
     _write(sums_path, merged)
     return SealResult(False, tuple(new), len(merged))
+
+
+def _write_croissant(root: str, digests: dict[str, str]) -> str:
+    """Write ``archive/croissant.json`` describing ``digests``' files; return its SHA-256."""
+    from rapgen.archive.croissant import format1_croissant
+
+    if any(p.startswith(RELEASES_DIR + "/") for p in digests):
+        raise UsageProblem("the archive has release files: a history gets one Croissant file per release "
+                           "from 'rapgen release', not a format-1 archive/croissant.json")
+    try:
+        info = json.loads(Path(root, ARCHIVE_JSON).read_bytes())
+    except (OSError, ValueError) as exc:
+        raise ArchiveError(f"{ARCHIVE_JSON}: cannot be read as JSON ({exc}); the Croissant file names the archive from it") from None
+    if not isinstance(info, dict):
+        raise ArchiveError(f"{ARCHIVE_JSON}: line 1: expected a JSON object")
+    data = format1_croissant(digests, info)
+    atomic_write_bytes(Path(root, CROISSANT_JSON), data)
+    return sha256_bytes(data)
 
 
 def _regular_files(root: str) -> list[str]:

@@ -84,20 +84,23 @@ def _with_progress(run, silent: bool):
 @click.command(epilog=EPILOG)
 @root_option
 @click.option("--json", "as_json", is_flag=True, help="Print the lines added as JSON.")
+@click.option("--croissant", is_flag=True, help="For a new format-1 archive: first write archive/croissant.json, "
+              "its Croissant metadata, describing every file (refused once SHA256SUMS exists).")
 @debug_option
 @handle_errors
-def seal(root: Path, as_json: bool, debug: bool) -> None:
+def seal(root: Path, as_json: bool, croissant: bool, debug: bool) -> None:
     """Write SHA256SUMS for a new archive, or append the lines of new model folders.
 
     With no SHA256SUMS, every regular file under archive/ is listed in canonical
     form. With one, the existing lines must still match their files: seal refuses
     to change a line (the frozen parts never change, and a sealed model folder is
     never altered) and only adds the files of new archive/models/<model_id>/ folders.
+    With --croissant, a new archive's Croissant file is written and listed first.
     """
     from rapgen.archive import seal_archive
     from rapgen.text import escape_terminal
 
-    result = seal_archive(root)
+    result = seal_archive(root, croissant=croissant)
     if as_json:
         echo_json({"created": result.created, "added": list(result.added), "total": result.total})
         return

@@ -268,6 +268,9 @@ def run(base_url: str, model_name: str, root: Path, out_dir: Path, fields: tuple
         status = f"invalid ({safe(reason)})" if reason else "ok"
         click.echo(f"[{done}/{total}] {condition} {safe(fid)} {origin}: {status}", err=True)
 
+    from rapgen.io import MODEL_OUTPUT, guard_output_dir
+
+    guard_output_dir(out_dir, MODEL_OUTPUT)  # a folder of its own, or archive/models/<id>
     if readout:
         from rapgen.kit import run_readouts
 
@@ -342,7 +345,9 @@ def agents_run(out_dir, into_archive, agent_ids, submitted, cache_dir, root, as_
     if into_archive:
         summaries = add_agents_to_archive(root, agent_ids=ids, cache_dir=cache_dir, submitted=when)
     else:
-        summaries = run_agents(root, out_dir, agent_ids=ids, cache_dir=cache_dir, submitted=when)
+        from rapgen.io import FOLDER_OUTPUT, guard_output_dir
+
+        summaries = run_agents(root, guard_output_dir(out_dir, FOLDER_OUTPUT), agent_ids=ids, cache_dir=cache_dir, submitted=when)
     if as_json:
         echo_json(summaries)
         return

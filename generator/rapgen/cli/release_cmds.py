@@ -76,6 +76,7 @@ def start(root: Path, release_date, closes, no_open: bool, simulated: bool, note
 
     The origin after the last resolved one opens for Live submissions, with
     its Search manifests built from the ledger, unless --no-open is given.
+    Release 1's Croissant file replaces a format-1 archive/croissant.json.
     """
     from rapgen.archive import start_history
 
@@ -100,8 +101,9 @@ def roll(root: Path, window_dir: Path, closes, no_open: bool, release_date, simu
 
     Refuses an archive that does not verify, a window whose rows fall outside
     [origin, origin + 6 months), and arxiv ids already in the archive. Writes
-    the window, the next origin's Search manifests, the release record and its
-    manifest, and re-seals SHA256SUMS; on any error nothing is written.
+    the window, the next origin's Search manifests, the release record, its
+    Croissant file and its manifest, and re-seals SHA256SUMS; on any error
+    nothing is written.
     """
     from rapgen.archive import roll_release
 
@@ -125,6 +127,9 @@ def roll(root: Path, window_dir: Path, closes, no_open: bool, release_date, simu
 def cut(root: Path, kind: str, replacements: tuple[str, ...], reasons: tuple[str, ...], release_date, simulated,
         notes: str, as_json: bool, debug: bool) -> None:
     """Cut a models release (merged submissions, commitments, reveals) or an errata release.
+
+    Both write the release's Croissant file, and that of every earlier release
+    that has none (releases cut before rapgen wrote them).
 
     \b
       rapgen release cut --kind models --date 2026-01-15

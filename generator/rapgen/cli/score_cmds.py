@@ -50,9 +50,11 @@ def score(root: Path, out_dir: Path, resamples: int | None, release: int | None,
     Search-option counterfactual from --out/option_reruns.json, written by
     'rapgen replay --out', when present). See docs/interventions.md.
     """
+    from rapgen.io import SCORES_OUTPUT, guard_output_dir
     from rapgen.scores import read_reruns
     from rapgen.search import call_is_malformed
 
+    guard_output_dir(out_dir, SCORES_OUTPUT)  # before any work
     kind, scored = open_release(root, release)  # a usage error for a release that does not exist
     reruns = read_reruns(out_dir, scored.verified.manifest_sha256)  # rapgen replay --out ran on the archive as it stands
     result = kind.score(scored, resamples=resamples, malformed=call_is_malformed, reruns=reruns)

@@ -136,6 +136,10 @@ def replay(jobs, out_dir, models, cache_dir, root, as_json, debug):
     from rapgen.kinds.rap import intervention_records, write_counterfactual
     from rapgen.search import format_summary, replay_archive, write_replay
 
+    if out_dir is not None:
+        from rapgen.io import SCORES_OUTPUT, guard_output_dir
+
+        guard_output_dir(out_dir, SCORES_OUTPUT)  # before any work
     archive = _open(root, True)
     records = intervention_records(archive) if out_dir is not None else None
     bar = _Bar("replaying")

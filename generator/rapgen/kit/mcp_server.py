@@ -117,7 +117,11 @@ def serve_mcp(
     session.on_record = appender
     try:
         if http_port is None:
-            server.run("stdio")
+            import anyio
+
+            from rapgen.kit.mcp_stdio import run_stdio
+
+            anyio.run(run_stdio, server)  # the library's stdio transport, answering every refused request
         else:
             server.run("streamable-http", host=host, port=http_port)
     except KeyboardInterrupt:

@@ -12,10 +12,18 @@ Protocol (JSON over HTTP/1.0, stdlib ``http.server``):
 
 Every other request gets a 4xx JSON ``{"error": …}`` and is never counted: a
 body that is not strict JSON in UTF-8 (bad bytes, NaN, deep nesting, a huge
-number), text with a lone surrogate, a body over :data:`MAX_BODY` or without
-a Content-Length, another content type, an envelope that is not an object
-with exactly those four keys, a unit that does not exist, an unknown path or
-method. A counted call is recorded (and, with ``--traces FILE``, appended and
+number), text with a lone surrogate, a body over :data:`MAX_BODY` (413 as soon
+as the headers declare it, before any of the body is read) or without a
+Content-Length, another content type, an envelope that is not an object with
+exactly those four keys, a unit that does not exist, an unknown path or method.
+
+DNS rebinding: a web page the submitter visits may address the server by a name
+it controls that resolves to 127.0.0.1. Every request must therefore name the
+server by loopback in its ``Host`` (``127.0.0.1``, ``localhost`` or ``[::1]``, with
+the server's port; else 421), and a browser's ``Origin``, when sent, must be such
+an address too (else 403): the rules of ``--mcp-http``. A client has
+:data:`REQUEST_TIMEOUT` seconds in all to send its request line, headers and
+body, however slowly it trickles them; then the connection is closed. A counted call is recorded (and, with ``--traces FILE``, appended and
 fsync'd) before it is answered, so the trace is gapless and never disagrees
 with the answers. The server binds to loopback addresses only and stays up:
 an unexpected failure in one request is a 500 JSON error for that request.
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Callable
@@ -40,7 +49,8 @@ from rapgen.kit.session import SearchSession, ToolError
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 MAX_BODY = 1 << 20
 DRAIN_LIMIT = 8 << 20  # an oversized body up to this size is read and dropped before the 413
-REQUEST_TIMEOUT = 30.0  # seconds a client may take to send its request
+REQUEST_TIMEOUT = 30.0  # seconds a client may take to send its whole request (line, headers, body)
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # the names a Host or Origin may give the server
 ENVELOPE_KEYS = ("field_id", "origin", "condition", "arguments")
 ENDPOINTS = "POST /search, GET /tools, GET /traces, GET /health"
 
@@ -52,10 +62,42 @@ def _body(payload: object) -> bytes:
         return (json.dumps(payload, ensure_ascii=True) + "\n").encode("ascii")
 
 
+def loopback_authority(value: str | None, port: int, *, scheme: str | None = None) -> bool:
+    """Whether a Host header (``scheme`` None) or an Origin (``scheme`` "http") names this loopback server."""
+    if value is None:
+        return False
+    if scheme is not None:
+        if not value.startswith(scheme + "://"):
+            return False
+        value = value[len(scheme) + 3:]
+    return value in {f"{name}:{port}" for name in LOOPBACK_NAMES} or (port == 80 and value in LOOPBACK_NAMES)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server_version = "rapgen-serve-search"
-    timeout = REQUEST_TIMEOUT
+    timeout = REQUEST_TIMEOUT  # per read; the watchdog below bounds the whole request
+    read_deadline = REQUEST_TIMEOUT
     session: SearchSession  # set on the subclass made by make_server
+
+    def setup(self) -> None:
+        super().setup()
+        self._watchdog = threading.Timer(self.read_deadline, self._cut)
+        self._watchdog.daemon = True
+        self._watchdog.start()
+
+    def _cut(self) -> None:
+        """The client is still sending after the deadline: end the connection (a blocked read returns)."""
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def _read_done(self) -> None:
+        self._watchdog.cancel()
+
+    def finish(self) -> None:
+        self._watchdog.cancel()
+        super().finish()
 
     def log_message(self, fmt: str, *args) -> None:  # quiet by default; the traces are the log
         pass
@@ -78,8 +120,22 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
+    def _foreign(self) -> bool:
+        """Answer (421 or 403) and return True when Host or Origin is not this loopback server."""
+        port = self.server.server_address[1]
+        if not loopback_authority(self.headers.get("Host"), port):
+            self._send(421, {"error": f"the Host header must name this server on loopback ({', '.join(f'{n}:{port}' for n in LOOPBACK_NAMES)})"})
+            return True
+        origin = self.headers.get("Origin")
+        if origin is not None and not loopback_authority(origin, port, scheme="http"):
+            self._send(403, {"error": "requests from web pages are refused; only a loopback Origin is accepted"})
+            return True
+        return False
+
     def _guarded(self, handler: Callable[[], None]) -> None:
         try:
+            if self._foreign():
+                return
             handler()
         except (BrokenPipeError, ConnectionResetError, socket.timeout):
             self.close_connection = True
@@ -101,6 +157,7 @@ class _Handler(BaseHTTPRequestHandler):
     do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = _not_allowed  # noqa: N815
 
     def _get(self) -> None:
+        self._read_done()
         url = urlparse(self.path)
         if url.path == "/health":
             self._send(200, {"ok": True, "max_calls": self.session.max_calls, "top_k": self.session.top_k})
@@ -130,11 +187,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(411, {"error": "a Content-Length header is required"})
             return None
         if length > MAX_BODY:
-            self._discard(min(length, DRAIN_LIMIT))  # so that the client reads the answer, not a reset
-            self._send(413, {"error": f"the request body is over {MAX_BODY} bytes"})
+            self._send(413, {"error": f"the request body is over {MAX_BODY} bytes"})  # at once, before reading any of it
+            self.connection.settimeout(1.0)  # then drop what the client already sent, briefly, so it reads the answer
+            self._discard(min(length, DRAIN_LIMIT))
             return None
         try:
-            body = decode_json(self.rfile.read(length))
+            data = self.rfile.read(length)
+            self._read_done()
+            body = decode_json(data)
         except ValueError as exc:
             self._send(400, {"error": f"the request body is not JSON ({exc})"})
             return None
@@ -145,7 +205,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _discard(self, length: int) -> None:
         while length > 0:
-            chunk = self.rfile.read(min(length, 1 << 16))
+            try:
+                chunk = self.rfile.read1(min(length, 1 << 16))
+            except OSError:
+                break
             if not chunk:
                 break
             length -= len(chunk)

@@ -207,7 +207,7 @@ def build_sample(data_path: str | Path, out_root: str | Path, *, force: bool = F
         write_common(staging, ARCHIVE_INFO, origins_doc(ORIGINS, WINDOW_MONTHS, HISTORY_WINDOWS, STRICT_ORIGIN))
         _write_texts(staging, fields, labels, structure)
         _write_tables(staging, papers, fields, labels.rows, used)
-        seal(staging)
+        seal(staging, croissant=True)
     return {
         "out": str(out_root),
         "papers_read": len(papers),

@@ -26,7 +26,7 @@ from rapgen.archive import (
     shard_start,
 )
 from rapgen.errors import UsageProblem
-from rapgen.io import staging_dir, swap_dir, write_json, write_jsonl
+from rapgen.io import ARCHIVE_OUTPUT, guard_output_dir, staging_dir, swap_dir, write_json, write_jsonl
 
 # ARCHIVE.md, provenance/FINAL_PARAMETER_LEDGER_V1.json: the benchmark's values, verbatim.
 LEDGER: dict = BENCHMARK_LEDGER
@@ -104,11 +104,12 @@ def write_manifests(staging: Path, manifests: dict[str, list[dict]]) -> None:
         write_jsonl(staging / MANIFEST_JSONL[regime], manifests[regime])
 
 
-def seal(root: Path) -> None:
-    """Write ``root/SHA256SUMS`` for the freshly built archive (``rapgen seal``)."""
+def seal(root: Path, *, croissant: bool = False) -> None:
+    """Write ``root/SHA256SUMS`` for the freshly built archive (``rapgen seal``; with
+    ``croissant``, ``rapgen seal --croissant``: a format-1 archive's Croissant file first)."""
     from rapgen.archive import seal_archive
 
-    seal_archive(root)
+    seal_archive(root, croissant=croissant)
 
 
 def _is_own_output(archive: Path, own: OwnOutput | None) -> bool:
@@ -158,6 +159,7 @@ def staged(out_root: str | Path, force: bool = False, own: OwnOutput | None = No
     folders; those are replaced only when the archive is ``own``'s earlier
     output (e.g. a previous ``rapgen synth``), never real submissions."""
     out_root = Path(out_root)
+    guard_output_dir(out_root, ARCHIVE_OUTPUT)  # never inside another archive's archive/ or the project's folders
     _check_target(out_root, force, own)
     with staging_dir(out_root, prefix=".rapgen-build-") as staging:
         yield staging

@@ -37,7 +37,7 @@ from rapgen.archive import (
     PAPERS_PARQUET, format_sums,
 )
 from rapgen.errors import ArchiveError, UsageProblem
-from rapgen.io import atomic_write_bytes, write_json
+from rapgen.io import ARCHIVE_OUTPUT, atomic_write_bytes, guard_output_dir, write_json
 
 N_INITIAL = 2  # origins resolved in release 1; every later one is rolled in
 WINDOW_MONTHS = 6
@@ -84,6 +84,7 @@ def build_sample_history(
     origins = _check_source(source)
     all_origins = tuple(date.fromisoformat(o) for o in origins["origins"])
     initial, live = all_origins[:N_INITIAL], all_origins[N_INITIAL:]
+    guard_output_dir(out, ARCHIVE_OUTPUT)
     if out.exists() and any(out.iterdir()):
         raise UsageProblem(f"{out}: not empty; the history is built into a new folder")
     out.mkdir(parents=True, exist_ok=True)

@@ -192,7 +192,7 @@ def write_synthetic_archive(
         elif records is not None:
             extra = {"intervention_files": synth_history.add_interventions(src, records)}
         if not history:
-            seal(src)
+            seal(src, croissant=True)
     return {**_summary(out_root, scale, seed, sc, draw, t_gen, time.perf_counter() - t0), **extra}
 
 

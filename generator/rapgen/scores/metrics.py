@@ -21,7 +21,7 @@ from rapgen.scores.spec import MetricSpec
 
 __all__ = [
     "REGISTRY", "MetricSpec", "UnitInputs", "applies", "get_metric", "jsd", "register", "tv", "unit_metric_values",
-    "METRIC_NAMES", "HIGHER_IS_BETTER",
+    "METRIC_NAMES", "HIGHER_IS_BETTER", "contrast_difference",
 ]
 
 
@@ -136,3 +136,17 @@ def unit_metric_values(p: np.ndarray, y: np.ndarray, x: np.ndarray, e: np.ndarra
     apply are left out."""
     units = UnitInputs(*(np.asarray(v, dtype=float) for v in (p, y, x, e)))
     return {name: spec.fn(units) for name, spec in REGISTRY.items() if applies(spec, is_state)}
+
+
+def contrast_difference(metric: str, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """A paired contrast's per-unit value, oriented so that positive favours ``left``
+    (SCORING.md §4, the paper's "reference minus candidate"): left − right for a
+    higher-is-better or descriptive metric, right − left for a distance (``tv``, ``jsd``).
+
+    Metrics outside the registry (the interventions' alignments, ``adapt_h``,
+    ``calls_per_unit``) are higher-is-better or descriptive, hence left − right.
+    Written as right − left rather than −(left − right), so equal sides give 0.0, not −0.0.
+    """
+    left, right = np.asarray(left, dtype=np.float64), np.asarray(right, dtype=np.float64)
+    spec = REGISTRY.get(metric)
+    return right - left if spec is not None and spec.higher_is_better is False else left - right

@@ -180,7 +180,9 @@ def parquet_bytes(table: Table, types: dict[str, str], name: str | None = None) 
 def write_folder(out_dir: str | Path, files: dict[str, bytes]) -> list[Path]:
     """Write ``files`` into ``out_dir`` with the shared staged writer (``rapgen.io``):
     every file is written in full to a temporary folder inside ``out_dir``, then each
-    is renamed into place; other files in ``out_dir`` are never touched."""
+    is renamed into place; other files in ``out_dir`` are never touched. A folder a
+    score folder may not be (the archive, the repository root) is refused first."""
+    io.guard_output_dir(out_dir, io.SCORES_OUTPUT)
     try:
         return io.write_folder(out_dir, files, prefix=".rapgen-score-")
     except OutputError as exc:

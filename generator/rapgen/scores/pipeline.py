@@ -24,6 +24,7 @@ from rapgen.scores.schema import TRACKS
 from rapgen.scores.counts import POLICIES, Windows
 from rapgen.scores.diagnostics import compute_diagnostics, compute_unit_diagnostics
 from rapgen.scores.diagnostics.evidence import search_evidence
+from rapgen.scores.diagnostics.provenance import unit_provenance
 from rapgen.scores.history_tables import history_tables, history_tracks, release_meta, unit_options
 from rapgen.scores.release_scopes import scored_release
 from rapgen.scores.interventions.compute import compute_interventions
@@ -59,6 +60,9 @@ class DiagnosticsInputs:
     seed: int
     level: float
     participates: dict[str, np.ndarray] | None = None  # track -> (E,) bool, as the leaderboard's rows (None: every entry)
+    files: frozenset[str] | None = None  # the archive paths the release scored lists (None: every file on disk)
+    keep: Callable[[str, date], bool] | None = None  # (model, origin) -> its units are the scored release's (None: all)
+    strict_origin: date | None = None  # the scored strict origin (a history's release, not origins.json's)
 
 
 @dataclass
@@ -121,6 +125,9 @@ def compute_scores(release: RapRelease, resamples: int | None = None, *, diagnos
         target_counts=counted.counts[:, :, counted.windows.target], recent_counts=counted.counts[:, :, counted.windows.history[:, -1]],
         y=composed.y, x=composed.x, ewma=composed.ewma, entries=uv.entries, predictions=uv.predictions, values=uv.values,
         draws=counted.draws, resamples=R, seed=seed, level=level, participates=tr.participates,
+        files=None if scope is None or scope.listed is None else frozenset(history.manifests[scope.number]),
+        keep=unit_options(scope).get("keep"),
+        strict_origin=fr.strict_origin,
     )
     meta = _meta(archive, fr, counted, uv, tr, score_tables, R, seed, level)
     files: dict[str, bytes] = {}
@@ -233,6 +240,7 @@ def compute_diagnostics_section(inputs: DiagnosticsInputs) -> tuple[dict, dict[s
     unit_cols = compute_unit_diagnostics(inputs)
     body = compute_diagnostics(inputs, unit_diagnostics=unit_cols)
     body["search_evidence"] = search_evidence(inputs.archive)
+    body["unit_provenance"] = unit_provenance(inputs.archive, inputs.origins, inputs.keep, inputs.files)
     return {**_diagnostics_head(inputs), **body}, unit_cols
 
 

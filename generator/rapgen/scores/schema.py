@@ -231,11 +231,12 @@ DIAGNOSTICS_META: tuple[str, ...] = ("schema_version", "manifest_sha256", "diagn
 DIAGNOSTIC_SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec(
         "reliability", "Reliability and ceiling",
-        "Split-half reliability of the realised target compositions (Spearman–Brown corrected) and the ceiling "
-        "√reliability: no forecast can be expected to correlate with a noisy target beyond it.",
+        "Split-half reliability of the realised target compositions (Spearman–Brown corrected) and its square root, "
+        "shown beside the posterior-predictive repeatability whose square root is the score ceiling: no forecast can "
+        "be expected to correlate with a noisy target beyond it.",
         (
             TableSpec("Reliability by split", ("reliability", "splits"), (
-                _c("split"), _est("estimate", "reliability"), _est("ceiling", "ceiling"),
+                _c("split"), _est("estimate", "reliability"), _est("ceiling", "√reliability (split-half)"),
                 _c("n_fields"), _c("n_episodes"), _c("n_defined"),
             ), keyed_by="split"),
             TableSpec("Reliability by episode", ("reliability", "episodes"), (
@@ -268,6 +269,18 @@ DIAGNOSTIC_SECTIONS: tuple[SectionSpec, ...] = (
             TableSpec("Residual alignment", ("residual_alignment", "rows"), (
                 *_ENTRY, _est(), _c("raw"), _c("null"), _c("n_fields"), _c("n_units"), _c("n_valid"), _c("n_defined"),
             ), split_by=("statistic",)),
+            # The paper's two other cuts (§3.3, §4.2, D.3), on its statistic there (the corrected residual cosine);
+            # every statistic is in the file.
+            TableSpec("Residual cosine on the change-rich subset (corrected)", ("residual_alignment", "subsets"), (
+                *_ENTRY, _est(), _c("n_fields"), _c("n_units"), _c("n_defined"),
+            ), where=(("subset", "change_rich"), ("statistic", "direct_cosine")), optional=True),
+            TableSpec("Residual cosine at the latest origin (corrected)", ("residual_alignment", "subsets"), (
+                *_ENTRY, _c("origin"), _est(), _c("n_fields"), _c("n_units"), _c("n_defined"),
+            ), where=(("subset", "latest_origin"), ("statistic", "direct_cosine")), optional=True),
+            # Table 14: the retrieval contrasts on the partial-residual endpoint (positive: the left condition aligns better).
+            TableSpec("Retrieval contrasts on the partial-residual endpoint", ("residual_alignment", "contrasts"), (
+                _c("split"), _c("entry"), _c("contrast"), _est(), _c("n_fields"),
+            ), where=(("statistic", "partial_residual"),), optional=True),
         ),
     ),
     SectionSpec(
@@ -284,11 +297,22 @@ DIAGNOSTIC_SECTIONS: tuple[SectionSpec, ...] = (
     ),
     SectionSpec(
         "policy_sensitivity", "Counting-policy sensitivity",
-        "Headline scores under the four counting policies (canonical, split, single, flip).",
+        "Headline scores under the four counting policies (canonical, split, single, flip), the largest change of each "
+        "from its canonical value, whether each model keeps its canonical ordering of conditions, and the signs of the "
+        "structural contrasts under every policy.",
         (
             TableSpec("Spearman by counting policy", ("policy_sensitivity", "rows"), (
-                *_ENTRY, *(_c(f"estimates.{p}", p) for p in POLICIES), _c("range"),
+                *_ENTRY, *(_c(f"estimates.{p}", p) for p in POLICIES), _c("max_change", "largest change from canonical"),
             ), where=(("metric", PRIMARY.metric),)),
+            TableSpec("Ordering of conditions by counting policy", ("policy_sensitivity", "orderings"), (
+                _c("split"), _c("entry"), _c("canonical_order", "canonical order"), _c("order_stable", "policies keeping it"),
+                _c("n_policies", "policies"), _c("changed_policies", "policies changing it"),
+                _c("max_change", "largest change from canonical"),
+            ), optional=True),
+            TableSpec("Structural contrasts by counting policy (Spearman)", ("policy_sensitivity", "contrast_signs"), (
+                _c("split"), _c("entry"), _c("contrast"), *(_c(f"estimates.{p}", p) for p in POLICIES),
+                _c("sign_kept", "sign kept"),
+            ), optional=True),
         ),
     ),
     SectionSpec(
@@ -309,11 +333,25 @@ DIAGNOSTIC_SECTIONS: tuple[SectionSpec, ...] = (
         "directions of the papers a unit found agree with the recent and the future window (mean spearman over units).",
         (
             TableSpec("Search evidence by model and condition", ("search_evidence", "rows"), (
-                _c("entry"), _c("condition"), _c("calls"), _c("units"), _c("recent_share"),
+                _c("entry"), _c("condition"), _c("calls"), _c("units"), _c("recent_share", "all-call recent share"),
                 _c("spearman_recent", "spearman vs recent"), _c("spearman_units", "units (recent)"),
                 _c("spearman_future", "spearman vs future"), _c("spearman_future_units", "units (future)"),
                 _c("called_units", "units with calls"), _c("calls_per_unit_mean", "calls per unit"),
                 _c("calls_per_unit_max", "most calls in a unit"),
+            )),
+        ),
+    ),
+    SectionSpec(
+        "unit_provenance", "Unit provenance",
+        "What each model's unit files record about the endpoint (INTERVENTIONS.md §7): the reported model, request "
+        "attempts, unit reruns, token usage and the output cap. Shown, never scored.",
+        (
+            TableSpec("Unit provenance by model and file", ("unit_provenance", "rows"), (
+                _c("entry"), _c("file"), _c("units"), _c("response_models", "response model"),
+                _c("attempts_max", "most attempts"), _c("retried", "units retried"),
+                _c("unit_attempt_max", "most unit attempts"), _c("rerun", "units rerun"),
+                _c("with_usage", "units with usage"), _c("input_tokens", "input tokens"), _c("output_tokens", "output tokens"),
+                _c("reasoning_tokens", "reasoning tokens"), _c("max_output_tokens", "output cap"),
             )),
         ),
     ),

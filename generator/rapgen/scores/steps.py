@@ -23,7 +23,7 @@ from rapgen.scores.baselines import BASELINES, compute_baselines
 from rapgen.scores.bootstrap import bootstrap_intervals, draw_counts, unit_sums
 from rapgen.scores.counts import Windows, build_windows, compositions, compute_counts
 from rapgen.scores.kernels import mean_over, single_threaded_blas
-from rapgen.scores.metrics import METRIC_NAMES
+from rapgen.scores.metrics import METRIC_NAMES, contrast_difference
 from rapgen.scores.ranking import RANKED_METRICS
 from rapgen.scores.schema import TRACKS
 from rapgen.scores.units import BASELINE, Entry, ModelUnits, baseline_entries, compute_unit_values, read_model_units
@@ -211,7 +211,7 @@ def tracks(fr: Frame, uv: UnitValues) -> Tracks:
     for c, con in enumerate(contrasts):
         for name in con.metrics:
             m = M_INDEX[name]
-            contrast_values[c, :, m] = uv.values[con.left, :, m] - uv.values[con.right, :, m]
+            contrast_values[c, :, m] = contrast_difference(name, uv.values[con.left, :, m], uv.values[con.right, :, m])
     return Tracks(
         origins={"all_origin": np.arange(O), "forecast_strict": np.array([fr.origins.index(fr.strict_origin)])},
         participates={"all_origin": np.ones(len(entries), dtype=bool), "forecast_strict": strict},

@@ -59,9 +59,9 @@ __all__ = [
 
 def write_replay(report: ReplayReport, out_dir: str | Path) -> Path:
     """Write ``replay.json`` into ``out_dir`` (atomically) and return its path."""
-    from rapgen.io import write_json
+    from rapgen.io import SCORES_OUTPUT, guard_output_dir, write_json
 
-    path = Path(out_dir) / "replay.json"
+    path = Path(guard_output_dir(out_dir, SCORES_OUTPUT)) / "replay.json"
     write_json(path, report.data)
     return path
 

@@ -37,9 +37,11 @@ DEFAULT_CACHE = ".rapgen-cache"
 
 def resolve_cache_dir(root: str | Path, cache_dir: str | Path | None = None) -> Path:
     """The search cache folder: ``<cache>/search``."""
+    from rapgen.io import CACHE_OUTPUT, guard_output_dir
+
     if cache_dir is None:
         cache_dir = os.environ.get(CACHE_ENV) or Path(root) / DEFAULT_CACHE
-    return Path(cache_dir) / "search"
+    return Path(guard_output_dir(cache_dir, CACHE_OUTPUT)) / "search"  # never the archive or the repository root
 
 
 def _recorded_digests(archive) -> dict[str, str]:

@@ -201,8 +201,9 @@ def write_reruns(report: ReplayReport, out_dir: str | Path) -> Path:
     """``OUT/option_reruns.json``: the counterfactual's re-run ids, for the scorer."""
     import json
 
-    from rapgen.io import atomic_write_bytes
+    from rapgen.io import SCORES_OUTPUT, atomic_write_bytes, guard_output_dir
 
+    guard_output_dir(out_dir, SCORES_OUTPUT)
     if report.reruns is None:
         raise ValueError("the replay ran without the counterfactual")
     head = json.dumps({"schema_version": SCHEMA_VERSION, "manifest_sha256": report.data["manifest_sha256"], "options": COMMON_OPTIONS},

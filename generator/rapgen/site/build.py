@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from rapgen.errors import SiteError, UsageProblem
+from rapgen.io import SITE_OUTPUT, guard_output_dir
 from rapgen.resources import mkdocs_base_config
 from rapgen.site.i18n import DEFAULT_LANGUAGE, LANGUAGES, Catalogue, load_catalogues, merge_catalogues, page_translations
 from rapgen.site.spec import SiteSpec
@@ -143,18 +144,12 @@ def run_mkdocs(config_path: Path) -> str:
     return log
 
 
-SITE_MARKER = ".rapgen-site"
+SITE_MARKER = SITE_OUTPUT.markers[0]  # ".rapgen-site"
 
 
 def check_site_dir(site_dir: Path) -> None:
-    """Refuse a non-empty folder that rapgen did not build: mkdocs empties the site folder."""
-    if site_dir.exists() and not site_dir.is_dir():
-        raise UsageProblem(f"{site_dir}: --site-dir exists and is not a folder")
-    if site_dir.is_dir() and any(site_dir.iterdir()) and not (site_dir / SITE_MARKER).is_file():
-        raise UsageProblem(
-            f"{site_dir}: refusing to build into a non-empty folder that rapgen did not build "
-            "(building empties it); choose a new or empty --site-dir"
-        )
+    """Refuse a folder the site may not replace (io.guard_output_dir): mkdocs empties the site folder."""
+    guard_output_dir(site_dir, SITE_OUTPUT)
 
 
 def build_site(docs_dir: str | Path, site_dir: str | Path, *, synthetic: bool, manifest_sha256: str,

@@ -133,6 +133,7 @@ class ModelPage:
     invalid_reasons: list[dict]
     search: dict | None
     interventions: dict | None = None  # pages.interventions.model_interventions (replay, oracle, panel, inference)
+    provenance: SimpleTable | None = None  # pages.paper_tables.provenance_table (INTERVENTIONS.md §7, shown, never scored)
 
 
 @dataclass
@@ -169,6 +170,9 @@ class SiteModel:
     leader_switch: str = ""  # pages.switch: the leaderboard's metric/policy data (JSON)
     headline: dict = field(default_factory=dict)  # split -> pages.headline.Headline
     compare: Any = None  # pages.compare.ComparePage
+    paper_map: list[dict] = field(default_factory=list)  # pages.paper_map: the "Paper ↔ site" rows
+    paper_residual: list[SimpleTable] = field(default_factory=list)  # pages.diagnostics.paper_page_tables
+    dataset: Any = None  # pages.dataset.DatasetCard: the Archive page's JSON-LD, Croissant file and snippets
 
 
 # ------------------------------------------------------------------ helpers shared by the page builders

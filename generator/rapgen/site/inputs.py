@@ -47,6 +47,7 @@ class ScoreOutputs:
     interventions: dict[str, pd.DataFrame] = field(default_factory=dict)  # "interventions/<name>" -> its rows
     pairs: pd.DataFrame | None = None  # pairs.csv: every pair of entries' paired difference (the Compare page)
     live: pd.DataFrame | None = None  # live.csv: the scored release's Live track (the leaderboard's Live panel)
+    field_clustered: pd.DataFrame | None = None  # field_clustered.csv: the field-clustered intervals (Table 15)
 
 
 def _read_csv(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
@@ -60,15 +61,23 @@ def _read_csv(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
         missing = [c for c in columns if c not in header]
         what = f"missing column {missing[0]!r}" if missing else f"columns {header} differ from {list(columns)}"
         raise SiteError(f"{path}: line 1: {what}")
-    dtypes = {c: "string" for c in columns if c in _TEXT}
     try:
-        frame = pd.read_csv(path, dtype=dtypes, keep_default_na=True)
+        frame = read_score_table(path, columns)
     except (ValueError, pd.errors.ParserError) as exc:
         raise SiteError(f"{path}: unreadable ({exc})") from None
     for c in columns:
         if c in _TEXT:
             frame[c] = frame[c].astype(object).where(frame[c].notna(), None)
     return frame
+
+
+def read_score_table(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    """A score CSV as written: text columns as strings, and only an empty cell is missing.
+
+    The scorer writes a missing value as an empty cell and nothing else, so pandas'
+    missing-value words are switched off: a model id such as ``nan``, ``null`` or
+    ``1e3`` stays that id."""
+    return pd.read_csv(path, dtype={c: "string" for c in columns if c in _TEXT}, keep_default_na=False, na_values=[""])
 
 
 def _read_json(path: Path, required: bool) -> dict | None:
@@ -120,8 +129,8 @@ def load_score_outputs(folder: str | Path, *, manifest_sha256: str | None = None
         raise SiteError(f"{folder / 'scores.json'}: scores were computed from another archive (manifest_sha256 "
                         f"{str(recorded)[:12]}…, this archive {manifest_sha256[:12]}…); run 'rapgen score' again")
     releases, interventions = _optional_csvs(folder)
-    pairs, live = (_read_csv(folder / name, SCORE_FILES[name]) if (folder / name).is_file() else None
-                   for name in ("pairs.csv", "live.csv"))
+    pairs, live, clustered = (_read_csv(folder / name, SCORE_FILES[name]) if (folder / name).is_file() else None
+                              for name in ("pairs.csv", "live.csv", "field_clustered.csv"))
     return ScoreOutputs(
         folder=folder,
         leaderboard=frames["leaderboard.csv"],
@@ -139,4 +148,5 @@ def load_score_outputs(folder: str | Path, *, manifest_sha256: str | None = None
         interventions=interventions,
         pairs=pairs,
         live=live,
+        field_clustered=clustered,
     )

@@ -12,18 +12,22 @@ from __future__ import annotations
 from collections import Counter
 
 from rapgen.archive import RapRelease
+from rapgen.scores import effective_cutoff
 from rapgen.site.cells import SiteModel, page_url
 from rapgen.site.inputs import ScoreOutputs
 from rapgen.site.pages.archive import build_artifacts, ledger_json, ledger_rows
-from rapgen.site.pages.diagnostics import build_diagnostics, diagnostics_meta
+from rapgen.site.pages.diagnostics import build_diagnostics, diagnostics_meta, paper_page_tables
 from rapgen.site.pages.fields import build_field_pages
 from rapgen.site.pages.interventions import build_figure3, model_interventions
 from rapgen.site.pages.compare import build_compare
+from rapgen.site.pages.dataset import build_dataset
 from rapgen.site.pages.headline import build_headline
 from rapgen.site.pages.leaderboard import build_leaderboard
 from rapgen.site.pages.switch import switch_data
 from rapgen.site.pages.live import live_panels, partial_rows
 from rapgen.site.pages.models import build_model_pages
+from rapgen.site.pages.paper_map import paper_map_rows
+from rapgen.site.pages.paper_tables import provenance_table
 from rapgen.site.pages.releases import build_releases, movements
 
 __all__ = ["build_site_model", "page_url"]
@@ -42,6 +46,7 @@ def build_site_model(archive: RapRelease, outputs: ScoreOutputs) -> SiteModel:
     model_pages, model_index = build_model_pages(archive, outputs, origins)
     for page in model_pages:
         page.interventions = model_interventions(page.model_id, _extensions(archive, page.model_id), outputs)
+        page.provenance = provenance_table(page.model_id, outputs)
     splits = Counter(f.split for f in archive.fields)
     panels = build_leaderboard(archive.models, outputs)
     releases = build_releases(archive, outputs)
@@ -72,16 +77,23 @@ def build_site_model(archive: RapRelease, outputs: ScoreOutputs) -> SiteModel:
         leader_switch=switch_data(panels, outputs),
         headline=build_headline(panels, outputs),
         compare=build_compare(archive, outputs),
+        paper_map=paper_map_rows(bool(outputs.interventions)),
+        paper_residual=paper_page_tables(outputs),
+        dataset=build_dataset(archive),
     )
 
 
 def _extensions(archive: RapRelease, model_id: str) -> dict:
-    """model.json's INTERVENTIONS.md keys as verify parsed them (``base_model``, ``inference``)."""
+    """model.json's INTERVENTIONS.md keys as verify parsed them (``base_model``, ``inference``,
+    ``cutoff_precision`` and the §4 effective bound c_eff it gives)."""
     records = archive.interventions(model_id)
     if records is None:
         return {}
     ext = records.extensions
-    return {"base_model": ext.base_model or "", "inference": ext.inference}
+    info = next((m for m in archive.models if m.model_id == model_id), None)
+    c_eff = effective_cutoff(info.knowledge_cutoff, info.release_date, ext.cutoff_precision) if info is not None else None
+    return {"base_model": ext.base_model or "", "inference": ext.inference, "cutoff_precision": ext.cutoff_precision,
+            "c_eff": c_eff.isoformat() if c_eff is not None else ""}
 
 
 def _release_rows(archive: RapRelease, outputs: ScoreOutputs, panels: dict, current: int) -> None:

@@ -29,7 +29,8 @@ from rapgen.site.model import build_site_model
 from rapgen.site.spec import SiteSpec
 from rapgen.site.pages.switch import LEADER_METRICS
 from rapgen.scores import POLICIES, SCORE_FILES
-from rapgen.site.inputs import TEXT_COLUMNS
+from rapgen.site.inputs import read_score_table
+from rapgen.io import DOCS_OUTPUT, guard_output_dir
 from rapgen.site.i18n import (
     DEFAULT_LANGUAGE, LANGUAGES, Catalogue, load_catalogues, localized, merge_catalogues, page_translations, speaking, t,
 )
@@ -82,6 +83,7 @@ def _pages(site: SiteModel) -> list[tuple[str, str, dict]]:
         ("fields/index.md", "pages/fields_index.md.j2", {}),
         ("models/index.md", "pages/models_index.md.j2", {}),
         ("diagnostics.md", "pages/diagnostics.md.j2", {}),
+        ("paper.md", "pages/paper.md.j2", {}),
         ("archive.md", "pages/archive.md.j2", {}),
         ("submit.md", "pages/submit.md.j2", {}),
     ]
@@ -119,6 +121,8 @@ def _downloads(outputs: ScoreOutputs, site: SiteModel) -> dict[str, str]:
         out["downloads/diagnostics.json"] = (outputs.folder / "diagnostics.json").read_text(encoding="utf-8")
     for section in site.diagnostics:  # the per-episode lists the Diagnostics page links to
         out.update({f"downloads/{t.download}": t.download_csv for t in section.tables if t.download})
+    if site.dataset is not None:  # the manifest and the Croissant file the Archive page offers, verbatim
+        out.update({rel: data.decode("utf-8") for rel, data in site.dataset.downloads.items()})
     return out
 
 
@@ -131,8 +135,6 @@ def download_tables(folder: Path) -> list[str]:
 def _write_tables(outputs: ScoreOutputs, base: Path) -> None:
     """Each table verbatim as CSV and as Parquet (read back with the declared columns,
     identifiers as text), and the per-unit scores (units.parquet) as written."""
-    import pandas as pd
-
     (base / "downloads").mkdir(parents=True, exist_ok=True)
     loaded = {"leaderboard": outputs.leaderboard, "contrasts": outputs.contrasts, "ranks": outputs.ranks,
               "field_scores": outputs.field_scores, "origin_scores": outputs.origin_scores,
@@ -143,7 +145,7 @@ def _write_tables(outputs: ScoreOutputs, base: Path) -> None:
         shutil.copyfile(src, base / "downloads" / f"{name}.csv")
         frame = loaded.get(name)  # already parsed by load_score_outputs: don't read 27 MB twice
         if frame is None:
-            frame = pd.read_csv(src, dtype={c: "string" for c in SCORE_FILES[f"{name}.csv"] if c in TEXT_COLUMNS})
+            frame = read_score_table(src, SCORE_FILES[f"{name}.csv"])
         frame.to_parquet(base / "downloads" / f"{name}.parquet", index=False)
     if (outputs.folder / "units.parquet").is_file():
         shutil.copyfile(outputs.folder / "units.parquet", base / "downloads" / "units.parquet")
@@ -220,6 +222,7 @@ def render_docs(archive: RapRelease, scores_dir: str | Path, docs_dir: str | Pat
     from rapgen.site.build import check_url
 
     check_url("--repo-url", repo_url)
+    guard_output_dir(docs_dir, DOCS_OUTPUT)  # before any work: the docs folder is replaced whole
     templates_dir = Path(templates_dir or packaged_templates())
     catalogues = load_catalogues(templates_dir)
     outputs = load_score_outputs(scores_dir, manifest_sha256=archive.manifest_sha256)

@@ -26,7 +26,7 @@ from rapgen.archive import (
     format_commitment, parse_commitment, parse_predictions, parse_traces, sha256_bytes, names_panel,
 )
 from rapgen.errors import SubmissionError, UsageProblem
-from rapgen.io import atomic_write_bytes
+from rapgen.io import COMMITMENT_OUTPUT, atomic_write_bytes, guard_output_dir
 from rapgen.kit import check_model_id
 
 KIT = f"rapgen {__version__}"
@@ -132,6 +132,7 @@ def make_commitment(root: str | Path, model_dir: str | Path, origin: str | None 
     if to_stdout:
         return CommitResult(commitment, path, data, None, False, opened)
     target = Path(out) if out is not None else root / path
+    guard_output_dir(target.parent, COMMITMENT_OUTPUT)  # in archive/, only under archive/commitments/
     if target.exists() or target.is_symlink():
         if target.is_file() and not target.is_symlink() and target.read_bytes() == data:
             return CommitResult(commitment, path, data, target, True, opened)

@@ -6,6 +6,7 @@
   var text = {};
   var say = window.rap.say;
   var fmt = window.rap.fmt;
+  var own = window.rap.own;
   function signed(v) { var t = fmt(v); return v !== null && v !== undefined && parseFloat(t) > 0 ? "+" + t : t; }
   function options(sel, items, value) {
     sel.textContent = "";
@@ -34,15 +35,15 @@
     doc.conditions.forEach(function (pair) {
       var cond = pair[0], label = pair[1];
       doc.metrics.forEach(function (m) {
-        var key = cond + "/" + m[0], rows = ((doc.pairs[ts] || {})[key]) || [], hit = null, flip = false;
+        var key = cond + "/" + m[0], rows = own(own(doc.pairs, ts), key) || [], hit = null, flip = false;
         rows.forEach(function (r) {
           if (r[0] === ia && r[1] === ib) hit = r;
           else if (r[0] === ib && r[1] === ia) { hit = r; flip = true; }
         });
         if (!hit) return;
-        var est = doc.est[ts] || {};
-        var ea = (est[(ka === "baseline" ? "BASE" : cond) + "/" + m[0]] || {})[ia];
-        var eb = (est[(kb === "baseline" ? "BASE" : cond) + "/" + m[0]] || {})[ib];
+        var est = own(doc.est, ts);
+        var ea = (own(est, (ka === "baseline" ? "BASE" : cond) + "/" + m[0]) || [])[ia];
+        var eb = (own(est, (kb === "baseline" ? "BASE" : cond) + "/" + m[0]) || [])[ib];
         var d = flip ? [hit[2] === null ? null : -hit[2], hit[4] === null ? null : -hit[4], hit[3] === null ? null : -hit[3]]
                      : [hit[2], hit[3], hit[4]];
         var tr = document.createElement("tr");

@@ -3,7 +3,7 @@
    Option labels go in with textContent; every word shown comes from the document's
    "text" (the page's language). */
 document$.subscribe(function () {
-  var say = window.rap.say;
+  var say = window.rap.say, own = window.rap.own;
   var box = document.getElementById("fc-picker");
   if (!box) return;
   var doc = JSON.parse(box.getAttribute("data-forecasts")), text = doc.text;
@@ -19,11 +19,11 @@ document$.subscribe(function () {
   sel.addEventListener("change", function () {
     var el = document.querySelector("#fc-figure div.rap-chart[data-figure]");
     if (!el || !window.Plotly) return;
-    var spec = JSON.parse(el.getAttribute("data-figure")), pts = doc.points[sel.value] || {}, top = 0.05;
+    var spec = JSON.parse(el.getAttribute("data-figure")), pts = own(doc.points, sel.value) || {}, top = 0.05;
     var label = sel.options[sel.selectedIndex].textContent;
     var traces = [spec.data[0]];
     spec.data.slice(1).forEach(function (t) {
-      var fc = pts[t.name] || [], re = doc.realised[t.name] || [];
+      var fc = own(pts, t.name) || [], re = own(doc.realised, t.name) || [];
       var tr = JSON.parse(JSON.stringify(t));
       tr.x = []; tr.y = []; tr.text = [];
       doc.origins.forEach(function (o, i) {

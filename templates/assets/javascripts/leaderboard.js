@@ -7,6 +7,7 @@
   var text = {};
   var say = window.rap.say;
   var fmt = window.rap.fmt;
+  var own = window.rap.own;
   function rank(r, tied) {
     if (r === null || r === undefined) return "\u2014";
     return (tied ? "=" : "") + (Number.isInteger(r) ? String(r) : r.toFixed(1));
@@ -69,14 +70,16 @@
       });
       traces.push(tr);
     });
-    spec.layout.xaxis.title = {text: doc.metrics[metric].label};
+    spec.layout.xaxis.title = {text: own(doc.metrics, metric).label};
     if (el.getAttribute("data-drawn")) Plotly.react(el, traces, spec.layout, {responsive: true, displaylogo: false});
     else el.setAttribute("data-figure", JSON.stringify({data: traces, layout: spec.layout}));  // drawn when its tab opens
   }
   function apply(box, doc, policy, metric) {
-    var key = policy + "/" + metric, higher = doc.metrics[metric].higher;
+    var info = own(doc.metrics, metric);
+    if (!info) return;
+    var key = policy + "/" + metric, higher = info.higher;
     Object.keys(doc.panels).forEach(function (id) {
-      var panel = doc.panels[id], per = panel.values[key];
+      var panel = doc.panels[id], per = own(panel.values, key);
       if (!per) return;
       var table = document.getElementById(id);
       if (table) {
@@ -100,7 +103,7 @@
       if (fig) redraw(fig, panel, per, doc, metric);
     });
     var dir = higher === true ? text.higher : higher === false ? text.lower : text.descriptive;
-    document.getElementById("lb-status").textContent = say(text.status, {metric: doc.metrics[metric].label, direction: dir, policy: policy});
+    document.getElementById("lb-status").textContent = say(text.status, {metric: info.label, direction: dir, policy: policy});
     box.setAttribute("data-current", key);
   }
   document$.subscribe(function () {
@@ -110,8 +113,9 @@
     text = doc.text;
     var m = document.getElementById("lb-metric"), p = document.getElementById("lb-policy");
     var q = new URLSearchParams(window.location.search);
-    if (q.get("metric") && doc.metrics[q.get("metric")]) m.value = q.get("metric");
-    if (q.get("policy") && Array.prototype.some.call(p.options, function (o) { return o.value === q.get("policy"); })) p.value = q.get("policy");
+    function offered(sel, value) { return Array.prototype.some.call(sel.options, function (o) { return o.value === value; }); }
+    if (own(doc.metrics, q.get("metric")) && offered(m, q.get("metric"))) m.value = q.get("metric");
+    if (offered(p, q.get("policy"))) p.value = q.get("policy");
     function change() {
       apply(box, doc, p.value, m.value);
       var u = new URL(window.location.href);

@@ -15,6 +15,8 @@ from datetime import date
 from typing import Mapping, Sequence
 
 from rapgen.archive.calendar import add_months
+from rapgen.archive.history.dates import check_dates
+from rapgen.archive.history.digests import digest_copies
 from rapgen.archive.history.records import (
     COMMITMENTS_DIR,
     MODELS_DIR,
@@ -33,12 +35,14 @@ from rapgen.archive.history.records import (
     search_path,
     superseded_path,
 )
+from rapgen.archive.croissant.check import croissant_number
+from rapgen.archive.croissant.document import croissant_path
 from rapgen.archive.history.spec import RAP_HISTORY, HistorySpec
 from rapgen.archive.records import Category, Finding, ShardManifest
 
 UNRELEASED_ALLOWED = (MODELS_DIR + "/", COMMITMENTS_DIR + "/")
 FORMAT2_PREFIXES = (RELEASES_DIR + "/", WINDOWS_DIR + "/", COMMITMENTS_DIR + "/")
-_RELEASE_FILE = re.compile(r"^archive/releases/(\d{4})(\.json|\.SHA256SUMS|/superseded/.+)$")
+_RELEASE_FILE = re.compile(r"^archive/releases/(\d{4})(\.json|\.SHA256SUMS|\.croissant\.json|/superseded/.+)$")
 _ORIGIN_DIR = re.compile(r"^archive/search/(\d{4}-\d{2}-\d{2})/")
 _WINDOW_DIR = re.compile(r"^archive/benchmark/windows/([^/]+)/")
 
@@ -108,6 +112,7 @@ def check_history(inp: HistoryInput) -> list[Finding]:
     _check_windows(inp, out)
     _check_opened(inp, out)
     _check_commitments(inp, out)
+    out.extend(check_dates(inp.records, inp.manifests, inp.window_months))  # every rule about dates, in one module
     return out
 
 
@@ -122,7 +127,8 @@ def _check_format1(inp: HistoryInput, out: _Findings) -> None:
 def _check_release_files(inp: HistoryInput, numbers: list[int], out: _Findings) -> None:
     for path in sorted(inp.root):
         if path.startswith(RELEASES_DIR + "/") and not _RELEASE_FILE.match(path):
-            out.add(path, None, "unexpected file under archive/releases/ (allowed: NNNN.json, NNNN.SHA256SUMS, NNNN/superseded/…)")
+            out.add(path, None, "unexpected file under archive/releases/ (allowed: NNNN.json, NNNN.SHA256SUMS, "
+                    "NNNN.croissant.json, NNNN/superseded/…)")
     for k in numbers:
         for path in (record_path(k), manifest_path(k)):
             if path not in inp.root:
@@ -137,10 +143,6 @@ def _check_numbering(inp: HistoryInput, numbers: list[int], out: _Findings) -> N
             out.add(record_path(k), k, f"follows release {expected - 1} but release{'s' * (k - expected > 1)} {missing} "
                     "is missing: releases are numbered 1, 2, 3, … without gaps")
         expected = k + 1
-    dated = [(k, inp.records[k].date) for k in numbers if k in inp.records]
-    for (j, dj), (k, dk) in zip(dated, dated[1:]):
-        if dk < dj:
-            out.add(record_path(k), k, f"dated {dk} before release {j} ({dj}): release dates never decrease")
 
 
 def _check_record(inp: HistoryInput, k: int, out: _Findings) -> None:
@@ -210,7 +212,8 @@ def _check_added(inp: HistoryInput, k: int, out: _Findings) -> None:
     if record is None or old is None or new is None:
         return
     added = {p for p, d in new.items() if old.get(p) != d}
-    own = {record_path(k), manifest_path(k - 1)}
+    own = {record_path(k), manifest_path(k - 1), croissant_path(k)}
+    past = {p for p in added if (n := croissant_number(p)) is not None and n < k}  # Croissant files of earlier releases
     if record.kind is ReleaseKind.ROLL:
         allowed = set(own)
         prev = inp.records.get(k - 1)
@@ -223,10 +226,10 @@ def _check_added(inp: HistoryInput, k: int, out: _Findings) -> None:
             out.add(manifest_path(k), k, f"a roll must add {path}, and does not")
         extra = added - allowed
     elif record.kind is ReleaseKind.MODELS:
-        extra = {p for p in added - own if not p.startswith(UNRELEASED_ALLOWED)}
+        extra = {p for p in added - own - past if not p.startswith(UNRELEASED_ALLOWED)}
     else:  # errata: the replaced files and their old bytes
         replaced = {r.path for r in record.replaced}
-        extra = added - own - replaced - {superseded_path(k, p) for p in replaced}
+        extra = added - own - past - replaced - {superseded_path(k, p) for p in replaced}
     for path in sorted(extra):
         out.add(path, k, f"added by a {record.kind.value} release, which may not add it")
 
@@ -344,6 +347,9 @@ def _check_commitments(inp: HistoryInput, out: _Findings) -> None:
         release = first_release(inp, path)
         if c.origin not in opened:
             out.add(path, release, f"commitment for {c.origin}, an origin no release opened for Live submissions")
+        for copy in digest_copies(c, inp.commitments, inp.root):  # the source received later is not the copier
+            if _received(inp, copy.source) <= _received(inp, path):
+                out.add(path, release, copy.describe())
         revealed = {name: inp.root.get(reveal_path(c.model_id, c.origin, name)) for name in REVEAL_FILES}
         if revealed["predictions.jsonl"] is None and revealed["traces.jsonl"] is None:
             continue  # not revealed yet: listed as unrevealed, never a finding
@@ -359,6 +365,11 @@ def _check_commitments(inp: HistoryInput, out: _Findings) -> None:
 # ---------------------------------------------------------------- queries
 def opened_origins(records: Mapping[int, ReleaseRecord]) -> set[date]:
     return {r.open_origin.origin for r in records.values() if r.open_origin is not None}
+
+
+def _received(inp: HistoryInput, path: str) -> float:
+    k = first_release(inp, path)
+    return float("inf") if k is None else k  # unreleased: after every release
 
 
 def first_release(inp: HistoryInput, path: str) -> int | None:

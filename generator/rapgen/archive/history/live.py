@@ -17,6 +17,7 @@ from typing import Mapping
 
 from rapgen.archive.layout import COMMITMENT_PATTERN
 from rapgen.archive.history.check import HistoryInput
+from rapgen.archive.history.dates import on_time
 from rapgen.archive.history.records import ReleaseRecord, reveal_path
 
 _COMMITMENT = re.compile(COMMITMENT_PATTERN)
@@ -89,7 +90,7 @@ def live_entries(inp: HistoryInput, *, as_of: int | None = None) -> list[LiveEnt
         else:
             status = LiveStatus.UNREVEALED if origin in resolved else LiveStatus.SEALED
         out.append(LiveEntry(model_id, origin, is_sealed, path, files[path], closes, receipt, when,
-                             when is not None and when <= closes, revealed_in, status))
+                             on_time(receipt, when, opener), revealed_in, status))
     return out
 
 

@@ -15,6 +15,7 @@ from typing import Mapping, Sequence
 
 from rapgen.archive.layout import ORIGIN_FILE_PATTERN, SEARCH_ORIGIN_PATTERN, WINDOW_FILE_PATTERN
 from rapgen.archive import parse
+from rapgen.archive.croissant.check import check_croissants
 from rapgen.archive.history.check import HistoryInput, check_history, first_release, release_numbers
 from rapgen.archive.history.ledger import UnionLedger, WindowSource, compare_manifest
 from rapgen.archive.history.spec import RAP_HISTORY, HistorySpec
@@ -32,7 +33,8 @@ from rapgen.archive.history.records import (
 )
 from rapgen.archive.layout import ARCHIVE_JSON, ASSIGNMENTS_PARQUET, FIELDS_JSONL, ORIGINS_JSON, PAPERS_PARQUET
 from rapgen.archive.records import Category, Finding, Origins
-from rapgen.archive.sums import SUMS, SumsUnreadable, check_paths, parse_sums, read_sums
+from rapgen.archive.sums import SUMS, SumsUnreadable, check_paths, escape, parse_sums, read_sums
+from rapgen.errors import ArchiveError, UsageProblem
 
 _WINDOW = re.compile(WINDOW_FILE_PATTERN)
 _SEARCH = re.compile(SEARCH_ORIGIN_PATTERN)
@@ -81,6 +83,8 @@ def load_history(
     caller parsed them already, are used instead of parsing those files again. ``spec``: the kind's
     release rhythm (what a roll resolves, opens and adds)."""
     root = Path(root)
+    if sums is None:
+        _require_root(root)
     sums = dict(sums) if sums is not None else read_root_sums(root)
     ok = set(sums) if verified is None else verified
     findings: list[Finding] = []
@@ -110,7 +114,16 @@ def load_history(
     if with_ledger and origins is not None and release_numbers(sums):
         _ledger_checks(root, loaded, read, field_ids, ok)
     loaded.findings.extend(check_history(loaded.input))
+    loaded.findings.extend(check_croissants(sums, manifests, bool(release_numbers(sums)), read))
     return loaded
+
+
+def _require_root(root: Path) -> None:
+    """A root read without verifying it first must at least be an archive's root (one line, never an empty answer)."""
+    if not root.is_dir():
+        raise UsageProblem(f"{escape(str(root))}: the root is not a directory")
+    if not (root / SUMS).is_file():
+        raise ArchiveError(f"{escape(str(root))}: no {SUMS} at the root, so it is not an archive (run 'rapgen seal' to create it)")
 
 
 def _read_release(k, read, records, manifests, findings, unparsed) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from rapgen.archive.calendar import add_months
+from rapgen.archive.history.dates import deadline_problem, roll_date_problem
 from rapgen.archive.history.ledger import UnionLedger, WindowSource
 from rapgen.archive.history.load import LoadedHistory
 from rapgen.archive.history.records import (
@@ -35,7 +36,8 @@ from rapgen.archive.history.records import (
     superseded_path,
     window_path,
 )
-from rapgen.archive.layout import ARCHIVE_JSON, ASSIGNMENTS_PARQUET, FIELDS_JSONL, PAPERS_PARQUET
+from rapgen.archive.croissant.document import croissant_path, missing_croissants, release_croissant
+from rapgen.archive.layout import ARCHIVE_JSON, ASSIGNMENTS_PARQUET, CROISSANT_JSON, FIELDS_JSONL, PAPERS_PARQUET
 from rapgen.archive.sums import SUMS, format_sums, sha256_file
 from rapgen.archive.verify import format_finding, verify_archive
 from rapgen.archive.writer import write_assignments, write_papers
@@ -77,6 +79,7 @@ class _Stage:
         self.dir = Path(tempfile.mkdtemp(prefix=".rapgen-release-", dir=root))
         self.files: dict[str, Path] = {}
         self.digests: dict[str, str] = {}
+        self.removed: list[str] = []  # listed files the release drops (only release start: archive/croissant.json)
 
     def put(self, path: str, data: bytes) -> None:
         self.write(path, lambda target: atomic_write_bytes(target, data))
@@ -95,6 +98,10 @@ class _Stage:
         backups: dict[str, Path] = {}
         made: list[Path] = []
         try:
+            for path in self.removed:
+                backups[path] = self.dir / "old" / path
+                backups[path].parent.mkdir(parents=True, exist_ok=True)
+                os.replace(self.root / path, backups[path])
             for path, staged in self.files.items():
                 target = self.root / path
                 if target.exists():
@@ -163,13 +170,21 @@ def _finish(root: Path, loaded: LoadedHistory, stage: _Stage, record: ReleaseRec
     stage.put(record_path(k), format_record(record))
     manifest = dict(base)
     manifest.update(stage.digests)
+    _stage_croissant(stage, root, record, manifest)
+    manifest.update(stage.digests)
     stage.put(manifest_path(k), format_sums(manifest))
-    sums = dict(loaded.input.root)
+    sums = {p: d for p, d in loaded.input.root.items() if p not in stage.removed}
     sums.update(stage.digests)
     previous = loaded.input.manifests.get(k - 1, {})
     added = tuple(sorted(p for p, d in manifest.items() if previous.get(p) != d))
     stage.commit(sums, _check_after(root))
     return ReleaseResult(record, added)
+
+
+def _stage_croissant(stage: _Stage, root: Path, record: ReleaseRecord, files: dict[str, str]) -> None:
+    """Release ``record``'s Croissant file, describing ``files`` (what its manifest lists)."""
+    info = json.loads(stage.files.get(ARCHIVE_JSON, root / ARCHIVE_JSON).read_bytes())
+    stage.put(croissant_path(record.release), release_croissant(record, files, info))
 
 
 def _field_ids(root: Path) -> list[str]:
@@ -187,10 +202,16 @@ def _stage_manifests(stage: _Stage, ledger: UnionLedger, origin: date, window_mo
         stage.put(search_path(origin, f"manifest_{regime}.jsonl"), "".join(dumps_line(r) + "\n" for r in rows).encode("utf-8"))
 
 
-def _open(origin: date | None, closes: date | None) -> OpenOrigin | None:
+def _open(origin: date | None, closes: date | None, when: date, window_months: int) -> OpenOrigin | None:
+    """The origin opened by a release dated ``when``, its deadline checked by the verifier's rule."""
     if origin is None:
         return None
-    return OpenOrigin(origin, closes or origin + timedelta(days=DEFAULT_CLOSES_DAYS))
+    deadline = closes or origin + timedelta(days=DEFAULT_CLOSES_DAYS)
+    problem = deadline_problem(origin, deadline, when, window_months)
+    if problem:
+        hint = "" if closes else f" (origin + {DEFAULT_CLOSES_DAYS} days); give a later one with --closes"
+        raise UsageProblem(f"{'--closes' if closes else 'the default deadline'}: origin {origin} {problem}{hint}")
+    return OpenOrigin(origin, deadline)
 
 
 def _check_date(when: date, latest: ReleaseRecord) -> None:
@@ -219,6 +240,8 @@ def start_history(
         info = json.loads((root / ARCHIVE_JSON).read_text(encoding="utf-8"))
         info["format_version"] = 2
         stage.put(ARCHIVE_JSON, (json.dumps(info, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+        if CROISSANT_JSON in loaded.input.root:  # superseded by release 1's own Croissant file
+            stage.removed.append(CROISSANT_JSON)
         nxt = add_months(origins.origins[-1], origins.window_months) if open_next else None
         if nxt is not None:
             ledger = UnionLedger(root / PAPERS_PARQUET, root / ASSIGNMENTS_PARQUET, [], _field_ids(root))
@@ -226,9 +249,10 @@ def start_history(
                 _stage_manifests(stage, ledger, nxt, origins.window_months)
             finally:
                 ledger.close()
-        record = ReleaseRecord(1, when, ReleaseKind.INITIAL, origins.origins, origins.strict_origin, _open(nxt, closes),
+        record = ReleaseRecord(1, when, ReleaseKind.INITIAL, origins.origins, origins.strict_origin,
+                               _open(nxt, closes, when, origins.window_months),
                                None, (), simulated, notes or "the format-1 archive as release 1")
-        return _finish(root, loaded, stage, record, dict(loaded.input.root))
+        return _finish(root, loaded, stage, record, {p: d for p, d in loaded.input.root.items() if p not in stage.removed})
     finally:
         stage.discard()
 
@@ -257,8 +281,11 @@ def roll_release(
     end = add_months(target, months)
     when = release_date or date.today()
     _check_date(when, latest)
-    if when < end:
-        raise UsageProblem(f"release date {when} is before the window [{target}, {end}) closes; roll it in on or after {end}")
+    problem = roll_date_problem(target, when, months)
+    if problem:
+        raise UsageProblem(f"a roll {problem}")
+    if closes is not None and open_next:
+        _open(end, closes, when, months)  # refuse a bad deadline before any work
     _check_window_folder(window_dir)
     stage = _Stage(root)
     try:
@@ -272,7 +299,7 @@ def roll_release(
             finally:
                 ledger.close()
         record = ReleaseRecord(
-            latest.release + 1, when, ReleaseKind.ROLL, latest.resolved_origins + (target,), target, _open(nxt, closes),
+            latest.release + 1, when, ReleaseKind.ROLL, latest.resolved_origins + (target,), target, _open(nxt, closes, when, months),
             loaded.input.root[manifest_path(latest.release)], (), latest.simulated if simulated is None else simulated,
             notes if notes is not None else f"window {target} ingested",
         )
@@ -357,6 +384,8 @@ def cut_release(
                 base[path] = loaded.input.root[path]  # the unreleased lines (verify allows them only under models/, commitments/)
         else:
             _stage_errata(stage, root, base, k, replaced)
+        for j, data in missing_croissants(loaded.input.records, loaded.input.manifests, loaded.input.root, root / ARCHIVE_JSON):
+            stage.put(croissant_path(j), data)  # earlier releases cut before Croissant files were written
         record = ReleaseRecord(
             k, when, kind_, latest.resolved_origins, latest.strict_origin, latest.open_origin,
             loaded.input.root[manifest_path(latest.release)],

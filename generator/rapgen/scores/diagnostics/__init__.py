@@ -4,7 +4,11 @@
 * :mod:`.episodes` — split-half reliability, change-rich episodes, revision alignment;
 * :mod:`.residual` — direct and partial EWMA-residual alignment;
 * :mod:`.sections` — aggregation into the diagnostics.json sections;
-* :mod:`.evidence` — the Search evidence statistics read from the recorded traces.
+* :mod:`.residual_views` — residual alignment on the change-rich subset and the latest origin, and the
+  retrieval contrasts on the alignment endpoints;
+* :mod:`.policy` — counting-policy sensitivity as the paper's Table 5 (largest change, ordering, signs);
+* :mod:`.evidence` — the Search evidence statistics read from the recorded traces;
+* :mod:`.provenance` — the per-unit provenance keys summarised per model and file.
 """
 
 from rapgen.scores.diagnostics.sections import (

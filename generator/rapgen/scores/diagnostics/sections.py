@@ -32,7 +32,9 @@ from rapgen.scores.diagnostics.episodes import (
     revision_alignment,
     split_half_reliability,
 )
+from rapgen.scores.diagnostics.policy import SPEARMAN, contrast_signs, max_change, orderings
 from rapgen.scores.diagnostics.residual import direct_alignment, direct_permutations, partial_residual
+from rapgen.scores.diagnostics.residual_views import views as residual_views
 from rapgen.scores.kernels import mean_over, single_threaded_blas
 from rapgen.scores.kernels import missing as missing_rows
 from rapgen.scores.metrics import REGISTRY, applies
@@ -286,16 +288,23 @@ def _change_rich_section(a, led, aggs) -> tuple[dict, np.ndarray]:
     return {"splits": splits, "episodes": episodes, "scores": scores}, rich
 
 
-def _alignment_section(a, unit_cols, aggs) -> dict:
-    rows = []
+def alignment_units(a, unit_cols) -> list[tuple]:
+    """(entry index, statistic, corrected unit values (F, O), raw (F, O) | None, null (F, O) | None)
+    for every entry: the three alignments and ``tv_gain`` (canonical)."""
     c = list(a.policies).index(CANONICAL)
     tvg = list(a.metric_names).index("tv_gain") if "tv_gain" in a.metric_names else None
-    stats = []  # (entry index, statistic, estimate array (F, O), raw (F, O) | None, null (F, O) | None)
+    stats = []
     for ei in range(len(a.entries)):
         for name, corr, raw, null in ALIGNMENT_STATISTICS:
             stats.append((ei, name, unit_cols[corr][ei], unit_cols[raw][ei], unit_cols[null][ei]))
         if tvg is not None:
             stats.append((ei, "tv_gain", a.values[ei, c, tvg], None, None))
+    return stats
+
+
+def _alignment_section(a, unit_cols, aggs, rich) -> dict:
+    rows = []
+    stats = alignment_units(a, unit_cols)
     Z = np.array([mean_over(s[2], axis=-1)[0] for s in stats])
     Zraw = np.array([mean_over(np.where(np.isnan(s[2]), np.nan, s[3] if s[3] is not None else s[2]), axis=-1)[0] for s in stats])
     Znull = np.array([mean_over(np.where(np.isnan(s[2]), np.nan, s[4] if s[4] is not None else s[2]), axis=-1)[0] for s in stats])
@@ -313,7 +322,7 @@ def _alignment_section(a, unit_cols, aggs) -> dict:
                 "null": _num(null_est[k]) if null is not None else None,
                 "n_units": int(units.size), "n_valid": int(pred_ok.sum()), "n_defined": int((~np.isnan(units)).sum()),
             })
-    return {"rows": rows}
+    return {"rows": rows, **residual_views(a, stats, aggs, rich)}
 
 
 def _months(origins: Sequence[date]) -> np.ndarray:
@@ -373,16 +382,17 @@ def _sensitivity_sections(a, aggs) -> tuple[dict, dict]:
     keys = [(ei, mi) for ei, (_, _, cond) in enumerate(a.entries) for mi, m in enumerate(a.metric_names) if _applicable(cond, m)]
     eligible = np.asarray(a.eligible_pre2024, dtype=bool)
     policy_rows, frame_rows, frame_fields = [], [], {}
+    by_model: dict[tuple[str, str], dict[str, dict[str, float | None]]] = {}  # Spearman, for the orderings
     for split, agg in aggs.items():
         cols = agg.cols
         est_all, _ = mean_over(field_scores[..., cols], axis=-1)  # (E, P, M)
         for ei, mi in keys:
             entry, kind, cond = a.entries[ei]
             by_policy = {a.policies[pi]: _num(est_all[ei, pi, mi]) for pi in range(P)}
-            defined = [v for v in by_policy.values() if v is not None]
             policy_rows.append({"split": split, "entry": entry, "kind": kind, "condition": cond,
-                                "metric": a.metric_names[mi], "estimates": by_policy,
-                                "range": (max(defined) - min(defined)) if defined else None})
+                                "metric": a.metric_names[mi], "estimates": by_policy, "max_change": max_change(by_policy)})
+            if kind == "model" and a.metric_names[mi] == SPEARMAN:
+                by_model.setdefault((split, entry), {})[cond] = by_policy
         restricted = np.where(eligible[None, None, None, :], field_scores, np.nan)
         stat_keys = [(ei, pi, mi) for ei, mi in keys for pi in range(P)]
         Z = np.array([restricted[ei, pi, mi] for ei, pi, mi in stat_keys]).reshape(len(stat_keys), F)
@@ -392,7 +402,10 @@ def _sensitivity_sections(a, aggs) -> tuple[dict, dict]:
                                "condition": cond, "metric": a.metric_names[mi], **s,
                                "estimate_all_fields": _num(est_all[ei, pi, mi])})
         frame_fields[split] = {"n_fields": int(cols.size), "n_eligible": int(eligible[cols].sum())}
-    return {"track": "all_origin", "rows": policy_rows}, {"track": "all_origin", "fields": frame_fields, "rows": frame_rows}
+    sensitivity = {"track": "all_origin", "rows": policy_rows,
+                   "orderings": orderings(by_model, list(a.policies)),
+                   "contrast_signs": contrast_signs(a, {split: agg.cols for split, agg in aggs.items()})}
+    return sensitivity, {"track": "all_origin", "fields": frame_fields, "rows": frame_rows}
 
 
 def compute_diagnostics(
@@ -412,7 +425,7 @@ def compute_diagnostics(
     led = _ledger(inputs, ledger)
     unit_cols = dict(unit_diagnostics) if unit_diagnostics is not None else compute_unit_diagnostics(a, led)
     aggs = {split: SplitAggregator(a, split) for split in _splits(a)}
-    change_rich, _ = _change_rich_section(a, led, aggs)
+    change_rich, rich = _change_rich_section(a, led, aggs)
     policy, frame = _sensitivity_sections(a, aggs)
     return {
         "diagnostics_version": DIAGNOSTICS_VERSION,
@@ -429,7 +442,7 @@ def compute_diagnostics(
         },
         "reliability": _reliability_section(a, led, aggs),
         "change_rich": change_rich,
-        "residual_alignment": _alignment_section(a, unit_cols, aggs),
+        "residual_alignment": _alignment_section(a, unit_cols, aggs, rich),
         "revision_alignment": _revision_section(a, aggs),
         "policy_sensitivity": policy,
         "sampling_frame": frame,

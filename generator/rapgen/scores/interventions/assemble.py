@@ -23,7 +23,7 @@ import numpy as np
 from rapgen.archive import add_months, OracleUnit, Panel, Readout, TraceCall, Unit
 from rapgen.scores.schema import CONDITION_CONTRASTS
 from rapgen.scores.interventions.conditions import UnitValues, oracle_statistics, panel_statistics
-from rapgen.scores.interventions.core import SplitDraws, Statistic, summarise
+from rapgen.scores.interventions.core import SplitDraws, Statistic, paired_values, summarise
 from rapgen.scores.interventions.exposure import (
     exposure_statistics,
     forecast_strict,
@@ -173,7 +173,7 @@ def _replay(m: _Model) -> tuple[list[Statistic], list[Statistic], list[Statistic
     a4, _ = m.arrays([u for u in m.records.units if u.condition == "A4"])
     values = readout_values(cells, a3, a4, m.grid.y)
     cell_stats, contrast_stats = replay_statistics(m.records.model_id, values, cells, _subsets(m.grid))
-    diffs = {name: {k: values[left][k] - values[right][k] for k in values[left]}
+    diffs = {name: {k: paired_values(values[left][k], values[right][k], k) for k in values[left]}
              for name, left, right in CONTRASTS if left in values and right in values}
     return cell_stats, contrast_stats, fidelity_statistics(m.records.model_id, cells, a3, a4), diffs
 
@@ -188,7 +188,7 @@ def _model_diffs(m: _Model, baselines: Mapping[str, UnitValues]) -> dict[str, di
     pairs += [(f"{k}-ewma", m.condition(k), baselines.get("ewma")) for k in ("A0", "A1", "A3", "O1", "O2", "O3")]
     pairs += [(f"{k}-recent", m.condition(k), baselines.get("recent")) for k in ("O1", "O2", "O3")]
     pairs += [(f"{a}-{b}", m.condition(a), m.condition(b)) for a, b in (("O1", "A1"), ("O2", "A3"), ("O3", "A3"), ("O3", "O2"))]
-    return {name: {k: left.values[k] - right.values[k] for k in _shared_metrics(left, right)}
+    return {name: {k: paired_values(left.values[k], right.values[k], k) for k in _shared_metrics(left, right)}
             for name, left, right in pairs if left is not None and right is not None}
 
 

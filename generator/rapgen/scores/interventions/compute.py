@@ -82,7 +82,8 @@ def grid_from_score_inputs(inputs: Any, diagnostics: Mapping, first_submitted: M
     draws: Mapping[str, SplitDraws] = draws_from_scorer(inputs.draws, field_ids, inputs.field_split, inputs.field_block, inputs.level)
     return Grid(
         field_ids, list(inputs.field_split), list(inputs.field_block), origins, int(archive_origins.window_months),
-        archive_origins.strict_origin, np.asarray(inputs.y[c]), np.asarray(inputs.x[c]), np.asarray(inputs.ewma[c]),
+        getattr(inputs, "strict_origin", None) or archive_origins.strict_origin, np.asarray(inputs.y[c]), np.asarray(inputs.x[c]),
+        np.asarray(inputs.ewma[c]),
         _baseline(inputs, c, "recent"), episode_grid(diagnostics, field_ids, origins, "change_rich"),
         first_submitted, labels, draws,
     )

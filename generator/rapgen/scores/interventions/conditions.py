@@ -22,6 +22,10 @@ ORACLE_TRACKS: tuple[str, ...] = ("all_origin", "forecast_strict")
 ORACLE_MODEL_CONTRASTS: tuple[tuple[str, str], ...] = (("O1", "A1"), ("O2", "A3"), ("O3", "A3"), ("O3", "O2"))
 ORACLE_BASELINES: tuple[str, ...] = ("ewma", "recent")
 PANEL_TRACK = "panel"
+# INTERVENTIONS.md §3 lists adapt_6 as a panel's only revision metric, per condition only: the
+# paper's panel reports within-regime six-month transitions and defines no pooled revision contrast.
+PANEL_PER_CONDITION_ONLY: tuple[str, ...] = ("adapt_6",)
+PANEL_UNLISTED: tuple[str, ...] = ("adapt_12", "adapt_18")
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ def contrast_statistics(
             for metric in left.values:
                 if metric not in right.values or (metrics is not None and metric not in metrics):
                     continue
-                diff = _restrict(paired_values(left.values[metric], right.values[metric]), mask)
+                diff = _restrict(paired_values(left.values[metric], right.values[metric], metric), mask)
                 key = {**base_key, "subset": subset, "contrast": name, "metric": metric}
                 out.append(Statistic(key, field_values(diff)))
     return out
@@ -122,20 +126,28 @@ def pooled_field_values(differences: Sequence[np.ndarray]) -> np.ndarray:
     return field_values(stacked)
 
 
+def _without(units: Mapping[str, UnitValues], metrics: Sequence[str]) -> dict[str, UnitValues]:
+    return {c: UnitValues({k: v for k, v in u.values.items() if k not in metrics}, u.present, u.valid) for c, u in units.items()}
+
+
 def panel_statistics(
     entry: str,
     model: Mapping[str, UnitValues],
     base: Mapping[str, UnitValues],
     cells_mask: np.ndarray,
     subsets: Mapping[str, np.ndarray],
-    per_condition_only: Sequence[str] = ("adapt_6",),
+    per_condition_only: Sequence[str] = PANEL_PER_CONDITION_ONLY,
+    unlisted: Sequence[str] = PANEL_UNLISTED,
 ) -> tuple[list[Statistic], list[Statistic]]:
     """§3 cells (model and base on P, track ``panel``) and the paired contrasts
     ``c:model-base`` per listed condition and ``pooled:model-base``.
 
     Cell names are ``model:<c>`` and ``base:<c>`` so that two panels sharing a
     base never collide. Fields outside P contribute nothing; the draws are the split's.
+    Metrics in ``unlisted`` (the revision horizons §3 does not list) get no row;
+    those in ``per_condition_only`` get no pooled row.
     """
+    model, base = _without(model, unlisted), _without(base, unlisted)
     conditions = [c for c in model if c in base]
     masks = {s: np.asarray(m, dtype=bool) & np.asarray(cells_mask, dtype=bool) for s, m in subsets.items()}
     key = {"analysis": "panel", "track": PANEL_TRACK, "entry": entry}
@@ -145,7 +157,7 @@ def panel_statistics(
     shared = [m for m in model[conditions[0]].values if m not in per_condition_only] if conditions else []
     for subset, mask in masks.items():
         for metric in shared:
-            diffs = [_restrict(paired_values(model[c].values[metric], base[c].values[metric]), mask)
+            diffs = [_restrict(paired_values(model[c].values[metric], base[c].values[metric], metric), mask)
                      for c in conditions if metric in model[c].values and metric in base[c].values]
             if diffs:
                 contrasts.append(Statistic({**key, "subset": subset, "contrast": "pooled:model-base", "metric": metric},

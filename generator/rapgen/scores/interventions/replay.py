@@ -100,7 +100,7 @@ def replay_statistics(
                 continue
             for metric in CELL_METRICS:
                 key = {"analysis": ANALYSIS, "track": TRACK, "entry": entry, "subset": subset, "contrast": name, "metric": metric}
-                diff = paired_field_values(_masked(values[left][metric], mask), values[right][metric])
+                diff = paired_field_values(_masked(values[left][metric], mask), values[right][metric], metric=metric)
                 contrast_stats.append(Statistic(key, diff))
     return cell_stats, contrast_stats
 

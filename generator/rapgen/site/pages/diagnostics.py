@@ -122,11 +122,52 @@ def _state_vs_forecast(out: ScoreOutputs) -> DiagnosticSection:
     return DiagnosticSection("state-vs-forecast", t("dg.state_title"), t("dg.state_intro"), tables, bool(tables))
 
 
+def _clustered(out: ScoreOutputs, base: pd.DataFrame) -> pd.DataFrame:
+    """Leaderboard rows with their field-clustered bounds as ``fc_low``/``fc_high`` (field_clustered.csv)."""
+    fc = out.field_clustered
+    keys = ["track", "split", "policy", "entry", "condition", "metric"]
+    if fc is None or not len(base):
+        return base.assign(fc_low=None, fc_high=None)
+    bounds = fc[fc["table"] == "leaderboard"][keys + ["ci_low", "ci_high"]].rename(columns={"ci_low": "fc_low", "ci_high": "fc_high"})
+    return base.merge(bounds, on=keys, how="left")
+
+
+def _family_table(title: str, frame: pd.DataFrame) -> SimpleTable:
+    """Table 15: each baseline with its field-clustered interval (the paper's), the block bounds beside it."""
+    rows = sorted(records(frame), key=lambda r: (split_order(r["split"]), r["entry"]))
+    out = SimpleTable(title, [term(c) for c in ("split", "entry", "estimate", "block low", "block high", "n_fields")],
+                      [[r["split"], r["entry"], _cell(Interval(r["estimate"], r["fc_low"], r["fc_high"])), num(r["ci_low"]),
+                        num(r["ci_high"]), count(r["n_fields"])] for r in rows])
+    out.chart = _forest(out, (ColumnSpec("split", "split"), ColumnSpec("entry", "entry"),
+                              ColumnSpec("estimate", "estimate", "fc_low", "fc_high")))
+    return out
+
+
+def _against_ewma(out: ScoreOutputs) -> SimpleTable | None:
+    """Each baseline's paired Spearman difference from EWMA (pairs.csv, block draws), as baseline − EWMA."""
+    pairs = out.pairs
+    if pairs is None:
+        return None
+    sel = pairs[(pairs["policy"] == PRIMARY.policy) & (pairs["track"] == PRIMARY.track) & (pairs["condition"] == "BASE")
+                & (pairs["metric"] == PRIMARY.metric) & ((pairs["entry_a"] == "ewma") | (pairs["entry_b"] == "ewma"))]
+    rows = []
+    for r in records(sel):
+        flip = r["entry_a"] == "ewma"  # stored as ewma − other: negate, swapping the interval's ends
+        est, low, high = (num(r[k]) for k in ("estimate", "ci_low", "ci_high"))
+        if flip:
+            est, low, high = (None if v is None else -v for v in (est, high, low))
+        rows.append([r["split"], r["entry_b"] if flip else r["entry_a"], _cell(Interval(est, low, high)), count(r["n_fields"])])
+    rows.sort(key=lambda r: (split_order(r[0]), r[1]))
+    return SimpleTable(t("dg.baseline_pairs"), [term(c) for c in ("split", "entry", "estimate", "n_fields")], rows) if rows else None
+
+
 def _baseline_family(out: ScoreOutputs) -> DiagnosticSection:
     lb = out.leaderboard
-    base = lb[(lb["policy"] == PRIMARY.policy) & (lb["track"] == PRIMARY.track) & (lb["kind"] == "baseline")]
-    tables = [_score_table(t("dg.baseline_table", metric=METRIC_LABEL[metric]), base[base["metric"] == metric], "condition")
+    base = _clustered(out, lb[(lb["policy"] == PRIMARY.policy) & (lb["track"] == PRIMARY.track) & (lb["kind"] == "baseline")])
+    tables = [_family_table(t("dg.baseline_table", metric=METRIC_LABEL[metric]), base[base["metric"] == metric])
               for metric in ("spearman", "tv") if (base["metric"] == metric).any()]
+    paired = _against_ewma(out)
+    tables += [paired] if paired is not None else []
     return DiagnosticSection("baseline-family", t("dg.baseline_title"), t("dg.baseline_intro"), tables, bool(tables))
 
 
@@ -135,11 +176,30 @@ SCORE_SECTIONS: dict[str, Callable[[ScoreOutputs], DiagnosticSection]] = {
 }
 
 
+# Declared tables shown on the Paper page instead (the paper's residual cuts and Table 14): the Diagnostics
+# page keeps within its size budget, and these sit beside the paper's other tables.
+PAPER_PAGE_TABLES: tuple[str, ...] = (
+    "Residual cosine on the change-rich subset (corrected)", "Residual cosine at the latest origin (corrected)",
+    "Retrieval contrasts on the partial-residual endpoint",
+)
+
+
+def _without(section: Section, titles: tuple[str, ...]) -> Section:
+    return Section(section.key, section.title, section.intro, tuple(x for x in section.tables if x.title not in titles),
+                   section.present)
+
+
+def paper_page_tables(out: ScoreOutputs) -> list[SimpleTable]:
+    """The declared tables of :data:`PAPER_PAGE_TABLES`, as the Diagnostics page would show them."""
+    return [_declared_table(x) for section in diagnostic_tables(out.diagnostics or {}) for x in section.tables
+            if x.title in PAPER_PAGE_TABLES]
+
+
 def build_diagnostics(out: ScoreOutputs) -> list[DiagnosticSection]:
     """Every section in page order; a section without data says it was not computed."""
     sections = []
     for section in diagnostic_tables(out.diagnostics or {}):
-        sections.append(_declared(section))
+        sections.append(_declared(_without(section, PAPER_PAGE_TABLES)))
         extra = SCORE_SECTIONS_AFTER.get(section.key)
         if extra:
             sections.append(SCORE_SECTIONS[extra](out))

@@ -11,16 +11,18 @@ one implicit release: no Releases page, no movement markers, no Live tab.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 import pandas as pd
 
-from rapgen.archive import manifest_path
+from rapgen.archive import ReleaseCitation, bibtex, manifest_path
 from rapgen.scores import PRIMARY
 from rapgen.site import plots
 from rapgen.site.cells import (
     CONDITION_LABEL, LEADER_CONDITIONS, SPLIT_LABEL, SPLITS, Cell, SimpleTable, num, records,
 )
+from rapgen.site.escape import html_text
 from rapgen.site.i18n import t, term
 from rapgen.site.inputs import ScoreOutputs
 
@@ -45,6 +47,13 @@ class ReleaseEntry:
     replaced: list[tuple[str, str]]
     headline: dict[str, SimpleTable]  # split -> models x conditions
     changes: SimpleTable | None = None  # errata only
+    bibtex: str = ""  # how to cite the release: a BibTeX entry and a plain-text line
+    cite_text: str = ""
+
+    @property
+    def bibtex_html(self) -> str:
+        """The entry inside ``<pre>``: each line escaped, its indent and line breaks kept."""
+        return "\n".join(" " * (len(line) - len(line.lstrip())) + html_text(line) for line in self.bibtex.splitlines())
 
 
 @dataclass
@@ -62,6 +71,15 @@ class ReleasesPage:
 def _manifest_digest(archive: Any, number: int) -> str:
     """Release ``number``'s manifest digest, as the release shown lists it (it does not list its own)."""
     return str(archive.files.get(manifest_path(number), ""))
+
+
+def _citation(archive: Any, e: ReleaseEntry) -> tuple[str, str]:
+    """The release's BibTeX entry and its plain-text citation (in the page's language)."""
+    name = str(archive.info.get("name", ""))
+    manifest = manifest_path(e.number)
+    cite = ReleaseCitation(name, e.number, date.fromisoformat(e.date), e.kind, manifest, e.manifest_sha256 or None)
+    return bibtex(cite), t("rel.cite_text", name=name, n=e.number, kind=e.kind, date=e.date, manifest=manifest,
+                           digest=e.manifest_sha256 or "—")
 
 
 def headline_rows(releases: pd.DataFrame | None, track: str = PRIMARY.track) -> pd.DataFrame:
@@ -142,6 +160,7 @@ def build_releases(archive: Any, out: ScoreOutputs) -> ReleasesPage | None:
             rec.open_origin.origin.isoformat() if rec.open_origin else "", rec.open_origin.closes.isoformat() if rec.open_origin else "",
             _manifest_digest(archive, n), bool(rec.simulated), rec.notes, [(x.path, x.reason) for x in rec.replaced],
             {s: _headline(rows, s) for s in SPLITS})
+        entry.bibtex, entry.cite_text = _citation(archive, entry)
         if rec.kind.value == "errata" and n > 1:
             entry.changes = _changes(out.releases, n)
         entries.append(entry)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from rapgen.archive import (
     sha256_bytes, LiveStatus, judge_deadline, live_entries, LoadedHistory, Commitment, commitment_path,
-    parse_commitment,
+    parse_commitment, digest_copies,
 )
 from rapgen.errors import UsageProblem
 from rapgen.submit.review.files import ORIGINS_DIR, MiB, Submission, Unreadable, check_bidi, read_limited
@@ -92,6 +92,9 @@ def check_commitments(result: CheckResult, root: Path, history: LoadedHistory, n
             continue
         if commitment.model_id != result.model_id:
             result.add("submission", "COMMITMENT", path, None, f"the commitment is for {commitment.model_id!r}, not {result.model_id!r}")
+        others = {p: c for p, c in history.input.commitments.items() if p != path}
+        for copy in digest_copies(commitment, others, history.input.root):
+            result.add(STAGE, "COPY", path, None, f"the commitment copies another model: {copy.describe()}")
         on_time = _deadline_problem(result, history, path, commitment.origin, now, "sealed submission")
         result.live.append(_pending_row(path, digests[path], True, commitment.origin, history, now, on_time))
     return digests

@@ -22,6 +22,7 @@ FIXES: dict[str, str] = {
     "ORIGIN": "Put a later origin's units in `origins/<origin>/predictions.jsonl` (and its calls in `traces.jsonl` beside it), for an origin a release resolved or opened; origins.json's origins belong in the main predictions.jsonl.",
     "LATE": "A Live submission counts only if it is received by the open origin's `closes` date. Once the origin is resolved, add the files as a later origin instead (not a Live entry).",
     "REVEAL": "Reveal exactly the files you committed: their SHA-256 must equal the digests in `commitments/<origin>/<model_id>.json` (`sha256sum` them before opening the pull request).",
+    "COPY": "Commit the digests of your own model's files (`rapgen submit commit` computes them): a commitment with another model's digests would reveal its forecasts as yours.",
     "COMMITMENT": "Write the commitment with the keys model_id, origin, files (predictions.jsonl and traces.jsonl digests, 64 lower-case hex or null) and kit, at `archive/commitments/<origin>/<model_id>.json`, and keep its predictions to yourself until the origin is resolved.",
     "FOLDER": "Rename the folder to a model id matching `^[a-z0-9][a-z0-9._-]{0,63}$`.",
     "MISSING-FILE": "Add the file; `rapgen submit init` writes a model.json template and `rapgen agent run` writes the rest.",
