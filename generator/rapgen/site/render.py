@@ -293,6 +293,7 @@ def _render_languages(spec: SiteSpec, release: Release, scores_dir: Path, docs_d
     from rapgen.site.build import check_url
 
     check_url("--repo-url", repo_url)
+    guard_output_dir(docs_dir, DOCS_OUTPUT)  # before any work: the docs folder is replaced whole
     packaged = packaged_templates()
     folders = [Path(spec.templates), packaged] if spec.templates else [packaged]
     env = make_environment(folders)
@@ -315,6 +316,7 @@ def _render_languages(spec: SiteSpec, release: Release, scores_dir: Path, docs_d
     files = dict(spec.files(release, scores_dir)) if spec.files else {}
 
     def fill(tmp: Path) -> None:
+        _write(tmp, DOCS_OUTPUT.markers[1], "Rendered by rapgen; rendering again replaces this folder.\n")  # mkdocs skips dotfiles
         for rel, text in pages.items():
             _write(tmp, rel, text)
         for rel, data in sorted(files.items()):

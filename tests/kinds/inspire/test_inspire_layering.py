@@ -15,6 +15,7 @@ ALLOWED = {
     "search": ({"archive", "search", "kit"}, {"archive", "search"}),
     "kit": ({"archive", "search", "kit"}, {"archive", "search", "kit"}),
     "sample": ({"archive", "search"}, {"archive", "scores", "search", "sample"}),
+    "site": ({"archive", "scores", "site"}, {"archive", "scores", "site"}),
 }
 SHARED = {"errors", "io", "text", "resources"}
 

@@ -14,13 +14,15 @@ Subpackages, by the stage each feeds (KINDS.md §9):
   views and the per-cluster sums of the bootstrap;
 * :mod:`.search` — the corpus shard of an instance, trace replay against any
   search callable, and the deterministic reference agents;
-* :mod:`.sample` — the sample archive built from the committed cs.CL papers.
+* :mod:`.sample` — the sample archive built from the committed cs.CL papers;
+* :mod:`.site` — the pages under ``/inspire/``, in English and Chinese.
 
 This module declares the kind (:data:`KIND`, KINDS.md §3) for the registry; the
 entry points the commands call are its fields: ``KIND.archive.check`` (verify's
 stage 5, chosen by ARCHIVE.json's ``format``), ``KIND.archive.open`` (a release
 view), ``KIND.score`` / ``KIND.write_scores`` / ``KIND.summary``, ``KIND.replay``,
-``KIND.kit`` (the :mod:`.kit` module: prompt, session, server, agent and reference runs).
+``KIND.kit`` (the :mod:`.kit` module: prompt, session, server, agent and reference runs),
+``KIND.site`` (the pages).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from rapgen.kinds.inspire.scores import METRICS, PRIMARY, view_mask
 from rapgen.kinds.inspire.scores.columns import item_values
 from rapgen.kinds.inspire.scores.score import HEADLINE, InspireScores, score, score_files, summary, write_scores
 from rapgen.kinds.inspire.search import SEARCH_TOOL, shard_key
+from rapgen.kinds.inspire.site import SITE
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,7 @@ KIND = BenchmarkKind(
     clusters=(ClusterSpec("target", lambda target: target.instance_id, primary=True),
               ClusterSpec("topic", lambda target: target.topic)),
     score=score, write_scores=write_scores, summary=summary, replay=_replay, search=SEARCH, kit=kit, sample=_sample,
-    vocabulary=VOCABULARY,
+    site=SITE, vocabulary=VOCABULARY,
 )
 
 __all__ = ["KIND", "SEARCH", "VOCABULARY", "Vocabulary", "INSPIRE_HISTORY", "InspireRelease", "InspireScores", "check_inspire",
