@@ -78,10 +78,13 @@ def _sample(out, *, source=".", force: bool = False) -> dict:
     return build_inspire_sample(source, out, force=force)
 
 
-def _replay(release, scores_dir):
+def _replay(release, scores_dir=None, **options):
+    """``rapgen build``'s replay step (``scores_dir``: replay.json goes there) and ``rapgen replay``'s
+    (``options``: ``models``, ``jobs``, ``cache_dir``, ``log``): False when no model has calls, else a
+    ``ReplayOutcome`` (what the command prints, whether every call reproduced, the first that did not)."""
     from rapgen.kinds.inspire.search import replay_into
 
-    return replay_into(release, scores_dir)
+    return replay_into(release, scores_dir, **options)
 
 
 SEARCH = SearchSpec(

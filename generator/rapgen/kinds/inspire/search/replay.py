@@ -178,16 +178,42 @@ def replay_record(report: ReleaseReplay, release) -> dict:
     }
 
 
-def replay_into(release, scores_dir, **options) -> bool:
-    """The build's replay step: replay.json in ``scores_dir`` when any model has calls; True if it ran.
+@dataclass(frozen=True)
+class ReplayOutcome:
+    """A release's replay as ``rapgen replay`` reports it: ``record`` (replay.json's content),
+    the ``lines`` it prints, ``ok``, and ``failure``, the one-line reason naming the first call
+    that does not reproduce (None when every call did)."""
+
+    record: dict
+    lines: list[str]
+    ok: bool
+    failure: str | None
+
+
+def _failure(report: ReleaseReplay) -> str | None:
+    if report.ok:
+        return None
+    first = report.findings[0]
+    where = f"{first.path}:{first.line}" if first.line else first.path
+    return (f"{report.n_calls - report.n_reproduced:,} of {report.n_calls:,} recorded Search calls did not reproduce; "
+            f"the first: {where}: {first.detail}")
+
+
+def replay_into(release, scores_dir=None, **options) -> ReplayOutcome | bool:
+    """The replay step of ``rapgen build`` and ``rapgen replay``: False when no chosen model has calls,
+    else the :class:`ReplayOutcome` (truthy), with ``replay.json`` written into ``scores_dir`` when given.
     ``options``: those of :func:`replay_release` (``models``, ``jobs``, ``cache_dir``, ``memory``, ``log``)."""
     import json
     from pathlib import Path
 
     from rapgen.io import atomic_write_bytes
 
-    if not any(release.models[m].calls for m in release.model_ids):
+    chosen = options.get("models")
+    if not any(release.models[m].calls for m in release.model_ids if chosen is None or m in chosen):
         return False
-    record = replay_record(replay_release(release, **options), release)
-    atomic_write_bytes(Path(scores_dir) / "replay.json", (json.dumps(record, indent=1) + "\n").encode("utf-8"))
-    return True
+    report = replay_release(release, **options)
+    record = replay_record(report, release)
+    if scores_dir is not None:
+        Path(scores_dir).mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(Path(scores_dir) / "replay.json", (json.dumps(record, indent=1) + "\n").encode("utf-8"))
+    return ReplayOutcome(record, replay_lines(report), report.ok, _failure(report))
