@@ -81,7 +81,9 @@ def test_benchmark_selects_a_root_and_the_default_needs_no_option(site):
     (("score", "--benchmark", "inspire", "--out", "out"), "Error: benchmark 'inspire' is of kind 'not-installed'"),
     (("submit", "check", "--benchmark", "nope", "some-model"), "Error: --benchmark 'nope': rapgen.toml lists no such benchmark"),
     (("submit", "check", "--benchmark", "ideas", "ideas-root/archive/models/recent-titles"),
-     "Error: the ideas benchmark kind has no submission check yet"),
+     "Error: ideas-root: the submission check reads RAP archives only in this rapgen; this root is of kind 'ideas'"),
+    (("release", "start", "--benchmark", "ideas"), "Error: ideas-root: rapgen release start reads RAP archives only"),
+    (("replay", "--benchmark", "ideas"), "Error: ideas-root: rapgen replay reads RAP archives only"),
 ])
 def test_a_benchmark_that_cannot_be_selected_is_a_usage_error(site, args, message):
     result = run(*args)
@@ -95,7 +97,14 @@ def test_an_installed_kind_whose_root_is_missing(site):
     assert result.exit_code == 2 and result.stderr == f"Error: benchmark 'ideas': its root {Path('gone')} is not a folder\n"
 
 
-def test_build_refuses_a_kind_without_a_site_before_writing(site):
+def test_build_refuses_a_kind_without_a_site_before_writing(site, monkeypatch):
+    from dataclasses import replace
+
+    import rapgen.kinds
+    from rapgen.kinds import Registry, registry
+
+    without = Registry([replace(k, site=None) if k.name == "ideas" else k for k in registry().values()])
+    monkeypatch.setattr(rapgen.kinds, "registry", lambda: without)
     result = run("build", "--benchmark", "ideas", "--resamples", "20", "--site-dir", "site")
     assert result.exit_code == 2 and "the ideas benchmark kind has no site to build" in result.stderr
     assert not (site / "build").exists() and not (site / "site").exists()

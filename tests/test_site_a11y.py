@@ -54,8 +54,10 @@ def _scan(base: str, paths: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run([NODE, str(A11Y / "scan.mjs"), base, *paths], capture_output=True, text=True, timeout=900)
 
 
-def scan_site(folder: Path, paths: list[str]) -> subprocess.CompletedProcess:
-    """Serve ``folder`` on a free local port and scan ``paths`` under it."""
+def scan_folder(folder: Path, paths: list[str]) -> subprocess.CompletedProcess:
+    """Serve ``folder`` on 127.0.0.1 and scan ``paths`` (skips without node or chromium)."""
+    if NODE is None or not CHROMIUM.exists():
+        pytest.skip("needs node and /usr/bin/chromium")
     server = _serve(folder)
     try:
         return _scan(f"http://127.0.0.1:{server.server_address[1]}/", paths)

@@ -40,8 +40,9 @@ from rapgen.agents.policies import (
     read_evidence,
 )
 from rapgen.archive import (
-    SLOTS, Archive, add_months, PaperText, build_evidence, build_oracle_block, canonical_hash, oracle_windows,
-    TraceCall,
+    BUDGETS, CONDITION_REGIME, DEV_SPLIT, EXPANDING_FORECAST, FIXED_FORECAST, ORACLE_CONDITIONS, ORACLE_SEARCH, READOUTS,
+    SEARCH_REGIME, SLOTS, SOURCE_CONDITIONS, TEST_SPLIT, Archive, add_months, PaperText, build_evidence, build_oracle_block,
+    canonical_hash, oracle_windows, TraceCall,
 )
 from rapgen.io import dumps_document, dumps_line
 from rapgen.kit import oracle_template_sha256, readout_template_sha256
@@ -49,8 +50,8 @@ from rapgen.search import Backend, call_is_malformed, trace_line
 
 ORACLE_DAMPING = {"ref-recent-hits": 0.0, "ref-history-trend": 0.5, "ref-sample-classify": 0.25}  # others: 0.25
 TUNED_DAMPING = 0.25
-PANEL_CONDITIONS = ("A1", "A3")
-CELLS = [(s, r, b) for s in ("A3", "A4") for r in ("forecast", "state") for b in ("all", "matched")]
+PANEL_CONDITIONS = (FIXED_FORECAST, EXPANDING_FORECAST)
+CELLS = [(s, r, b) for s in SOURCE_CONDITIONS for r in READOUTS for b in BUDGETS]
 
 
 def _slot_weights(shares: list[float]) -> dict[str, float]:
@@ -130,9 +131,9 @@ def readout_lines(data: ArchiveData, model_id: str) -> list[dict]:
     prompt = readout_template_sha256()
     lines = []
     for (fid, origin), have in sorted(conditions.items()):
-        if not {"A3", "A4"} <= have:
+        if not set(SOURCE_CONDITIONS) <= have:
             continue
-        k = min(len(calls[(fid, origin, "A3")]), len(calls[(fid, origin, "A4")]))
+        k = min(len(calls[(fid, origin, c)]) for c in SOURCE_CONDITIONS)
         for source, readout, budget in CELLS:
             source_calls = calls[(fid, origin, source)]
             used = len(source_calls) if budget == "all" else k
@@ -159,12 +160,12 @@ def oracle_lines(data: ArchiveData, backend: Backend, model_id: str, damping: fl
     prompt = oracle_template_sha256()
     units, traces = [], []
     for fid, origin in sorted(cells):
-        for condition in ("O1", "O2", "O3"):
+        for condition in ORACLE_CONDITIONS:
             block = data.block(fid, origin, condition)
             line = {"field_id": fid, "origin": origin.isoformat(), "condition": condition}
-            if condition == "O3":
-                search = _Recorder(backend, (fid, origin, "O3"), "expanding", traces)
-                unit = Unit(fid, origin, "O3", window, search, backend.paper_texts)
+            if condition == ORACLE_SEARCH:
+                search = _Recorder(backend, (fid, origin, condition), SEARCH_REGIME[condition], traces)
+                unit = Unit(fid, origin, condition, window, search, backend.paper_texts)
                 try:
                     shares, why = exact_history_search(unit, arch.codebooks[fid], block, damping)
                     line.update(weights=_slot_weights(shares), rationale=why)
@@ -190,11 +191,11 @@ def panel_design(arch: Archive, origin: date) -> tuple[dict, dict]:
     target window ends by ``origin``; the gate is the last of them on the dev fields.
     """
     window = arch.origins.window_months
-    test_blocks = sorted((b for b in arch.blocks if b.split == "test"), key=lambda b: (-len(b.fields), b.block_id))
-    dev = sorted(f.field_id for f in arch.fields if f.split == "dev")
+    test_blocks = sorted((b for b in arch.blocks if b.split == TEST_SPLIT), key=lambda b: (-len(b.fields), b.block_id))
+    dev = sorted(f.field_id for f in arch.fields if f.split == DEV_SPLIT)
     fields = sorted(dev + [sorted(test_blocks[0].fields)[0]]) if test_blocks else dev
     origins = [o for o in arch.origins.origins if add_months(o, window) <= origin]
-    panel = {"splits": ["test"], "origins": [origin.isoformat()], "conditions": list(PANEL_CONDITIONS)}
+    panel = {"splits": [TEST_SPLIT], "origins": [origin.isoformat()], "conditions": list(PANEL_CONDITIONS)}
     training = {
         "fields": fields, "origins": [o.isoformat() for o in origins], "conditions": list(PANEL_CONDITIONS),
         "n_trajectories": len(fields) * len(origins) * len(PANEL_CONDITIONS), "presentations": 1,
@@ -216,12 +217,11 @@ def panel_model_files(data: ArchiveData, backend: Backend, base_id: str, panel_i
     arch = data.archive
     panel, design = panel_design(arch, origin)
     base = json.loads(arch.read_bytes(f"archive/models/{base_id}/model.json"))
-    policies = {"A1": damped_half_window_trend(TUNED_DAMPING), "A3": damped_history_trend(TUNED_DAMPING)}
-    regimes = {"A1": "fixed", "A3": "expanding"}
+    policies = {FIXED_FORECAST: damped_half_window_trend(TUNED_DAMPING), EXPANDING_FORECAST: damped_history_trend(TUNED_DAMPING)}
     predictions, traces = [], []
     for fid, o in sorted(panel_cells_of(arch, panel, design)):
         for condition in PANEL_CONDITIONS:
-            search = _Recorder(backend, (fid, o, condition), regimes[condition], traces)
+            search = _Recorder(backend, (fid, o, condition), CONDITION_REGIME[condition], traces)
             unit = Unit(fid, o, condition, arch.origins.window_months, search, backend.paper_texts)
             line = {"field_id": fid, "origin": o.isoformat(), "condition": condition}
             try:
@@ -266,7 +266,7 @@ def intervention_files(root: str | Path, model_ids: list[str] | None = None, *, 
     backend = Backend(arch, cache_dir=cache_dir)
     out: dict[str, bytes] = {}
     for mid in model_ids if model_ids is not None else arch.model_ids:
-        if not {"A3", "A4"} <= {u.condition for u in arch.predictions(mid)}:
+        if not set(SOURCE_CONDITIONS) <= {u.condition for u in arch.predictions(mid)}:
             continue
         folder = f"archive/models/{mid}"
         out[f"{folder}/replays.jsonl"] = jsonl_bytes(readout_lines(data, mid))

@@ -20,7 +20,10 @@ from rapgen.agents.policies import (
     sample_recent,
     sample_trend,
 )
-from rapgen.archive import CONDITIONS, SEARCH_CONDITIONS, SLOTS, Archive, open_verified
+from rapgen.archive import (
+    CLOSED_FORECAST, CONDITIONS, EXPANDING_FORECAST, EXPANDING_STATE, FIXED_FORECAST, FIXED_STATE, SEARCH_CONDITIONS, SLOTS,
+    STATE_CONDITIONS, Archive, open_verified,
+)
 from rapgen.io import write_jsonl
 from rapgen.errors import SubmissionError, UsageProblem
 from rapgen.kit import SearchSession, backend_executor, model_record, write_model_json
@@ -38,7 +41,14 @@ class AgentSpec:
 
     @property
     def diagnostic(self) -> bool:
-        return "A2" in self.policies or "A4" in self.policies
+        return any(c in self.policies for c in STATE_CONDITIONS)
+
+
+def _with_search(fixed: Policy, expanding: Policy, state: Policy) -> dict[str, Policy]:
+    """Every condition's policy for an agent that answers A0 from the codebook prior and both State
+    conditions with ``state``."""
+    return {CLOSED_FORECAST: closed_book, FIXED_FORECAST: fixed, FIXED_STATE: state, EXPANDING_FORECAST: expanding,
+            EXPANDING_STATE: state}
 
 
 REFERENCE_AGENTS: tuple[AgentSpec, ...] = (
@@ -47,7 +57,7 @@ REFERENCE_AGENTS: tuple[AgentSpec, ...] = (
         "Reference agent: codebook prior (closed book)",
         "Deterministic reference agent, no language model and no Search: every forecast is a near-uniform prior "
         "built from the codebook text alone, tilted towards directions with broader definitions.",
-        {"A0": closed_book, "A1": closed_book, "A3": closed_book},
+        {CLOSED_FORECAST: closed_book, FIXED_FORECAST: closed_book, EXPANDING_FORECAST: closed_book},
     ),
     AgentSpec(
         "ref-recent-hits",
@@ -55,7 +65,7 @@ REFERENCE_AGENTS: tuple[AgentSpec, ...] = (
         "Deterministic reference agent, no language model. A0 is the codebook prior. With Search it issues one "
         "query per direction (its name and include words) restricted to the recent six months and answers with "
         "shares proportional to total_hits (8 calls per unit), for forecasts and State answers alike.",
-        {"A0": closed_book, "A1": recent_hits, "A2": recent_hits, "A3": recent_hits, "A4": recent_hits},
+        _with_search(fixed=recent_hits, expanding=recent_hits, state=recent_hits),
     ),
     AgentSpec(
         "ref-history-trend",
@@ -64,7 +74,7 @@ REFERENCE_AGENTS: tuple[AgentSpec, ...] = (
         "of the recent window; A3 compares the whole history before the recent window with the recent window; "
         "both continue that change one damped step (16 calls per unit). State answers (A2, A4) are recent-window "
         "hit shares (8 calls).",
-        {"A0": closed_book, "A1": half_window_trend, "A2": recent_hits, "A3": history_trend, "A4": recent_hits},
+        _with_search(fixed=half_window_trend, expanding=history_trend, state=recent_hits),
     ),
     AgentSpec(
         "ref-sample-classify",
@@ -74,7 +84,7 @@ REFERENCE_AGENTS: tuple[AgentSpec, ...] = (
         "recent window, labels each returned paper with the direction whose codebook words it covers best, and "
         "answers with the smoothed label shares, shrunk halfway to uniform (A1, A2, A4). A3 samples the "
         "previous and the recent window (10 calls each) and continues the change a quarter step.",
-        {"A0": closed_book, "A1": sample_recent, "A2": sample_recent, "A3": sample_trend, "A4": sample_recent},
+        _with_search(fixed=sample_recent, expanding=sample_trend, state=sample_recent),
     ),
 )
 

@@ -32,8 +32,8 @@ from rapgen.archive.history.records import (
 from rapgen.archive.intervention_checks import calls_by_unit, replay_pairs
 from rapgen.archive.intervention_folder import InterventionRecords
 from rapgen.archive.interventions import (
-    BUDGETS, ORACLE_CONDITIONS, READOUTS, SOURCE_CONDITIONS, ModelExtensions, OracleUnit, Panel, Readout, Training,
-    model_extensions, parse_oracle, parse_oracle_traces, parse_replays,
+    BUDGETS, READOUTS, ModelExtensions, OracleUnit, Panel, Readout, Training,
+    model_extensions, readout_cell, parse_oracle, parse_oracle_traces, parse_replays,
 )
 from rapgen.archive.jsonparse import as_float, loads_strict
 from rapgen.archive.jsonparse import SchemaProblem, check_keys, json_document, json_lines, parse_lines  # other kinds' parsers
@@ -75,10 +75,9 @@ __all__ = [
     "PaperText", "build_evidence", "build_oracle_block", "call_arguments", "canonical_counts", "canonical_hash", "canonical_json",
     "oracle_windows", "calls_by_unit", "replay_pairs", "InterventionRecords",
     "BUDGETS", "READOUTS", "ModelExtensions", "OracleUnit", "Panel", "Readout", "Training",
-    "model_extensions", "parse_oracle", "parse_oracle_traces", "parse_replays", "names_panel",
+    "model_extensions", "parse_oracle", "parse_oracle_traces", "parse_replays", "names_panel", "readout_cell",
     "MODEL_KEYS", "MODEL_OPTIONAL_KEYS", "TRACE_KEYS", "TRACE_OPTIONAL_KEYS",
     "as_float", "loads_strict", "SchemaProblem", "check_keys", "json_document", "json_lines", "parse_lines", "parse_model_json", "parse_predictions", "parse_traces", "renormalise",
-    "ORACLE_CONDITIONS", "SOURCE_CONDITIONS",
     "condition_shard_start", "in_shard", "shard_ids_sha256", "shard_members", "shard_start",
     "ASSIGNMENTS_SCHEMA", "PAPERS_SCHEMA", "write_assignments", "write_papers",
     "ReleaseCitation", "bibtex", "croissant_path", "croissant_tables",

@@ -14,7 +14,7 @@ from datetime import date
 from rapgen.archive.calendar import add_months
 from rapgen.archive.evidence import PaperText, canonical_hash, build_evidence
 from rapgen.archive.interventions import OracleUnit, Panel, Readout, Training
-from rapgen.archive.records import Block, Category, Field, Finding, ProblemKind, TraceCall, Unit
+from rapgen.archive.records import SOURCE_CONDITIONS, Block, Category, Field, Finding, ProblemKind, TraceCall, Unit
 
 BASE_COVERAGE = "BASE-COVERAGE"  # the problem keyword §3 names (also ProblemKind.BASE_COVERAGE)
 
@@ -39,11 +39,11 @@ def calls_by_unit(traces: Iterable[TraceCall]) -> dict[tuple[str, date, str], li
 
 def replay_pairs(units: Iterable[Unit]) -> set[Episode]:
     """Episodes with both an A3 and an A4 unit, valid or not (§1)."""
-    have: dict[str, set[Episode]] = {"A3": set(), "A4": set()}
+    have: dict[str, set[Episode]] = {c: set() for c in SOURCE_CONDITIONS}
     for unit in units:
         if unit.condition in have:
             have[unit.condition].add((unit.field_id, unit.origin))
-    return have["A3"] & have["A4"]
+    return set.intersection(*have.values())
 
 
 def check_replays(
@@ -68,10 +68,10 @@ def check_replays(
             findings.append(_finding(path, r.line, f"'source_condition': no {r.source_condition} unit for {r.field_id} {r.origin}", ProblemKind.EVIDENCE))
             continue
         if episode not in pairs:
-            other = "A4" if r.source_condition == "A3" else "A3"
+            other = next(c for c in SOURCE_CONDITIONS if c != r.source_condition)
             findings.append(_finding(path, r.line, f"{r.field_id} {r.origin} is not a pair: no {other} unit", ProblemKind.EVIDENCE))
             continue
-        n = {c: len(calls.get((r.field_id, r.origin, c), [])) for c in ("A3", "A4")}
+        n = {c: len(calls.get((r.field_id, r.origin, c), [])) for c in SOURCE_CONDITIONS}
         want = n[r.source_condition] if r.budget == "all" else min(n.values())
         if r.calls_used != want:
             rule = "the source's trace lines" if r.budget == "all" else "k = min(n_A3, n_A4)"

@@ -38,7 +38,7 @@ from rapgen.archive.interventions import (
     parse_replays,
     parse_training,
 )
-from rapgen.archive.records import Block, Field, Finding, ModelInfo, TraceCall, Unit
+from rapgen.archive.records import ORACLE_SEARCH, Block, Field, Finding, ModelInfo, TraceCall, Unit
 
 REPLAYS_JSONL = "replays.jsonl"
 ORACLE_JSONL = "oracle.jsonl"
@@ -150,7 +150,7 @@ def check_model_interventions(
                                               facts.origins_for(ORACLE_TRACES_JSONL),
                                               facts.max_calls)
         findings += found
-        o3 = {(u.field_id, u.origin, u.condition) for u in oracle if u.condition == "O3"}
+        o3 = {(u.field_id, u.origin, u.condition) for u in oracle if u.condition == ORACLE_SEARCH}
         findings += check_unit_traces(path(ORACLE_TRACES_JSONL), o_traces, o3)
     records = InterventionRecords(ext, tuple(readouts), tuple(oracle), tuple(o_traces), training, cells)
     return records, sorted(findings, key=Finding.sort_key)

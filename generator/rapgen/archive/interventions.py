@@ -43,14 +43,15 @@ from rapgen.archive.parse import (
     check_unit_provenance,
 )
 from rapgen.archive.layout import MODEL_ID_PATTERN
-from rapgen.archive.records import CONDITIONS, SPLITS, Category, Finding, ModelInfo, ProblemKind, TraceCall
+from rapgen.archive.records import (
+    CLOSED_FORECAST, CONDITIONS, EXPANDING_FORECAST, ORACLE_CONDITIONS, ORACLE_SEARCH, SOURCE_CONDITIONS, SPLITS, Category, Finding,
+    ModelInfo, ProblemKind, TraceCall,
+)
 
 _MODEL_ID_RE = re.compile(MODEL_ID_PATTERN)
 
-SOURCE_CONDITIONS: tuple[str, ...] = ("A3", "A4")
 READOUTS: tuple[str, ...] = ("forecast", "state")
 BUDGETS: tuple[str, ...] = ("all", "matched")
-ORACLE_CONDITIONS: tuple[str, ...] = ("O1", "O2", "O3")
 CUTOFF_PRECISIONS: tuple[str, ...] = ("day", "month")
 ENDPOINTS: tuple[str, ...] = ("hosted_api", "self_hosted", "local")
 REPLAY_REQUIRED: tuple[str, ...] = (
@@ -91,9 +92,14 @@ class Readout:
     @property
     def cell(self) -> str:
         """``X->Y:b``, e.g. ``S->F:matched``."""
-        x = "F" if self.source_condition == "A3" else "S"
-        y = "F" if self.readout == "forecast" else "S"
-        return f"{x}->{y}:{self.budget}"
+        return readout_cell(self.source_condition, self.readout, self.budget)
+
+
+def readout_cell(source_condition: str, readout: str, budget: str) -> str:
+    """A readout's cell ``X->Y:b``: evidence F (of A3) or S (of A4), read out as F or S, under budget b."""
+    x = "F" if source_condition == EXPANDING_FORECAST else "S"
+    y = "F" if readout == "forecast" else "S"
+    return f"{x}->{y}:{budget}"
 
 
 @dataclass(frozen=True)
@@ -178,7 +184,7 @@ def _unit_core(field_set: set[str], origin_set: set[date]) -> Any:
     predict = _prediction(field_set, origin_set)
 
     def check(obj: dict, number: int) -> tuple[tuple[float, ...] | None, bool, str]:
-        unit = predict({**{k: obj[k] for k in _UNIT_CORE if k in obj}, "condition": "A0"}, number)
+        unit = predict({**{k: obj[k] for k in _UNIT_CORE if k in obj}, "condition": CLOSED_FORECAST}, number)
         return unit.weights, unit.valid, unit.reason
 
     return check
@@ -248,10 +254,10 @@ def _oracle_call(field_set: set[str], origin_set: set[date], max_calls: int) -> 
     as_search = _trace_call(field_set, origin_set, max_calls)
 
     def build(obj: dict, number: int) -> TraceCall:
-        if "condition" in obj and obj["condition"] != "O3":
-            raise _Bad(f"'condition' must be \"O3\" in this file, found {_show(obj['condition'])}")
-        call = as_search({**obj, "condition": "A3"} if "condition" in obj else obj, number)
-        return replace(call, condition="O3")
+        if "condition" in obj and obj["condition"] != ORACLE_SEARCH:
+            raise _Bad(f"'condition' must be \"{ORACLE_SEARCH}\" in this file, found {_show(obj['condition'])}")
+        call = as_search({**obj, "condition": EXPANDING_FORECAST} if "condition" in obj else obj, number)
+        return replace(call, condition=ORACLE_SEARCH)
 
     return build
 
@@ -262,7 +268,8 @@ def parse_oracle_traces(
     """oracle_traces.jsonl: traces.jsonl lines whose condition is ``O3``."""
     findings: list[Finding] = []
     out = unique_lines(path, _parse_lines(path, data, findings, _oracle_call(set(field_ids), set(origins), max_calls)),
-                       lambda c: (c.field_id, c.origin, c.call_index), lambda c: f"duplicate call {c.call_index} for {c.field_id} {c.origin} O3",
+                       lambda c: (c.field_id, c.origin, c.call_index),
+                       lambda c: f"duplicate call {c.call_index} for {c.field_id} {c.origin} {ORACLE_SEARCH}",
                        ProblemKind.DUPLICATE_CALL, findings)
     return out, findings
 

@@ -9,14 +9,36 @@ from typing import Mapping
 
 
 SLOTS: tuple[str, ...] = tuple(f"D{i}" for i in range(8))
-CONDITIONS: tuple[str, ...] = ("A0", "A1", "A2", "A3", "A4")
-FORECAST_CONDITIONS: tuple[str, ...] = ("A0", "A1", "A3")
-STATE_CONDITIONS: tuple[str, ...] = ("A2", "A4")
-SEARCH_CONDITIONS: tuple[str, ...] = ("A1", "A2", "A3", "A4")
+# A unit's condition, by role (SUBMISSION.md, conditions table): Search closed, over the fixed
+# recent window or over the expanding history, answering the Forecast or the State question.
+# These lines are the one place a condition's name is spelt; every other module reads them.
+CLOSED_FORECAST = "A0"
+FIXED_FORECAST = "A1"
+FIXED_STATE = "A2"
+EXPANDING_FORECAST = "A3"
+EXPANDING_STATE = "A4"
+CONDITIONS: tuple[str, ...] = (CLOSED_FORECAST, FIXED_FORECAST, FIXED_STATE, EXPANDING_FORECAST, EXPANDING_STATE)
+FORECAST_CONDITIONS: tuple[str, ...] = (CLOSED_FORECAST, FIXED_FORECAST, EXPANDING_FORECAST)
+STATE_CONDITIONS: tuple[str, ...] = (FIXED_STATE, EXPANDING_STATE)
+SEARCH_CONDITIONS: tuple[str, ...] = (FIXED_FORECAST, FIXED_STATE, EXPANDING_FORECAST, EXPANDING_STATE)
 # Which manifest regime a Search condition uses (SUBMISSION.md, conditions table).
-CONDITION_REGIME: dict[str, str] = {"A1": "fixed", "A2": "fixed", "A3": "expanding", "A4": "expanding"}
+CONDITION_REGIME: dict[str, str] = {
+    FIXED_FORECAST: "fixed", FIXED_STATE: "fixed", EXPANDING_FORECAST: "expanding", EXPANDING_STATE: "expanding",
+}
+# The exact-history conditions (INTERVENTIONS.md §2): exact counts of the recent window, of the
+# whole shown history, and the history with the Expanding Search (O3 searches as A3 does).
+ORACLE_RECENT = "O1"
+ORACLE_HISTORY = "O2"
+ORACLE_SEARCH = "O3"
+ORACLE_CONDITIONS: tuple[str, ...] = (ORACLE_RECENT, ORACLE_HISTORY, ORACLE_SEARCH)
+# The shard each condition that searches uses: A1–A4's, and O3's, the Expanding shard as for A3.
+SEARCH_REGIME: dict[str, str] = {**CONDITION_REGIME, ORACLE_SEARCH: CONDITION_REGIME[EXPANDING_FORECAST]}
+# The units a frozen-evidence readout replays (INTERVENTIONS.md §1): evidence F of A3, S of A4.
+SOURCE_CONDITIONS: tuple[str, ...] = (EXPANDING_FORECAST, EXPANDING_STATE)
 ASSIGNMENT_TYPES: tuple[str, ...] = ("single", "boundary", "bridge", "other", "low_evidence")
-SPLITS: tuple[str, ...] = ("dev", "test")
+DEV_SPLIT = "dev"
+TEST_SPLIT = "test"  # the headline split: the site shows it first
+SPLITS: tuple[str, ...] = (DEV_SPLIT, TEST_SPLIT)
 # The benchmark's parameter ledger (ARCHIVE.md, FINAL_PARAMETER_LEDGER_V1.json), verbatim.
 # Scoring and search read constants from an archive's own ledger file, never from here;
 # this copy is what new archives (the sample, synth, test fixtures) are written with.

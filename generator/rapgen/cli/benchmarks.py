@@ -37,7 +37,7 @@ from rapgen.errors import RapgenError, UsageProblem
 CONFIG_NAME = "rapgen.toml"
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 SITE_KEYS = {"title", "default"}
-BENCHMARK_KEYS = {"slug", "root", "kind", "title"}
+BENCHMARK_KEYS = {"slug", "root", "kind", "title", "label"}
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,7 @@ class Benchmark:
     root: Path  # resolved against the folder of rapgen.toml
     kind: str | None = None
     title: str | None = None
+    label: str | None = None  # the benchmark's short name (a tab of the site); default its slug
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,8 @@ def read_config(folder: str | Path = ".") -> SiteConfig:
             raise _problem(path, line, f"benchmark {slug!r}: root {root!r} must be a relative path inside the repository")
         kind = _string(entry["kind"], f"benchmark {slug!r}: 'kind'", path, line) if "kind" in entry else None
         title = _string(entry["title"], f"benchmark {slug!r}: 'title'", path, line) if "title" in entry else None
-        out.append(Benchmark(slug, path.parent / root, kind, title))
+        label = _string(entry["label"], f"benchmark {slug!r}: 'label'", path, line) if "label" in entry else None
+        out.append(Benchmark(slug, path.parent / root, kind, title, label))
     default = site.get("default", out[0].slug)
     if default not in {b.slug for b in out}:
         raise _problem(path, site_line, f"[site] default {default!r} is not a listed benchmark")
@@ -155,6 +157,41 @@ def select(root: Path | None, slug: str | None, kinds: Any = None) -> tuple[Path
     if not chosen.root.is_dir():
         raise UsageProblem(f"benchmark {slug!r}: its root {chosen.root} is not a folder")
     return chosen.root, chosen
+
+
+def site_benchmarks(kinds: Any) -> tuple[SiteConfig, list[Benchmark], list[str]]:
+    """Every benchmark of rapgen.toml that can be built (its kind installed, its root there), and a note
+    for each one left out."""
+    config = read_config()
+    if config.path is None:
+        raise UsageProblem(f"--all: there is no {CONFIG_NAME} in the current folder to list benchmarks")
+    chosen, notes = [], []
+    for b in config.benchmarks:
+        if b.kind is not None and b.kind not in kinds:
+            notes.append(f"skipped benchmark {b.slug!r}: its kind {b.kind!r} is not installed")
+        elif not b.root.is_dir():
+            notes.append(f"skipped benchmark {b.slug!r}: its root {b.root} is not a folder")
+        else:
+            chosen.append(b)
+    if not chosen:
+        raise UsageProblem(f"--all: no benchmark of {config.path} can be built ({'; '.join(notes)})")
+    return config, chosen, notes
+
+
+def rap_only(root: Path, what: str) -> None:
+    """``what`` reads RAP archives only (its kind-neutral form is a later phase): the root of another
+    installed kind is a usage error naming it. An unreadable ARCHIVE.json is left to the command's checks."""
+    import json
+
+    from rapgen.archive import RAP_ARCHIVE
+
+    try:
+        fmt = json.loads((Path(root) / "archive" / "ARCHIVE.json").read_bytes()).get("format")
+    except (OSError, ValueError, AttributeError):
+        return
+    kind = next((k for k in benchmark_kinds().values() if k.format == fmt), None)
+    if kind is not None and kind.format != RAP_ARCHIVE.format:
+        raise UsageProblem(f"{root}: {what} reads RAP archives only in this rapgen; this root is of kind {kind.name!r}")
 
 
 def benchmark_root_option(f: Callable) -> Callable:

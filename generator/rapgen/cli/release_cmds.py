@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from rapgen.cli.benchmarks import benchmark_root_option
+from rapgen.cli.benchmarks import benchmark_root_option, rap_only
 from rapgen.cli.common import EPILOG, benchmark_kinds, debug_option, echo_json, handle_errors, json_option
 
 
@@ -80,6 +80,7 @@ def start(root: Path, release_date, closes, no_open: bool, simulated: bool, note
     """
     from rapgen.archive import start_history
 
+    rap_only(root, "rapgen release start")
     _echo_result(start_history(root, release_date=release_date, open_next=not no_open, closes=closes,
                                simulated=simulated, notes=notes), as_json)
 
@@ -107,6 +108,7 @@ def roll(root: Path, window_dir: Path, closes, no_open: bool, release_date, simu
     """
     from rapgen.archive import roll_release
 
+    rap_only(root, "rapgen release roll")
     _echo_result(roll_release(root, window_dir, closes=closes, release_date=release_date, open_next=not no_open,
                               simulated=simulated, notes=notes), as_json)
 
@@ -137,6 +139,7 @@ def cut(root: Path, kind: str, replacements: tuple[str, ...], reasons: tuple[str
     """
     from rapgen.archive import Replacement, cut_release
 
+    rap_only(root, "rapgen release cut")
     if len(replacements) != len(reasons):
         raise click.UsageError(f"give one --reason per --replace ({len(replacements)} --replace, {len(reasons)} --reason)")
     replaced = []

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rapgen.cli.benchmarks import benchmark_root_option
+from rapgen.cli.benchmarks import benchmark_root_option, rap_only
 from rapgen.cli.common import debug_option, echo_json, fail, handle_errors, json_option, progress, root_option
 
 CACHE_HELP = "Cache folder for shard indexes (default: $RAPGEN_CACHE, else ROOT/.rapgen-cache)."
@@ -140,11 +140,14 @@ def replay(jobs, out_dir, models, cache_dir, root, as_json, debug):
     from rapgen.kinds.rap import intervention_records, write_counterfactual
     from rapgen.search import format_summary, replay_archive, write_replay
 
+    kinds = benchmark_kinds()
+    named = _kind_named(root, kinds)
+    if named is not None and named.replay is None:
+        rap_only(root, "rapgen replay")  # a kind without Search: stop at once, naming it
     if out_dir is not None:
         from rapgen.io import SCORES_OUTPUT, guard_output_dir
 
         guard_output_dir(out_dir, SCORES_OUTPUT)  # before any work
-    kinds = benchmark_kinds()
     verified = open_verified(root, kinds=kinds.formats)  # a RAP root: the same verification as before
     kind = kinds.for_format(verified.format)
     if kind.name != "rap":  # another kind replays through its own step (KINDS.md §7)
@@ -173,14 +176,24 @@ def replay(jobs, out_dir, models, cache_dir, root, as_json, debug):
         fail(f"{d['failed']:,} of {d['calls']:,} recorded Search calls did not reproduce")
 
 
+def _kind_named(root: Path, kinds):
+    """The installed kind ARCHIVE.json's ``format`` names, or None (an unreadable file is verify's to report)."""
+    import json
+
+    from rapgen.errors import RapgenError
+
+    try:
+        return kinds.for_format(json.loads((Path(root) / "archive" / "ARCHIVE.json").read_bytes()).get("format"))
+    except (OSError, ValueError, AttributeError, RapgenError):
+        return None
+
+
 def _replay_kind(kind, release, *, jobs, out_dir, models, cache_dir, as_json) -> None:
     """``rapgen replay`` for a kind other than RAP: ``kind.replay(release, out_dir, **options)`` runs every
     recorded call (False: no model has any); its outcome carries the lines to print, the record
     (``--json``, ``OUT/replay.json``) and, when a call does not reproduce, the line naming it (exit 1)."""
     from rapgen.errors import UsageProblem
 
-    if kind.replay is None:
-        raise UsageProblem(f"the {kind.name} benchmark kind has no Search calls to replay")
     unknown = sorted(set(models) - set(release.model_ids))
     if unknown:
         raise UsageProblem(f"model {unknown[0]!r} is not in the archive; its models are: {', '.join(release.model_ids) or 'none'}")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from rapgen.cli.benchmarks import benchmark_root_option
+from rapgen.cli.benchmarks import benchmark_root_option, rap_only
 from rapgen.cli.common import EPILOG, debug_option, echo_json, fail, handle_errors, json_option
 
 
@@ -72,7 +72,7 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
 
     if report_path is not None and report_path.parent.exists() and not report_path.parent.is_dir():
         fail(f"--report {escape_terminal(str(report_path))}: {escape_terminal(str(report_path.parent))} is not a folder", 2)
-    _refuse_kinds_without_review(root)
+    rap_only(root, "the submission check")
     now = parse_now(now_text) if now_text is not None else None
     wanted = not no_scores
     result = check_submission(root, model_dir, base=base, run_scores=wanted, run_replay=wanted, run_site=wanted, resamples=resamples,
@@ -91,24 +91,6 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
     if not result.ok:
         n = len(result.problems)
         fail(f"submission {escape_terminal(result.model_id)} has {n} problem{'s' * (n != 1)}; see the report above", 1)
-
-
-def _refuse_kinds_without_review(root: Path) -> None:
-    """The submission check reads RAP's model folders; another kind needs its ReviewSpec (KINDS.md §6)."""
-    import json
-
-    from rapgen.cli.common import benchmark_kinds
-    from rapgen.errors import UsageProblem
-
-    try:
-        fmt = json.loads((root / "archive" / "ARCHIVE.json").read_bytes()).get("format")
-    except (OSError, ValueError, AttributeError):
-        return  # the check itself reports an unreadable ARCHIVE.json
-    kinds = benchmark_kinds()
-    kind = next((kinds[k] for k in kinds if kinds[k].format == fmt), None)
-    if kind is not None and kind.name != "rap" and kind.review is None:
-        raise UsageProblem(f"the {kind.name} benchmark kind has no submission check yet; 'rapgen verify --root DIR' checks "
-                           "an archive with the model folder added")
 
 
 @submit.command("init", epilog=EPILOG)
@@ -152,6 +134,8 @@ def commit(root: Path, origin: str | None, out_path: str | None, as_json: bool, 
     """
     from rapgen.submit import make_commitment
     from rapgen.text import escape_terminal
+
+    rap_only(root, "rapgen submit commit")
 
     to_stdout = out_path == "-"
     result = make_commitment(root, model_dir, origin, out=None if to_stdout else out_path, to_stdout=to_stdout)

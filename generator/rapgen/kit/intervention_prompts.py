@@ -27,7 +27,9 @@ import hashlib
 from dataclasses import dataclass
 from datetime import date
 
-from rapgen.archive import Archive, canonical_json, BUDGETS, ORACLE_CONDITIONS, READOUTS, SOURCE_CONDITIONS
+from rapgen.archive import (
+    CLOSED_FORECAST, Archive, canonical_json, BUDGETS, ORACLE_CONDITIONS, ORACLE_SEARCH, READOUTS, SOURCE_CONDITIONS,
+)
 from rapgen.errors import RapgenError, UsageProblem
 from rapgen.kit.prompt import Prompt, render, templates_dir, tool_schemas, unit_context
 
@@ -105,7 +107,7 @@ def build_readout_prompt(
     system, user = _render_parts(READOUT_TEMPLATE, context, readout=readout, evidence=evidence_bytes.decode("utf-8"),
                                  n_calls=len(evidence))
     return InterventionPrompt(
-        field_id, context["origin_date"], "readout", system, user, tool_schemas("A0"), context["max_calls"], context["top_k"],
+        field_id, context["origin_date"], "readout", system, user, tool_schemas(CLOSED_FORECAST), context["max_calls"], context["top_k"],
         readout_template_sha256(), kind="readout", readout=readout, source_condition=source_condition, budget=budget,
         calls_used=len(evidence), input_sha256=hashlib.sha256(evidence_bytes).hexdigest(),
     )
@@ -117,7 +119,7 @@ def build_oracle_prompt(archive: Archive, field_id: str, origin: str | date, con
         raise UsageProblem(f"condition {condition!r} is not one of {', '.join(ORACLE_CONDITIONS)}")
     context = unit_context(archive, field_id, origin)
     block_bytes = canonical_json(block)
-    search = condition == "O3"
+    search = condition == ORACLE_SEARCH
     system, user = _render_parts(ORACLE_TEMPLATE, context, block=block_bytes.decode("utf-8"), search=search,
                                  n_windows=len(block["windows"]))
     return InterventionPrompt(

@@ -17,7 +17,7 @@ from datetime import date
 from pathlib import Path
 from typing import Callable
 
-from rapgen.archive import Archive, Finding, TraceCall, parse_oracle, parse_oracle_traces, parse_replays
+from rapgen.archive import ORACLE_SEARCH, Archive, Finding, TraceCall, parse_oracle, parse_oracle_traces, parse_replays
 from rapgen.errors import SubmissionError, UsageProblem
 from rapgen.io import atomic_write_bytes
 from rapgen.kit.resume import HINT
@@ -107,7 +107,7 @@ def keep_oracle_traces(archive: Archive, path: Path, done: dict, prompt_of: Call
     per_unit: dict = defaultdict(int)
     dropped = 0
     for call in calls:
-        key = (call.field_id, call.origin.isoformat(), "O3")
+        key = (call.field_id, call.origin.isoformat(), ORACLE_SEARCH)
         if key not in done:
             dropped += 1
             continue

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Callable
 
 from rapgen.archive import (
-    Archive, canonical_hash, ORACLE_JSONL, ORACLE_TRACES_JSONL, REPLAYS_JSONL, BUDGETS, ORACLE_CONDITIONS, READOUTS,
-    SOURCE_CONDITIONS,
+    Archive, canonical_hash, ORACLE_JSONL, ORACLE_TRACES_JSONL, REPLAYS_JSONL, BUDGETS, ORACLE_CONDITIONS, ORACLE_SEARCH,
+    READOUTS, SOURCE_CONDITIONS, readout_cell,
 )
 from rapgen.errors import UsageProblem
 from rapgen.kit.chat import ChatClient, check_base_url
@@ -88,9 +88,7 @@ def oracle_line(prompt: InterventionPrompt, episode: Episode, max_output_tokens:
 
 
 def _cell(job_or_prompt) -> str:
-    x = "F" if job_or_prompt.source_condition == "A3" else "S"
-    y = "F" if job_or_prompt.readout == "forecast" else "S"
-    return f"{x}->{y}:{job_or_prompt.budget}"
+    return readout_cell(job_or_prompt.source_condition, job_or_prompt.readout, job_or_prompt.budget)
 
 
 def _scored(archive: Archive, requested: tuple[str, ...] | None) -> list[str]:
@@ -174,7 +172,7 @@ def run_oracle(
     blocks = OracleBlocks(archive)
     template = oracle_template_sha256()
 
-    def prompt_of(fid: str, origin: str, condition: str = "O3") -> InterventionPrompt:
+    def prompt_of(fid: str, origin: str, condition: str = ORACLE_SEARCH) -> InterventionPrompt:
         return build_oracle_prompt(archive, fid, origin, condition, blocks.block(fid, date.fromisoformat(origin), condition))
 
     summary = RunSummary(out, prompt_sha256=template)
@@ -187,7 +185,7 @@ def run_oracle(
         for (_f, _o, condition), valid in done.items():
             summary.count(condition, valid)
     todo = [(c, f, o) for c in chosen for f in fields for o in origins if (f, o, c) not in done]
-    if "O3" in chosen and session is None:
+    if ORACLE_SEARCH in chosen and session is None:
         session = SearchSession(archive, keep_records=False)
     client = ChatClient(config.base_url, config.api_key, config.timeout, config.retries)
     max_calls = int(archive.ledger["search"]["max_calls"])

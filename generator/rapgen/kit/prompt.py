@@ -30,7 +30,10 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from rapgen.archive import CONDITION_REGIME, CONDITIONS, SLOTS, STATE_CONDITIONS, Archive, recent_window, target_window
+from rapgen.archive import (
+    CONDITION_REGIME, CONDITIONS, ORACLE_CONDITIONS, ORACLE_SEARCH, SEARCH_CONDITIONS, SLOTS, STATE_CONDITIONS, Archive,
+    recent_window, target_window,
+)
 from rapgen.errors import RapgenError, UsageProblem
 
 SEARCH_TOOL_NAME = "Search"
@@ -126,14 +129,15 @@ def finish_schema() -> dict:
     }
 
 
-ORACLE_TOOLS = {"O1": False, "O2": False, "O3": True}  # exact-history conditions (INTERVENTIONS.md §2): Search only in O3
+# exact-history conditions (INTERVENTIONS.md §2): Search only in O3
+ORACLE_TOOLS = {c: c == ORACLE_SEARCH for c in ORACLE_CONDITIONS}
 
 
 def tool_schemas(condition: str) -> list[dict]:
     """The tools offered in ``condition``: Finish only for A0 (and O1, O2), Search and Finish otherwise."""
     if condition not in CONDITIONS and condition not in ORACLE_TOOLS:
         raise UsageProblem(f"condition {condition!r} is not one of {', '.join((*CONDITIONS, *ORACLE_TOOLS))}")
-    search = ORACLE_TOOLS[condition] if condition in ORACLE_TOOLS else condition != "A0"
+    search = ORACLE_TOOLS[condition] if condition in ORACLE_TOOLS else condition in SEARCH_CONDITIONS
     return [search_schema(), finish_schema()] if search else [finish_schema()]
 
 

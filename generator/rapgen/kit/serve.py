@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import parse_qs, urlparse
 
-from rapgen.archive import Archive
+from rapgen.archive import FIXED_FORECAST, Archive
 from rapgen.errors import RapgenError, UsageProblem
 from rapgen.kit.chat import decode_json
 from rapgen.kit.journal import LineAppender, dumps_line
@@ -162,7 +162,7 @@ class _Handler(BaseHTTPRequestHandler):
         if url.path == "/health":
             self._send(200, {"ok": True, "max_calls": self.session.max_calls, "top_k": self.session.top_k})
         elif url.path == "/tools":
-            condition = parse_qs(url.query).get("condition", ["A1"])[0]
+            condition = parse_qs(url.query).get("condition", [FIXED_FORECAST])[0]
             try:
                 self._send(200, tool_schemas(condition))
             except RapgenError as exc:

@@ -38,15 +38,15 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from rapgen.archive import CONDITION_REGIME, SEARCH_CONDITIONS, Archive
+from rapgen.archive import ORACLE_SEARCH, SEARCH_CONDITIONS, SEARCH_REGIME, Archive
 from rapgen.errors import RapgenError, SearchError
 from rapgen.search import CALL_KEYS, validate_call
 
 
 # The conditions a session serves and the shard each searches: A1–A4 as CONDITION_REGIME says,
 # and the exact-history condition O3 (INTERVENTIONS.md §2), which searches the Expanding shard as A3.
-SESSION_REGIME: dict[str, str] = {**CONDITION_REGIME, "O3": "expanding"}
-SESSION_CONDITIONS: tuple[str, ...] = (*SEARCH_CONDITIONS, "O3")
+SESSION_REGIME: dict[str, str] = SEARCH_REGIME
+SESSION_CONDITIONS: tuple[str, ...] = (*SEARCH_CONDITIONS, ORACLE_SEARCH)
 
 
 class ToolError(RapgenError):

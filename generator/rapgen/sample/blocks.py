@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 from typing import Mapping, Sequence
 
+from rapgen.archive import DEV_SPLIT, TEST_SPLIT
+
 MIN_SHARED = 10
 MIN_OVERLAP = 0.6
 DEV_SHARE = 0.25
@@ -68,8 +70,8 @@ def split_blocks(blocks: Sequence[Sequence[str]], salt: str, dev_share: float = 
     dev = 0
     for b in ranked:
         if dev + len(b) <= target:
-            split[block_id_for(b)] = "dev"
+            split[block_id_for(b)] = DEV_SPLIT
             dev += len(b)
         else:
-            split[block_id_for(b)] = "test"
+            split[block_id_for(b)] = TEST_SPLIT
     return split

@@ -38,12 +38,21 @@ import numpy as np
 from rapgen.archive import (
     ASSIGNMENTS_PARQUET,
     BLOCKS_JSONL,
+    CLOSED_FORECAST,
     CODEBOOKS_JSONL,
+    DEV_SPLIT,
+    EXPANDING_FORECAST,
+    EXPANDING_STATE,
+    FIXED_FORECAST,
+    FIXED_STATE,
+    FORECAST_CONDITIONS,
     FIELDS_JSONL,
     MODEL_JSON,
     PAPERS_PARQUET,
     PREDICTIONS_JSONL,
     SLOTS,
+    STATE_CONDITIONS,
+    TEST_SPLIT,
     add_months,
     model_file,
     write_assignments,
@@ -353,7 +362,7 @@ def _summary(out_root: str | Path, scale: str, seed: int, sc: Scale, draw: _Draw
         "seed": seed,
         "fields": sc.fields,
         "blocks": len(draw.blocks),
-        "dev_fields": sum(1 for i in range(sc.fields) if draw.split[draw.block_of[i]] == "dev"),
+        "dev_fields": sum(1 for i in range(sc.fields) if draw.split[draw.block_of[i]] == DEV_SPLIT),
         "episodes": sc.fields * len(ORIGINS),
         "papers": sc.papers,
         "memberships": len(draw.rp),
@@ -380,7 +389,8 @@ def _blocks(rng: np.random.Generator, sc: Scale) -> tuple[list[int], list[str], 
         extra = np.bincount(rng.integers(0, n_blocks, n_fields - n_blocks), minlength=n_blocks)
         return (1 + extra).tolist()
 
-    all_sizes = [(s, "dev") for s in sizes(n_dev_blocks, sc.dev_fields)] + [(s, "test") for s in sizes(n_test_blocks, sc.fields - sc.dev_fields)]
+    all_sizes = ([(s, DEV_SPLIT) for s in sizes(n_dev_blocks, sc.dev_fields)]
+                 + [(s, TEST_SPLIT) for s in sizes(n_test_blocks, sc.fields - sc.dev_fields)])
     perm = rng.permutation(len(all_sizes))
     block_of: list[int] = []
     names: list[str] = []
@@ -493,9 +503,9 @@ def _models(rng: np.random.Generator, comp: np.ndarray, field_ids: list[str], mo
             "contact": "none (synthetic model)",
             "notes": "Synthetic model outputs drawn by rapgen synth; not a real model.",
         }
-        conditions = ["A0", "A1", "A3"] + (["A2", "A4"] if diagnostic else [])
+        conditions = [*FORECAST_CONDITIONS, *(STATE_CONDITIONS if diagnostic else ())]
         # Search conditions see the data: less noise than A0 (closed book).
-        factor = {"A0": 1.15, "A1": 1.0, "A3": 0.92, "A2": 0.6, "A4": 0.55}
+        factor = {CLOSED_FORECAST: 1.15, FIXED_FORECAST: 1.0, EXPANDING_FORECAST: 0.92, FIXED_STATE: 0.6, EXPANDING_STATE: 0.55}
         lines = []
         for fi, fid in enumerate(field_ids):
             for oi, origin in enumerate(ORIGINS):
@@ -506,7 +516,7 @@ def _models(rng: np.random.Generator, comp: np.ndarray, field_ids: list[str], mo
                              "status": "invalid", "reason": "no parseable composition in the final answer"}
                         )
                         continue
-                    truth = recent[fi, oi] if cond in ("A2", "A4") else 0.3 * recent[fi, oi] + 0.7 * target[fi, oi]
+                    truth = recent[fi, oi] if cond in STATE_CONDITIONS else 0.3 * recent[fi, oi] + 0.7 * target[fi, oi]
                     logw = np.log(truth) + rng.normal(0, noise * factor[cond], 8)
                     w = np.exp(logw - logw.max())
                     w = np.round(100 * w / w.sum(), 1)

@@ -17,12 +17,12 @@ from rapgen.archive import SLOTS, Archive, add_months
 from rapgen.errors import ScoringError
 
 # Output order of the policy axis everywhere in the scores.
-from rapgen.scores.schema import POLICIES  # noqa: E402,F401
+from rapgen.scores.schema import CANONICAL_POLICY, FLIP_POLICY, POLICIES, SINGLE_POLICY, SPLIT_POLICY  # noqa: E402,F401
 
 # Ledger rows are first grouped by (field, window, labels, type); each group then
 # feeds its slots under every policy. `primary = other`
 # never counts; `secondary` is only set on boundary/bridge rows.
-COUNTS_SQL = """
+COUNTS_SQL = f"""
 WITH monthly AS (
     -- Window edges are first-of-month dates, so a row lies in [start, end) exactly
     -- when its month does: group by month first, then place months in windows.
@@ -39,15 +39,15 @@ counted AS (
     GROUP BY ALL
 ),
 contributions AS (
-    SELECT field_id, window_index, 'canonical' AS policy, prim AS slot, rows_n AS amount FROM counted
+    SELECT field_id, window_index, '{CANONICAL_POLICY}' AS policy, prim AS slot, rows_n AS amount FROM counted
     UNION ALL
-    SELECT field_id, window_index, 'split', prim, CASE WHEN sec IS NULL THEN rows_n ELSE 0.5 * rows_n END FROM counted
+    SELECT field_id, window_index, '{SPLIT_POLICY}', prim, CASE WHEN sec IS NULL THEN rows_n ELSE 0.5 * rows_n END FROM counted
     UNION ALL
-    SELECT field_id, window_index, 'split', sec, 0.5 * rows_n FROM counted WHERE sec IS NOT NULL
+    SELECT field_id, window_index, '{SPLIT_POLICY}', sec, 0.5 * rows_n FROM counted WHERE sec IS NOT NULL
     UNION ALL
-    SELECT field_id, window_index, 'single', prim, rows_n FROM counted WHERE kind = 'single' AND sec IS NULL
+    SELECT field_id, window_index, '{SINGLE_POLICY}', prim, rows_n FROM counted WHERE kind = 'single' AND sec IS NULL
     UNION ALL
-    SELECT field_id, window_index, 'flip', coalesce(sec, prim), rows_n FROM counted
+    SELECT field_id, window_index, '{FLIP_POLICY}', coalesce(sec, prim), rows_n FROM counted
 )
 SELECT k.field_index, c.window_index, list_position($policies, c.policy) - 1 AS policy_index,
        CAST(substr(c.slot, 2) AS INTEGER) AS slot_index, sum(c.amount) AS n, any_value(c.field_id) AS field_id

@@ -20,7 +20,7 @@ import numpy as np
 from rapgen.archive import RapRelease
 from rapgen.errors import ScoringError
 from rapgen.scores import outputs, ranking, schema, steps, tables
-from rapgen.scores.schema import TRACKS
+from rapgen.scores.schema import CANONICAL_POLICY, TRACKS
 from rapgen.scores.counts import POLICIES, Windows
 from rapgen.scores.diagnostics import compute_diagnostics, compute_unit_diagnostics
 from rapgen.scores.diagnostics.evidence import search_evidence
@@ -169,7 +169,7 @@ def _before_errata(release: RapRelease, history, scored: int, resamples: int | N
 
 def _interventions(inputs: DiagnosticsInputs, section: dict, records: list, malformed: Callable, reruns: Mapping | None) -> dict:
     """The interventions' files; their §6 reliability additions go into ``section`` in place."""
-    c = POLICIES.index("canonical")
+    c = POLICIES.index(CANONICAL_POLICY)
     extras = unit_extras(inputs.archive.ledger, inputs.y[c], inputs.ewma[c], inputs.origins)
     out = compute_interventions(inputs, section, records, malformed, extras, reruns)
     section.setdefault("reliability", {}).update(out.reliability)

@@ -16,29 +16,53 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, NamedTuple
 
-from rapgen.archive import FORECAST_CONDITIONS, STATE_CONDITIONS
+from rapgen.archive import (
+    CLOSED_FORECAST, DEV_SPLIT, EXPANDING_FORECAST, EXPANDING_STATE, FIXED_FORECAST, FIXED_STATE, FORECAST_CONDITIONS,
+    ORACLE_CONDITIONS, ORACLE_HISTORY, ORACLE_RECENT, ORACLE_SEARCH, STATE_CONDITIONS, TEST_SPLIT,
+)
 from rapgen.scores.metrics import REGISTRY, MetricSpec
 from rapgen.scores.spec import Primary
 
 SCHEMA_VERSION = 1
 
 # ---------------------------------------------------------------- vocabulary
-TRACKS: tuple[str, ...] = ("all_origin", "forecast_strict")
+# The one place a track's or a counting policy's name is spelt; the scorer and the site read these.
+# All-Origin scores every origin; Forecast-Strict only the strict origin, for models whose cut-off precedes it.
+ALL_ORIGIN_TRACK = "all_origin"
+FORECAST_STRICT_TRACK = "forecast_strict"
+TRACKS: tuple[str, ...] = (ALL_ORIGIN_TRACK, FORECAST_STRICT_TRACK)
 # The Live track (RELEASES.md "Tracks"): scored only in an archive with a release history
 # in which an origin was open for sealed or open submissions; releases.csv uses all three.
 LIVE_TRACK = "live"
 HISTORY_TRACKS: tuple[str, ...] = TRACKS + (LIVE_TRACK,)
 # Each track's name in English (the site's words in each language are its catalogues' track.* labels).
-TRACK_TITLES: dict[str, str] = {"all_origin": "All-Origin", "forecast_strict": "Forecast-Strict", LIVE_TRACK: "Live"}
-POLICIES: tuple[str, ...] = ("canonical", "split", "single", "flip")
+TRACK_TITLES: dict[str, str] = {ALL_ORIGIN_TRACK: "All-Origin", FORECAST_STRICT_TRACK: "Forecast-Strict", LIVE_TRACK: "Live"}
+# The counting policies (SCORING.md §1), in output order; canonical is the headline's.
+CANONICAL_POLICY = "canonical"
+SPLIT_POLICY = "split"
+SINGLE_POLICY = "single"
+FLIP_POLICY = "flip"
+POLICIES: tuple[str, ...] = (CANONICAL_POLICY, SPLIT_POLICY, SINGLE_POLICY, FLIP_POLICY)
 # The ``condition`` of a baseline's rows (a model's rows carry its condition, A0…A4).
 BASELINE_CONDITION = "BASE"
 # contrasts.csv: a model's own condition pairs (left - right, SCORING.md §4), then each forecast
 # condition against the EWMA baseline; in this order everywhere they are listed.
-CONDITION_CONTRASTS: tuple[tuple[str, str], ...] = (("A1", "A0"), ("A3", "A1"), ("A2", "A1"), ("A4", "A3"))
+CONDITION_CONTRASTS: tuple[tuple[str, str], ...] = (
+    (FIXED_FORECAST, CLOSED_FORECAST), (EXPANDING_FORECAST, FIXED_FORECAST),
+    (FIXED_STATE, FIXED_FORECAST), (EXPANDING_STATE, EXPANDING_FORECAST),
+)
 EWMA_CONTRAST_CONDITIONS: tuple[str, ...] = FORECAST_CONDITIONS  # Ak-ewma, k in A0 A1 A3
 CONTRASTS: tuple[str, ...] = tuple(f"{a}-{b}" for a, b in CONDITION_CONTRASTS) + tuple(f"{k}-ewma" for k in EWMA_CONTRAST_CONDITIONS)
 STATE_CONTRASTS: tuple[str, ...] = tuple(f"{a}-{b}" for a, b in CONDITION_CONTRASTS if a in STATE_CONDITIONS)  # A2-A1, A4-A3
+# The exact-history contrasts (INTERVENTIONS.md §2) in output order: each O condition against each
+# baseline, then against the model's own Search conditions, and O3 - O2 (the effect of reopening Search).
+ORACLE_BASELINES: tuple[str, ...] = ("ewma", "recent")
+ORACLE_MODEL_CONTRASTS: tuple[tuple[str, str], ...] = (
+    (ORACLE_RECENT, FIXED_FORECAST), (ORACLE_HISTORY, EXPANDING_FORECAST), (ORACLE_SEARCH, EXPANDING_FORECAST),
+    (ORACLE_SEARCH, ORACLE_HISTORY),
+)
+ORACLE_CONTRASTS: tuple[str, ...] = tuple(f"{c}-{b}" for b in ORACLE_BASELINES for c in ORACLE_CONDITIONS) + tuple(
+    f"{a}-{b}" for a, b in ORACLE_MODEL_CONTRASTS)
 
 # The metric registry's entries, in output order (name, label, higher_is_better
 # True/False or None for a descriptive metric, description). One registry:
@@ -55,7 +79,7 @@ class RapPrimary(Primary):
         return self.axis("policy")
 
 
-PRIMARY = RapPrimary(metric="spearman", track="all_origin", axes=(("policy", "canonical"),), condition="A3")
+PRIMARY = RapPrimary(metric="spearman", track=ALL_ORIGIN_TRACK, axes=(("policy", CANONICAL_POLICY),), condition=EXPANDING_FORECAST)
 
 # ---------------------------------------------------------------- score files
 SLOT_NAMES: tuple[str, ...] = tuple(f"D{i}" for i in range(8))
@@ -203,7 +227,7 @@ def _est(key: str = "estimate", label: str = "estimate") -> ColumnSpec:
 # rows' ``kind`` is not repeated in every table (it stays in diagnostics.json).
 _ENTRY = (_c("split"), _c("entry"), _c("condition"))
 # INTERVENTIONS.md §6, written when the archive's models carry intervention records.
-INTERVENTION_SPLITS: tuple[str, ...] = ("dev", "test", "all")
+INTERVENTION_SPLITS: tuple[str, ...] = (DEV_SPLIT, TEST_SPLIT, "all")
 POSTERIOR_TABLE = TableSpec(
     "Posterior-predictive ceiling by split", ("reliability", "posterior"), (
         _c("split"), _est("estimate", "repeatability"), _est("ceiling", "ceiling"), _est("ewma_gap", "ceiling − EWMA"),

@@ -25,7 +25,7 @@ from rapgen.scores.counts import Windows, build_windows, compositions, compute_c
 from rapgen.scores.kernels import mean_over, single_threaded_blas
 from rapgen.scores.metrics import METRIC_NAMES, contrast_difference
 from rapgen.scores.ranking import RANKED_METRICS
-from rapgen.scores.schema import TRACKS
+from rapgen.scores.schema import ALL_ORIGIN_TRACK, FORECAST_STRICT_TRACK, TRACKS
 from rapgen.scores.units import BASELINE, Entry, ModelUnits, baseline_entries, compute_unit_values, read_model_units
 
 UNIT_KINDS: tuple[str, ...] = ("block", "field")  # primary, then the field-clustered sensitivity
@@ -213,8 +213,8 @@ def tracks(fr: Frame, uv: UnitValues) -> Tracks:
             m = M_INDEX[name]
             contrast_values[c, :, m] = contrast_difference(name, uv.values[con.left, :, m], uv.values[con.right, :, m])
     return Tracks(
-        origins={"all_origin": np.arange(O), "forecast_strict": np.array([fr.origins.index(fr.strict_origin)])},
-        participates={"all_origin": np.ones(len(entries), dtype=bool), "forecast_strict": strict},
+        origins={ALL_ORIGIN_TRACK: np.arange(O), FORECAST_STRICT_TRACK: np.array([fr.origins.index(fr.strict_origin)])},
+        participates={ALL_ORIGIN_TRACK: np.ones(len(entries), dtype=bool), FORECAST_STRICT_TRACK: strict},
         applicable=np.array([[m in e.metrics() for m in METRIC_NAMES] for e in entries], dtype=bool),
         contrasts=contrasts,
         contrast_values=contrast_values,

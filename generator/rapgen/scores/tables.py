@@ -12,7 +12,7 @@ import numpy as np
 from rapgen.archive import SLOTS
 from rapgen.scores import outputs, schema
 from rapgen.scores.aggregate import Contrast
-from rapgen.scores.schema import TRACKS
+from rapgen.scores.schema import CANONICAL_POLICY, TRACKS
 from rapgen.scores.counts import POLICIES, Windows
 from rapgen.scores.diagnostics import UNIT_COLUMNS as DIAGNOSTIC_UNIT_COLUMNS
 from rapgen.scores.kernels import mean_over
@@ -225,7 +225,7 @@ def units_table(entries, field_ids, field_split, origins, preds, values, valid, 
         data[name] = values[e_i, p_i, m, f_i, o_i]
     for s, slot in enumerate(SLOTS):
         data[f"p_{slot}"] = preds[e_i, p_i, f_i, o_i, s]
-    canonical = p_i == POLICIES.index("canonical")
+    canonical = p_i == POLICIES.index(CANONICAL_POLICY)
     for name in DIAGNOSTIC_UNIT_COLUMNS:
         column = np.full(len(e_i), np.nan)
         if unit_cols is not None:

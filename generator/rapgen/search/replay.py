@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from rapgen.errors import SearchError, UsageProblem
-from rapgen.archive import CONDITION_REGIME, RapRelease, TraceCall, add_months
+from rapgen.archive import CONDITION_REGIME, SEARCH_REGIME, RapRelease, TraceCall, add_months
 from rapgen.search.engine import Backend
 
 SCHEMA_VERSION = 1
 MAX_DIFFERENCES = 5
-REGIME = {**CONDITION_REGIME, "O3": "expanding"}  # O3 searches the Expanding shard, as A3
+REGIME = SEARCH_REGIME  # O3 searches the Expanding shard, as A3
 TRACES, ORACLE_TRACES, RERUN = "traces.jsonl", "oracle_traces.jsonl", "rerun"
 OPTION_RERUNS_JSON = "option_reruns.json"  # the hand-off to the scorer (docs/interventions.md)
 COMMON_OPTIONS = {"sort": "relevance", "date_from": "T - 6 months", "date_to": "T"}

@@ -17,11 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, SPLITS as ARCHIVE_SPLITS
+from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, SPLITS as ARCHIVE_SPLITS, TEST_SPLIT
 from rapgen.scores import BASELINE_CONDITION, CONTRASTS, HISTORY_TRACKS, METRICS
 from rapgen.site.i18n import Labels, t
 
-SPLITS = tuple(sorted(ARCHIVE_SPLITS, key=lambda s: s != "test"))  # Test is the default tab
+SPLITS = tuple(sorted(ARCHIVE_SPLITS, key=lambda s: s != TEST_SPLIT))  # Test is the default tab
 # The site's words for splits, tracks, conditions and metrics, in the language being
 # rendered (catalogue keys split.*, track.*, condition.*, metric.*; English outside a build).
 SPLIT_LABEL = Labels("split", SPLITS)

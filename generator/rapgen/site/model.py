@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rapgen.archive import RapRelease
-from rapgen.scores import effective_cutoff
+from rapgen.archive import DEV_SPLIT, TEST_SPLIT, RapRelease
+from rapgen.scores import ALL_ORIGIN_TRACK, effective_cutoff
 from rapgen.site.cells import SiteModel, page_url
 from rapgen.site.inputs import ScoreOutputs
 from rapgen.site.pages.archive import build_artifacts, ledger_json, ledger_rows
@@ -57,7 +57,7 @@ def build_site_model(archive: RapRelease, outputs: ScoreOutputs) -> SiteModel:
         synthetic=archive.synthetic,
         manifest_sha256=archive.manifest_sha256,
         scores_meta={k: outputs.scores_json.get(k) for k in ("resamples", "seed", "level") if k in outputs.scores_json},
-        counts={"fields": len(archive.fields), "test_fields": splits.get("test", 0), "dev_fields": splits.get("dev", 0),
+        counts={"fields": len(archive.fields), "test_fields": splits.get(TEST_SPLIT, 0), "dev_fields": splits.get(DEV_SPLIT, 0),
                 "blocks": len(archive.blocks), "models": len(archive.models), "origins": len(origins)},
         panels=panels,
         field_pages=field_pages,
@@ -105,7 +105,7 @@ def _release_rows(archive: RapRelease, outputs: ScoreOutputs, panels: dict, curr
             marks = movements(outputs.releases, current, p.track, split)
             for r in p.rows + p.baselines:
                 r.movement, r.movement_title = marks.get(r.entry, ("", ""))
-            if p.track == "all_origin":
+            if p.track == ALL_ORIGIN_TRACK:
                 p.partial = partial_rows(outputs, split, names)
         if split in live:
             split_panels.append(live[split])

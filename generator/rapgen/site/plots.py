@@ -17,13 +17,18 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from rapgen.archive import CLOSED_FORECAST, EXPANDING_FORECAST, EXPANDING_STATE, FIXED_FORECAST, FIXED_STATE
+from rapgen.scores import BASELINE_CONDITION
 from rapgen.site.escape import chart_text, html_text
 from rapgen.site.filters import chart_value
 from rapgen.site.i18n import t
 
 # Colour-blind-safe palette (Okabe–Ito), one colour per direction / condition.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
-CONDITION_COLOURS = {"A0": "#0072B2", "A1": "#E69F00", "A2": "#F0E442", "A3": "#009E73", "A4": "#56B4E9", "BASE": "#999999"}
+CONDITION_COLOURS = {
+    CLOSED_FORECAST: "#0072B2", FIXED_FORECAST: "#E69F00", FIXED_STATE: "#F0E442", EXPANDING_FORECAST: "#009E73",
+    EXPANDING_STATE: "#56B4E9", BASELINE_CONDITION: "#999999",
+}
 _FONT = {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 12}
 
 

@@ -33,7 +33,9 @@ class SiteSpec:
     pages reached by links only (one per topic, model …); ``files(release, scores_dir)`` gives
     further files to write (path -> bytes: the downloads); ``assets`` are files of the packaged
     templates folder copied beside the pages. ``nav`` ((label key, page) pairs), ``not_in_nav``
-    (mkdocs patterns) and ``name_key`` (the label of the site's name) shape the built site."""
+    (mkdocs patterns) and ``name_key`` (the label of the site's name) shape the built site.
+    ``card(release, scores_dir)`` is the leader a portal shows for the benchmark (name, value,
+    ci_low, ci_high and the headline cell's description, in the current language), or None."""
 
     pages: tuple[PageSpec, ...] = ()
     render: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
@@ -45,3 +47,4 @@ class SiteSpec:
     nav: tuple[tuple[str, str], ...] = ()
     not_in_nav: tuple[str, ...] = ()
     name_key: str | None = None
+    card: Callable[..., Mapping[str, Any] | None] | None = field(default=None, repr=False, compare=False)

@@ -81,7 +81,7 @@ def test_usage_errors(cache, args, message, monkeypatch):
     assert result.exit_code == 2 and result.stderr == message
 
 
-def test_a_kind_without_search_has_nothing_to_replay(monkeypatch):
+def test_a_kind_without_search_stops_at_once(monkeypatch):
     monkeypatch.chdir(REPO)
     result = run("replay", "--benchmark", "ideas")
-    assert result.exit_code == 2 and result.stderr == "Error: the ideas benchmark kind has no Search calls to replay\n"
+    assert result.exit_code == 2 and result.stderr.startswith("Error: benchmarks/ideas: rapgen replay reads RAP archives only")

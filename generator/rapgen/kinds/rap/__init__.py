@@ -14,21 +14,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, SEARCH_CONDITIONS, SLOTS, SPLITS, STATE_CONDITIONS
+from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, ORACLE_CONDITIONS, SEARCH_CONDITIONS, SLOTS, SPLITS, STATE_CONDITIONS
 from rapgen.kinds.base import BenchmarkKind
 from rapgen.kinds.rap.archive import ARCHIVE
 from rapgen.kinds.rap.replay import intervention_records, replay, write_counterfactual
 from rapgen.kinds.rap.scores import AXES, CLUSTERS, METRICS, PRIMARY, TRACKS, score, summary, write
 from rapgen.kinds.rap.search import SEARCH
 from rapgen.kinds.rap.site import SITE
-from rapgen.scores import BASELINE_CONDITION, CONTRASTS, POLICIES
+from rapgen.scores import BASELINE_CONDITION, CONTRASTS, HISTORY_TRACKS, POLICIES
 
 
 @dataclass(frozen=True)
 class Vocabulary:
     """RAP's words, each from its one home: the conditions a unit may have (and which of them
     forecast, answer the State question or use Search), the splits, the eight direction slots,
-    the counting policies, the baselines' condition and the contrasts the scorer writes."""
+    the counting policies, the baselines' condition and the contrasts the scorer writes; the
+    exact-history conditions of the intervention records and every track a release is scored on."""
 
     conditions: tuple[str, ...]
     forecast_conditions: tuple[str, ...]
@@ -39,10 +40,12 @@ class Vocabulary:
     policies: tuple[str, ...]
     baseline_condition: str
     contrasts: tuple[str, ...]
+    oracle_conditions: tuple[str, ...]
+    tracks: tuple[str, ...]
 
 
 VOCABULARY = Vocabulary(CONDITIONS, FORECAST_CONDITIONS, STATE_CONDITIONS, SEARCH_CONDITIONS, SPLITS, SLOTS, POLICIES,
-                        BASELINE_CONDITION, CONTRASTS)
+                        BASELINE_CONDITION, CONTRASTS, ORACLE_CONDITIONS, HISTORY_TRACKS)
 
 __all__ = ["KIND", "VOCABULARY", "Vocabulary", "intervention_records", "write_counterfactual"]
 

@@ -28,11 +28,14 @@ from typing import Any
 
 import numpy as np
 
+from rapgen.archive import CLOSED_FORECAST, EXPANDING_FORECAST, EXPANDING_STATE, FIXED_FORECAST
 from rapgen.scores.kernels import CONSTANT_TOL, mean_over
+from rapgen.scores.schema import CANONICAL_POLICY
 
-CANONICAL = "canonical"
 # The paper's three structural comparisons (Fixed − Closed, Expanding − Fixed, Expanding State − Forecast).
-STRUCTURAL_CONTRASTS: tuple[tuple[str, str], ...] = (("A1", "A0"), ("A3", "A1"), ("A4", "A3"))
+STRUCTURAL_CONTRASTS: tuple[tuple[str, str], ...] = (
+    (FIXED_FORECAST, CLOSED_FORECAST), (EXPANDING_FORECAST, FIXED_FORECAST), (EXPANDING_STATE, EXPANDING_FORECAST),
+)
 SPEARMAN = "spearman"
 
 
@@ -43,8 +46,8 @@ def _num(v: float) -> float | None:
 def max_change(by_policy: Mapping[str, float | None]) -> float | None:
     """The largest |estimate(policy) − estimate(canonical)| over the other policies (None
     without a canonical estimate or without any other defined one)."""
-    base = by_policy.get(CANONICAL)
-    changes = [abs(v - base) for p, v in by_policy.items() if p != CANONICAL and v is not None] if base is not None else []
+    base = by_policy.get(CANONICAL_POLICY)
+    changes = [abs(v - base) for p, v in by_policy.items() if p != CANONICAL_POLICY and v is not None] if base is not None else []
     return max(changes) if changes else None
 
 
@@ -79,7 +82,7 @@ def orderings(estimates: Mapping[tuple[str, str], Mapping[str, Mapping[str, floa
     rows = []
     for (split, entry), by_condition in estimates.items():
         per_policy = {p: {c: v[p] for c, v in by_condition.items() if v.get(p) is not None} for p in policies}
-        reference = per_policy.get(CANONICAL, {})
+        reference = per_policy.get(CANONICAL_POLICY, {})
         if len(reference) < 2:
             continue
         kept = [p for p in policies if same_order(reference, per_policy[p])]
@@ -118,7 +121,7 @@ def contrast_signs(a: Any, split_cols: Mapping[str, np.ndarray]) -> list[dict]:
                 est = paired_contrast(values, li, ri, cols)
                 by_policy = {p: _num(est[pi]) for pi, p in enumerate(a.policies)}
                 signs = {p: _sign_text(v) for p, v in by_policy.items()}
-                canonical = signs.get(CANONICAL)
+                canonical = signs.get(CANONICAL_POLICY)
                 rows.append({"split": split, "entry": entry, "contrast": f"{left}-{right}", "metric": SPEARMAN,
                              "estimates": by_policy, "signs": signs,
                              "sign_kept": canonical is not None and all(s == canonical for s in signs.values())})

@@ -25,11 +25,14 @@ from typing import Any
 
 import numpy as np
 
+from rapgen.archive import CLOSED_FORECAST, EXPANDING_FORECAST, FIXED_FORECAST
 from rapgen.scores.kernels import mean_over
 
 SUBSETS: tuple[str, ...] = ("change_rich", "latest_origin")
 # (left, right): Fixed − Closed, Expanding − Closed, Expanding − Fixed.
-RETRIEVAL_CONTRASTS: tuple[tuple[str, str], ...] = (("A1", "A0"), ("A3", "A0"), ("A3", "A1"))
+RETRIEVAL_CONTRASTS: tuple[tuple[str, str], ...] = (
+    (FIXED_FORECAST, CLOSED_FORECAST), (EXPANDING_FORECAST, CLOSED_FORECAST), (EXPANDING_FORECAST, FIXED_FORECAST),
+)
 ALIGNMENTS: tuple[str, ...] = ("direct_cosine", "direct_spearman", "partial_residual")
 
 

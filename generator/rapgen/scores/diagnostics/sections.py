@@ -38,11 +38,10 @@ from rapgen.scores.diagnostics.residual_views import views as residual_views
 from rapgen.scores.kernels import mean_over, single_threaded_blas
 from rapgen.scores.kernels import missing as missing_rows
 from rapgen.scores.metrics import REGISTRY, applies
-from rapgen.scores.schema import UNIT_DIAGNOSTIC_COLUMNS
+from rapgen.scores.schema import ALL_ORIGIN_TRACK, CANONICAL_POLICY, UNIT_DIAGNOSTIC_COLUMNS
 
 DIAGNOSTICS_VERSION = 1
 REVISION_HORIZONS: tuple[int, ...] = (6, 12, 18)  # months (SCORING.md §6)
-CANONICAL = "canonical"
 # Per-unit columns of compute_unit_diagnostics, in output order.
 UNIT_COLUMNS: tuple[str, ...] = UNIT_DIAGNOSTIC_COLUMNS
 ALIGNMENT_STATISTICS: tuple[tuple[str, str, str, str], ...] = (
@@ -83,7 +82,7 @@ class DiagnosticArrays:
 
 def arrays_from_score_inputs(inputs: Any) -> DiagnosticArrays:
     """Adapt the scoring stage's ``DiagnosticsInputs`` (attribute access only)."""
-    c = list(inputs.policies).index(CANONICAL)
+    c = list(inputs.policies).index(CANONICAL_POLICY)
     field_map = {f.field_id: f for f in inputs.archive.fields}
     from rapgen.scores.metrics import METRIC_NAMES
 
@@ -267,7 +266,7 @@ def _change_rich_section(a, led, aggs) -> tuple[dict, np.ndarray]:
     defined[order] = ~np.isnan(cr.p_value) & ~np.isnan(cr.repeatability)
     defined = defined.reshape(F, O)
     # Every entry's §2 scores (canonical) on the change-rich episodes only.
-    c = list(a.policies).index(CANONICAL)
+    c = list(a.policies).index(CANONICAL_POLICY)
     vals = np.where(rich[None, None], a.values[:, c], np.nan)  # (E, M, F, O)
     field_scores, _ = mean_over(vals, axis=-1)  # (E, M, F)
     keys = [(ei, mi) for ei, (_, _, cond) in enumerate(a.entries) for mi, m in enumerate(a.metric_names) if _applicable(cond, m)]
@@ -291,7 +290,7 @@ def _change_rich_section(a, led, aggs) -> tuple[dict, np.ndarray]:
 def alignment_units(a, unit_cols) -> list[tuple]:
     """(entry index, statistic, corrected unit values (F, O), raw (F, O) | None, null (F, O) | None)
     for every entry: the three alignments and ``tv_gain`` (canonical)."""
-    c = list(a.policies).index(CANONICAL)
+    c = list(a.policies).index(CANONICAL_POLICY)
     tvg = list(a.metric_names).index("tv_gain") if "tv_gain" in a.metric_names else None
     stats = []
     for ei in range(len(a.entries)):
@@ -402,10 +401,10 @@ def _sensitivity_sections(a, aggs) -> tuple[dict, dict]:
                                "condition": cond, "metric": a.metric_names[mi], **s,
                                "estimate_all_fields": _num(est_all[ei, pi, mi])})
         frame_fields[split] = {"n_fields": int(cols.size), "n_eligible": int(eligible[cols].sum())}
-    sensitivity = {"track": "all_origin", "rows": policy_rows,
+    sensitivity = {"track": ALL_ORIGIN_TRACK, "rows": policy_rows,
                    "orderings": orderings(by_model, list(a.policies)),
                    "contrast_signs": contrast_signs(a, {split: agg.cols for split, agg in aggs.items()})}
-    return sensitivity, {"track": "all_origin", "fields": frame_fields, "rows": frame_rows}
+    return sensitivity, {"track": ALL_ORIGIN_TRACK, "fields": frame_fields, "rows": frame_rows}
 
 
 def compute_diagnostics(
@@ -429,8 +428,8 @@ def compute_diagnostics(
     policy, frame = _sensitivity_sections(a, aggs)
     return {
         "diagnostics_version": DIAGNOSTICS_VERSION,
-        "policy": CANONICAL,
-        "track": "all_origin",
+        "policy": CANONICAL_POLICY,
+        "track": ALL_ORIGIN_TRACK,
         "parameters": {
             "reliability": {k: led["reliability"][k] for k in ("splits", "seed")},
             "change_rich": {k: led["change_rich"][k] for k in ("p_max", "repeatability_min", "null_draws", "seed")},

@@ -20,8 +20,13 @@ from datetime import date
 
 import numpy as np
 
-from rapgen.archive import add_months, OracleUnit, Panel, Readout, TraceCall, Unit
-from rapgen.scores.schema import CONDITION_CONTRASTS
+from rapgen.archive import (
+    EXPANDING_FORECAST, EXPANDING_STATE, FIXED_FORECAST, FIXED_STATE, ORACLE_CONDITIONS, STATE_CONDITIONS, add_months, OracleUnit,
+    Panel, Readout, TraceCall, Unit,
+)
+from rapgen.scores.schema import (
+    ALL_ORIGIN_TRACK, CONDITION_CONTRASTS, EWMA_CONTRAST_CONDITIONS, FORECAST_STRICT_TRACK, ORACLE_MODEL_CONTRASTS,
+)
 from rapgen.scores.interventions.conditions import UnitValues, oracle_statistics, panel_statistics
 from rapgen.scores.interventions.core import SplitDraws, Statistic, paired_values, summarise
 from rapgen.scores.interventions.exposure import (
@@ -43,9 +48,10 @@ from rapgen.scores.interventions.signature import (
 from rapgen.scores.interventions.tables import mask_rows
 from rapgen.scores.metrics import unit_metric_values
 
-REGIME_PAIRS: tuple[tuple[str, str, str], ...] = (("expanding", "A3", "A4"), ("fixed", "A1", "A2"))
+REGIME_PAIRS: tuple[tuple[str, str, str], ...] = (
+    ("expanding", EXPANDING_FORECAST, EXPANDING_STATE), ("fixed", FIXED_FORECAST, FIXED_STATE),
+)
 MODEL_CONTRASTS: tuple[tuple[str, str], ...] = CONDITION_CONTRASTS  # the leaderboard's own (scores.schema)
-STATE = ("A2", "A4")
 ExtraMetrics = Callable[[np.ndarray, bool], Mapping[str, np.ndarray]]
 # (model, field, origin, condition, call_index) -> the ids the call returned when re-run with the
 # common options (sort relevance, bounds [T − 6 months, T)); made by ``rapgen replay``.
@@ -120,12 +126,12 @@ class _Model:
     def condition(self, condition: str) -> UnitValues | None:
         """UnitValues of one of the model's conditions (A0–A4 or O1–O3), None if it has none."""
         if condition not in self._values:
-            source = self.records.oracle if condition.startswith("O") else self.records.units
+            source = self.records.oracle if condition in ORACLE_CONDITIONS else self.records.units
             chosen = [u for u in source if u.condition == condition]
             if not chosen:
                 return None
             p, present = self.arrays(chosen)
-            self._values[condition] = self.values_of(p, present, condition in STATE)
+            self._values[condition] = self.values_of(p, present, condition in STATE_CONDITIONS)
         return self._values[condition]
 
     def values_of(self, p: np.ndarray, present: np.ndarray | None, is_state: bool) -> UnitValues:
@@ -169,8 +175,8 @@ def _replay(m: _Model) -> tuple[list[Statistic], list[Statistic], list[Statistic
     for name, records in by_cell.items():
         p, present = m.arrays(records)
         cells[name] = CellUnits(p, present)
-    a3, _ = m.arrays([u for u in m.records.units if u.condition == "A3"])
-    a4, _ = m.arrays([u for u in m.records.units if u.condition == "A4"])
+    a3, _ = m.arrays([u for u in m.records.units if u.condition == EXPANDING_FORECAST])
+    a4, _ = m.arrays([u for u in m.records.units if u.condition == EXPANDING_STATE])
     values = readout_values(cells, a3, a4, m.grid.y)
     cell_stats, contrast_stats = replay_statistics(m.records.model_id, values, cells, _subsets(m.grid))
     diffs = {name: {k: paired_values(values[left][k], values[right][k], k) for k in values[left]}
@@ -185,9 +191,9 @@ def _shared_metrics(left: UnitValues, right: UnitValues) -> list[str]:
 def _model_diffs(m: _Model, baselines: Mapping[str, UnitValues]) -> dict[str, dict[str, np.ndarray]]:
     """Per-unit differences of the SCORING.md §4 contrasts and the §2 O contrasts (for exposure)."""
     pairs = [(f"{a}-{b}", m.condition(a), m.condition(b)) for a, b in MODEL_CONTRASTS]
-    pairs += [(f"{k}-ewma", m.condition(k), baselines.get("ewma")) for k in ("A0", "A1", "A3", "O1", "O2", "O3")]
-    pairs += [(f"{k}-recent", m.condition(k), baselines.get("recent")) for k in ("O1", "O2", "O3")]
-    pairs += [(f"{a}-{b}", m.condition(a), m.condition(b)) for a, b in (("O1", "A1"), ("O2", "A3"), ("O3", "A3"), ("O3", "O2"))]
+    pairs += [(f"{k}-ewma", m.condition(k), baselines.get("ewma")) for k in (*EWMA_CONTRAST_CONDITIONS, *ORACLE_CONDITIONS)]
+    pairs += [(f"{k}-recent", m.condition(k), baselines.get("recent")) for k in ORACLE_CONDITIONS]
+    pairs += [(f"{a}-{b}", m.condition(a), m.condition(b)) for a, b in ORACLE_MODEL_CONTRASTS]
     return {name: {k: paired_values(left.values[k], right.values[k], k) for k in _shared_metrics(left, right)}
             for name, left, right in pairs if left is not None and right is not None}
 
@@ -272,11 +278,11 @@ def assemble_rows(
             diffs.update(replay_diffs)
         c_eff = effective_cutoff(r.knowledge_cutoff, r.release_date, r.cutoff_precision)
         if r.oracle:
-            tracks = {"all_origin": np.ones(len(grid.origins), dtype=bool)}
+            tracks = {ALL_ORIGIN_TRACK: np.ones(len(grid.origins), dtype=bool)}
             if forecast_strict(grid.strict_origin, c_eff):
-                tracks["forecast_strict"] = np.array([o == grid.strict_origin for o in grid.origins])
-            o_units = {c: v for c in ("O1", "O2", "O3") if (v := m.condition(c)) is not None}
-            a_units = {c: v for c in ("A1", "A3") if (v := m.condition(c)) is not None}
+                tracks[FORECAST_STRICT_TRACK] = np.array([o == grid.strict_origin for o in grid.origins])
+            o_units = {c: v for c in ORACLE_CONDITIONS if (v := m.condition(c)) is not None}
+            a_units = {c: v for c in (FIXED_FORECAST, EXPANDING_FORECAST) if (v := m.condition(c)) is not None}
             c, k = oracle_statistics(mid, o_units, a_units, baselines, _subsets(grid), tracks)
             stats["cells.csv"] += c
             stats["contrasts.csv"] += k

@@ -26,8 +26,8 @@ from rapgen.scores.interventions.core import ALL_SPLITS, SplitDraws, draws_from_
 from rapgen.scores.interventions.reliability import GAP_TRACK, ceiling_gaps, posterior_ceiling, revision_reliability, revision_section
 from rapgen.scores.interventions.tables import FOLDER, build_table, intervention_files
 from rapgen.scores.metrics import METRIC_NAMES
+from rapgen.scores.schema import CANONICAL_POLICY
 
-CANONICAL = "canonical"
 LABELS_SQL = 'SELECT field_id, arxiv_id, "primary" FROM assignments'
 PAPER_DATES_SQL = "SELECT arxiv_id, first_submitted FROM papers"
 
@@ -76,7 +76,7 @@ def _baseline(inputs: Any, c: int, name: str) -> np.ndarray:
 def grid_from_score_inputs(inputs: Any, diagnostics: Mapping, first_submitted: Mapping[str, date],
                            labels: Mapping[str, Mapping[str, int]]) -> Grid:
     """The episode grid of :mod:`assemble`, on the canonical policy and the scorer's draws."""
-    c = list(inputs.policies).index(CANONICAL)
+    c = list(inputs.policies).index(CANONICAL_POLICY)
     field_ids, origins = list(inputs.field_ids), tuple(inputs.origins)
     archive_origins = inputs.archive.origins
     draws: Mapping[str, SplitDraws] = draws_from_scorer(inputs.draws, field_ids, inputs.field_split, inputs.field_block, inputs.level)
@@ -92,7 +92,7 @@ def grid_from_score_inputs(inputs: Any, diagnostics: Mapping, first_submitted: M
 def reliability_additions(inputs: Any, diagnostics: Mapping, grid: Grid) -> dict:
     """``reliability.posterior`` and ``reliability.revision`` for dev, test and ``all``;
     ``reliability.ceiling_gap`` for dev and test (the leaderboard's splits)."""
-    c = list(inputs.policies).index(CANONICAL)
+    c = list(inputs.policies).index(CANONICAL_POLICY)
     draws = dict(grid.draws)
     fresh = split_draws(grid.field_ids, grid.field_split, grid.field_block, inputs.resamples, inputs.seed, inputs.level, with_all=True)
     draws[ALL_SPLITS] = fresh[ALL_SPLITS]

@@ -14,13 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rapgen.archive import ORACLE_CONDITIONS
 from rapgen.scores.interventions.core import Statistic, field_values, paired_values
+from rapgen.scores.schema import ORACLE_BASELINES, ORACLE_MODEL_CONTRASTS  # §2's contrasts, declared with the score files
 
-ORACLE_CONDITIONS: tuple[str, ...] = ("O1", "O2", "O3")
-ORACLE_TRACKS: tuple[str, ...] = ("all_origin", "forecast_strict")
-# §2 contrasts against the model's own Search conditions and between O conditions.
-ORACLE_MODEL_CONTRASTS: tuple[tuple[str, str], ...] = (("O1", "A1"), ("O2", "A3"), ("O3", "A3"), ("O3", "O2"))
-ORACLE_BASELINES: tuple[str, ...] = ("ewma", "recent")
 PANEL_TRACK = "panel"
 # INTERVENTIONS.md §3 lists adapt_6 as a panel's only revision metric, per condition only: the
 # paper's panel reports within-regime six-month transitions and defines no pooled revision contrast.

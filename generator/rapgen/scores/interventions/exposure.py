@@ -23,11 +23,13 @@ import numpy as np
 
 from rapgen.archive import add_months
 from rapgen.scores.interventions.core import Statistic, field_values
+from rapgen.scores.schema import CONTRASTS, ORACLE_CONTRASTS, STATE_CONTRASTS
 
 MASK_KINDS: tuple[str, ...] = ("forecast", "joint")
 STRATA: tuple[str, ...] = ("strict", "exposed", "difference")
-FORECAST_CONTRASTS: frozenset[str] = frozenset({"A1-A0", "A3-A1", "A0-ewma", "A1-ewma", "A3-ewma"})
-JOINT_CONTRASTS: frozenset[str] = frozenset({"A2-A1", "A4-A3"})
+# The leaderboard's contrasts (scores.schema) by the answers they involve: forecasts only, or a State answer.
+FORECAST_CONTRASTS: frozenset[str] = frozenset(CONTRASTS) - frozenset(STATE_CONTRASTS)  # A1-A0, A3-A1, Ak-ewma
+JOINT_CONTRASTS: frozenset[str] = frozenset(STATE_CONTRASTS)  # A2-A1, A4-A3
 
 
 def effective_cutoff(knowledge_cutoff: date | None, release_date: date | None, precision: str = "day") -> date | None:
@@ -100,7 +102,7 @@ def masks_of(rows: Sequence[MaskRow]) -> dict[str, np.ndarray]:
 def mask_kind(contrast: str) -> str:
     """``forecast`` for A1-A0, A3-A1, Ak-ewma and every O contrast; ``joint`` for
     anything involving a State answer (A2-A1, A4-A3 and every §1 replay contrast)."""
-    if contrast in FORECAST_CONTRASTS or contrast.startswith("O"):
+    if contrast in FORECAST_CONTRASTS or contrast in ORACLE_CONTRASTS:
         return "forecast"
     return "joint"
 

@@ -18,16 +18,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rapgen.archive import EXPANDING_FORECAST, EXPANDING_STATE
 from rapgen.scores.interventions.core import Statistic, field_values, paired_field_values
 from rapgen.scores.kernels import spearman
 from rapgen.scores.metrics import REGISTRY, UnitInputs, tv
+from rapgen.scores.schema import ALL_ORIGIN_TRACK
 
 CELLS: tuple[str, ...] = tuple(f"{x}->{y}:{b}" for b in ("all", "matched") for x in "FS" for y in "FS")
 CELL_METRICS: tuple[str, ...] = ("spearman", "tv", "jsd")
 FIDELITY_METRICS: tuple[str, ...] = ("spearman", "tv")
 ANALYSIS = "replay"
-TRACK = "all_origin"
-# (name, left, right); a cell name or "A3"/"A4" (the source units themselves).
+TRACK = ALL_ORIGIN_TRACK
+# (name, left, right); a cell name or A3/A4 (the source units themselves).
 CONTRASTS: tuple[tuple[str, str, str], ...] = tuple(
     (f"{name}:{b}", left.format(b=b), right.format(b=b))
     for b in ("all", "matched")
@@ -36,7 +38,7 @@ CONTRASTS: tuple[tuple[str, str, str], ...] = tuple(
         ("readout", "S->S:{b}", "S->F:{b}"),
         ("pipeline", "S->S:{b}", "F->F:{b}"),
     )
-) + (("native_shift_F", "F->F:all", "A3"), ("native_shift_S", "S->S:all", "A4"))
+) + (("native_shift_F", "F->F:all", EXPANDING_FORECAST), ("native_shift_S", "S->S:all", EXPANDING_STATE))
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ def readout_values(
 ) -> dict[str, dict[str, np.ndarray]]:
     """cell (and ``A3``/``A4``, the model's own source units) -> metric -> (F, O) unit values."""
     values = {name: unit_values(c.predictions, y) for name, c in cells.items()}
-    values["A3"], values["A4"] = unit_values(a3, y), unit_values(a4, y)
+    values[EXPANDING_FORECAST], values[EXPANDING_STATE] = unit_values(a3, y), unit_values(a4, y)
     return values
 
 

@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from rapgen.scores import PRIMARY, STATE_CONTRASTS, ColumnSpec, Interval, Section, Table, diagnostic_tables
+from rapgen.archive import TEST_SPLIT
+from rapgen.scores import BASELINE_CONDITION, PRIMARY, STATE_CONTRASTS, ColumnSpec, Interval, Section, Table, diagnostic_tables
 from rapgen.site import plots
 from rapgen.site.cells import METRIC_LABEL, Cell, DiagnosticSection, SimpleTable, count, num, records, split_order
 from rapgen.site.i18n import t, term, term_title
@@ -40,7 +41,7 @@ def _forest(table: SimpleTable, columns: tuple[ColumnSpec, ...]) -> str:
     labels = [keys.index(k) for k in ("entry", "condition") if k in keys] or [0]
     rows = table.rows
     if "split" in keys and keys.index("split") not in labels:
-        rows = [r for r in rows if r[keys.index("split")] in (None, "test")]
+        rows = [r for r in rows if r[keys.index("split")] in (None, TEST_SPLIT)]
     if not intervals or not 0 < len(rows) <= MAX_CHART_ROWS:
         return ""
     forest = [{"label": " · ".join(str(r[i]) for i in labels), "series": term(columns[i].label), "estimate": r[i].value,
@@ -148,7 +149,7 @@ def _against_ewma(out: ScoreOutputs) -> SimpleTable | None:
     pairs = out.pairs
     if pairs is None:
         return None
-    sel = pairs[(pairs["policy"] == PRIMARY.policy) & (pairs["track"] == PRIMARY.track) & (pairs["condition"] == "BASE")
+    sel = pairs[(pairs["policy"] == PRIMARY.policy) & (pairs["track"] == PRIMARY.track) & (pairs["condition"] == BASELINE_CONDITION)
                 & (pairs["metric"] == PRIMARY.metric) & ((pairs["entry_a"] == "ewma") | (pairs["entry_b"] == "ewma"))]
     rows = []
     for r in records(sel):

@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from rapgen.archive import (
+    CLOSED_FORECAST, EXPANDING_FORECAST, EXPANDING_STATE, FIXED_FORECAST, ORACLE_CONDITIONS, ORACLE_HISTORY, ORACLE_SEARCH,
+)
 from rapgen.scores import PRIMARY, STATE_CONTRASTS
 from rapgen.site import plots
 from rapgen.site.cells import SPLIT_LABEL, SPLITS, SimpleTable, num, records
@@ -29,15 +32,19 @@ I_CONTRASTS, I_CELLS, SIGNATURE, COUNTERFACTUAL, EXPOSURE = (
     "interventions/contrasts.csv", "interventions/cells.csv", "interventions/signature.csv",
     "interventions/option_counterfactual.csv", "interventions/exposure.csv")
 REPLAY_CONTRASTS = ("acquisition:matched", "readout:matched", "pipeline:matched")
-ORACLE_CONTRASTS = ("O1-ewma", "O2-ewma", "O3-ewma")
+EWMA_ORACLE_CONTRASTS = tuple(f"{c}-ewma" for c in ORACLE_CONDITIONS)  # Ok − EWMA
+REOPENED_SEARCH = f"{ORACLE_SEARCH}-{ORACLE_HISTORY}"  # O3 − O2, the effect of reopening Search
 SIGNATURE_SIDES = ("forecast", "state", "delta")
 STRATA = ("strict", "exposed", "difference")
 RESIDUAL = "direct_spearman_corrected"  # Figure 3 (d)'s middle series (F.3: "corrected residual Spearman")
 ALIGN_FUTURE = "align_future"
 # Strict vs exposed (Table 18, E.4–E.5): the retrieval gains, the gain over EWMA, State − Forecast, the replay
 # decomposition at both budgets and exact history with Search against EWMA; every mask, boundary-in included.
-EXPOSURE_CONTRASTS = ("A1-A0", "A3-A1", "A3-ewma", "A4-A3", "acquisition:all", "readout:all", "acquisition:matched",
-                      "readout:matched", "O3-ewma")
+EXPOSURE_CONTRASTS = (
+    f"{FIXED_FORECAST}-{CLOSED_FORECAST}", f"{EXPANDING_FORECAST}-{FIXED_FORECAST}", f"{EXPANDING_FORECAST}-ewma",
+    f"{EXPANDING_STATE}-{EXPANDING_FORECAST}", "acquisition:all", "readout:all", "acquisition:matched", "readout:matched",
+    f"{ORACLE_SEARCH}-ewma",
+)
 
 
 @dataclass
@@ -133,14 +140,14 @@ def _oracle(out: ScoreOutputs) -> Panel:
     frames = []
     contrasts = _analysis(out, "oracle")
     if contrasts is not None:
-        c = contrasts[(contrasts["track"] == PRIMARY.track) & contrasts["contrast"].isin((*ORACLE_CONTRASTS, "O3-O2"))]
+        c = contrasts[(contrasts["track"] == PRIMARY.track) & contrasts["contrast"].isin((*EWMA_ORACLE_CONTRASTS, REOPENED_SEARCH))]
         frames.append(c.assign(series=c["contrast"]))
     cells = _analysis(out, "oracle", I_CELLS, RESIDUAL)
     if cells is not None:
         c = cells[cells["track"] == PRIMARY.track]
         frames.append(c.assign(series=c["cell"].map(lambda k: t("fig3.d_residual", cell=k))))
     frame = pd.concat(frames, ignore_index=True) if frames else None
-    order = (*ORACLE_CONTRASTS, *(t("fig3.d_residual", cell=k) for k in ("O1", "O2", "O3")), "O3-O2")
+    order = (*EWMA_ORACLE_CONTRASTS, *(t("fig3.d_residual", cell=k) for k in ORACLE_CONDITIONS), REOPENED_SEARCH)
     return _fill(p, frame, "entry", "series", order, t("fig3.d_axis"), t("fig3.d_none"))
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from rapgen.archive import ModelInfo
-from rapgen.scores import BASELINE_CONDITION as BASE, PRIMARY, TRACKS
+from rapgen.scores import BASELINE_CONDITION as BASE, FORECAST_STRICT_TRACK, PRIMARY, TRACKS
 from rapgen.site import plots
 from rapgen.site.cells import (
     CONDITION_LABEL, LEADER_CONDITIONS, SPLIT_LABEL, SPLITS, TRACK_LABEL, Cell, LeaderPanel, LeaderRow, cell, count, index,
@@ -116,7 +116,7 @@ def build_leaderboard(models: list[ModelInfo], out: ScoreOutputs, page: str = "l
             mark_best([r.cells[BASE] for r in baselines], True)
             rows.sort(key=_order)
             baselines.sort(key=lambda r: (-(v if (v := r.cells[BASE].value) is not None else -math.inf), r.entry))
-            note = "" if rows else t("lb.strict_note" if track == "forecast_strict" else "lb.no_model")
+            note = "" if rows else t("lb.strict_note" if track == FORECAST_STRICT_TRACK else "lb.no_model")
             panels[split].append(LeaderPanel(split, track, f"leaderboard-{split}-{track.replace('_', '-')}", rows, baselines,
                                              _chart(rows, baselines, split, track), note))
     return panels

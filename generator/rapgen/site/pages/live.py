@@ -18,7 +18,7 @@ import pandas as pd
 from rapgen.archive import LiveStatus
 from rapgen.errors import SiteError
 from rapgen.scores import BASELINE_CONDITION as BASE, PRIMARY, LIVE_TRACK
-from rapgen.site.cells import LEADER_CONDITIONS, Cell, LeaderPanel, LeaderRow, mark_best, num, page_url, records
+from rapgen.site.cells import LEADER_CONDITIONS, SPLITS, Cell, LeaderPanel, LeaderRow, mark_best, num, page_url, records
 from rapgen.site.i18n import t
 from rapgen.site.pages.releases import headline_rows
 
@@ -114,7 +114,7 @@ def live_panels(archive: Any, out: Any, names: dict[str, str], page: str = "lead
     current = int(meta["number"])
     extras = LiveExtras(bool(meta.get("simulated")), _sealed(archive, current))
     panels = {}
-    for split in ("test", "dev"):
+    for split in SPLITS:  # test first
         baselines, n_live = _baselines(out.live, split)
         rows = _rows(out.live, split, n_live, names, page)
         panels[split] = LeaderPanel(split, LIVE_TRACK, f"leaderboard-{split}-live", rows, baselines if rows else [], "",

@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from rapgen.archive import ModelInfo, RapRelease
-from rapgen.scores import METRIC_NAMES, PRIMARY, TRACKS
+from rapgen.archive import TEST_SPLIT, ModelInfo, RapRelease
+from rapgen.scores import FORECAST_STRICT_TRACK, METRIC_NAMES, PRIMARY, TRACKS
 from rapgen.site import plots
 from rapgen.site.cells import (
     CONDITION_LABEL, CONTRAST_ORDER, HIGHER, LEADER_CONDITIONS, METRIC_LABEL, SPLIT_LABEL, SPLITS, TRACK_LABEL, Cell, ModelPage,
@@ -150,7 +150,7 @@ def _info(m: ModelInfo, conds: list[str], strict: bool) -> dict[str, Any]:
 
 def _strict_models(scores_json: dict) -> set[str]:
     """The models scores.json lists on the Forecast-Strict track."""
-    track = (scores_json.get("tracks") or {}).get("forecast_strict") or {}
+    track = (scores_json.get("tracks") or {}).get(FORECAST_STRICT_TRACK) or {}
     return {str(m) for m in track.get("models") or ()}
 
 
@@ -186,7 +186,7 @@ def build_model_pages(archive: RapRelease, out: ScoreOutputs, origins: list[str]
             _reasons(m.model_id, invalid),
             _search(evidence.get(m.model_id, []), replay_models.get(m.model_id), replay_note),
         ))
-        headline = idx.get((PRIMARY.track, "test", m.model_id, PRIMARY.condition, PRIMARY.metric))
+        headline = idx.get((PRIMARY.track, TEST_SPLIT, m.model_id, PRIMARY.condition, PRIMARY.metric))
         rows.append({"model_id": m.model_id, "name": m.display_name, "provider": m.provider, "proprietary": m.proprietary,
                      "reference_agent": info["reference_agent"], "cutoff": info["effective_cutoff"],
                      "url": page_url("models/index.md", path), "conditions": " ".join(conds),

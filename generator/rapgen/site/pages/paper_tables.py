@@ -18,6 +18,8 @@ from typing import Any
 
 import pandas as pd
 
+from rapgen.archive import CONDITIONS, EXPANDING_FORECAST, FIXED_FORECAST, ORACLE_CONDITIONS, ORACLE_HISTORY
+from rapgen.scores import ALL_ORIGIN_TRACK, FORECAST_STRICT_TRACK, ORACLE_CONTRASTS
 from rapgen.site.cells import METRIC_LABEL, SPLIT_LABEL, SPLITS, Cell, SimpleTable, count, num, records
 from rapgen.site.i18n import Labels, t, term
 from rapgen.site.inputs import ScoreOutputs
@@ -32,12 +34,12 @@ DISTANCES = ("spearman", "tv", "jsd")
 REPLAY_CELLS = ("F->F:all", "F->S:all", "S->F:all", "S->S:all", "F->F:matched", "F->S:matched", "S->F:matched", "S->S:matched")
 REPLAY_CONTRASTS = tuple(f"{c}:{b}" for b in ("all", "matched") for c in ("acquisition", "readout", "pipeline")) + (
     "native_shift_F", "native_shift_S")
-ORACLE_CELLS = ("O1", "O2", "O3")
-ORACLE_CONTRASTS = ("O1-ewma", "O2-ewma", "O3-ewma", "O1-recent", "O2-recent", "O3-recent", "O1-A1", "O2-A3", "O3-A3", "O3-O2")
+ORACLE_CELLS = ORACLE_CONDITIONS
 ORACLE_CELL_METRICS = ("spearman", "tv", "jsd", "tv_gain", "direct_spearman_corrected", "direct_cos_corrected",
                        "partial_residual_corrected", "adapt_6")
 ORACLE_CONTRAST_METRICS = ("spearman", "tv", "jsd", "tv_gain", "direct_spearman_corrected", "adapt_6")
-PANEL_CONTRASTS = ("A1:model-base", "A3:model-base", "pooled:model-base")
+PANEL_CONDITIONS = (FIXED_FORECAST, EXPANDING_FORECAST)  # the paper's panel (INTERVENTIONS.md §3)
+PANEL_CONTRASTS = (*(f"{c}:model-base" for c in PANEL_CONDITIONS), "pooled:model-base")
 PANEL_METRICS = ("spearman", "tv", "jsd", "partial_residual_corrected", "adapt_6", "pred_recent", "calls_per_unit")
 PANEL_CELL_METRICS = ("spearman", "pred_recent", "calls_per_unit")
 SIDE_METRICS = ("recent_share", "distinct", "duplicate_share", "sort_date", "bounded", "recent_bounded", "align_recent",
@@ -112,7 +114,7 @@ def _position(order: Sequence[str]) -> Callable[[Any], int]:
 
 
 # Row order of the secondary keys: the primary track, subset, regime and budget first.
-_RANK = {"all_origin": 0, "forecast_strict": 1, "all": 0, "change_rich": 1, "expanding": 0, "fixed": 1, "matched": 0}
+_RANK = {ALL_ORIGIN_TRACK: 0, FORECAST_STRICT_TRACK: 1, "all": 0, "change_rich": 1, "expanding": 0, "fixed": 1, "matched": 0}
 
 
 def _rank(v: Any) -> tuple[int, str]:
@@ -192,7 +194,8 @@ def _oracle(out: ScoreOutputs) -> Panel:
     cells, contrasts = _frame(out, CELLS), _frame(out, CONTRASTS)
     columns = [("ewma/spearman", t("pt.o_ewma")), ("cell/direct_spearman_corrected", t("pt.o_residual")),
                ("ewma/tv", t("pt.o_ewma_tv")), ("cell/tv_gain", metric_label("tv_gain")), ("cell/adapt_6", metric_label("adapt_6")),
-               ("recent/spearman", t("pt.o_recent")), ("natural/spearman", t("pt.o_natural")), ("O2/spearman", t("pt.o_search"))]
+               ("recent/spearman", t("pt.o_recent")), ("natural/spearman", t("pt.o_natural")),
+               (f"{ORACLE_HISTORY}/spearman", t("pt.o_search"))]
     wanted = {c for c, _ in columns}
 
     def column(r: dict) -> str | None:
@@ -200,7 +203,7 @@ def _oracle(out: ScoreOutputs) -> Panel:
             key = f"cell/{r['metric']}"
         else:
             left, _, right = str(r["contrast"]).partition("-")
-            key = f"{'natural' if right.startswith('A') else right}/{r['metric']}"
+            key = f"{'natural' if right in CONDITIONS else right}/{r['metric']}"
         return key if key in wanted else None
 
     def rows(split: str) -> list[dict]:
@@ -267,7 +270,7 @@ def model_tables(model_id: str, extra: dict, out: ScoreOutputs) -> dict[str, lis
                           BLOCK, valid),
             _model_matrix(contrasts, model_id, "oracle", "contrast", ORACLE_CONTRASTS, split, t("fig3.m_oracle"),
                           ORACLE_CONTRAST_METRICS, BLOCK),
-            _model_matrix(cells, model_id, "panel", "cell", tuple(f"{w}:{c}" for w in ("model", "base") for c in ("A1", "A3")),
+            _model_matrix(cells, model_id, "panel", "cell", tuple(f"{w}:{c}" for w in ("model", "base") for c in PANEL_CONDITIONS),
                           split, t("fig3.m_panel_cells"), PANEL_CELL_METRICS, BLOCK, ("n_valid", "n_invalid", "n_units")),
             _model_matrix(contrasts, model_id, "panel", "contrast", PANEL_CONTRASTS, split,
                           t("fig3.m_panel", base=extra.get("base_model", "")).rstrip(), PANEL_METRICS, BLOCK),

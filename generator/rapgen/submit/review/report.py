@@ -14,6 +14,7 @@ import re
 from collections import OrderedDict
 
 from rapgen import __version__
+from rapgen.archive import TEST_SPLIT
 from rapgen.scores import PRIMARY
 from rapgen.submit.review.result import SECTIONS, CheckResult, Problem, problem_order
 from rapgen.text import escape_markdown as md_text, escape_terminal, markdown_code as md_code
@@ -118,7 +119,7 @@ def _leaderboard_section(result: CheckResult) -> list[str]:
             return ["### Leaderboard", "", f"No headline rows ({headline}) were produced.", ""]
         return []
     out = [f"### Leaderboard in context ({headline})", ""]
-    for split in sorted({r["split"] for r in rows}, key=lambda s: (s != "test", s)):
+    for split in sorted({r["split"] for r in rows}, key=lambda s: (s != TEST_SPLIT, s)):
         out += _split_table(result, [r for r in rows if r["split"] == split], split)
     return out
 

@@ -24,7 +24,7 @@ import yaml
 
 from rapgen.archive import format_sums, sha256_bytes
 from rapgen.errors import UsageProblem
-from rapgen.io import staged_dir
+from rapgen.io import ARCHIVE_OUTPUT, guard_output_dir, staged_dir
 from rapgen.kinds.ideas.archive.adapter import ADAPTER
 from rapgen.kinds.ideas.archive.assignment import RULE, assign
 from rapgen.kinds.ideas.archive.check import (
@@ -210,7 +210,9 @@ def build_sample(root: str | Path, out: str | Path, *, force: bool = False) -> S
 
 
 def check_sample_folder(out: Path, force: bool) -> None:
-    """``out`` may be missing or empty; with ``force`` it may hold an Ideas archive (and nothing else)."""
+    """``out`` may be missing or empty; with ``force`` it may hold an Ideas archive (and nothing else); never
+    inside another archive's archive/ or one of the project's folders (the shared output rule)."""
+    guard_output_dir(out, ARCHIVE_OUTPUT)
     if out.exists() and not out.is_dir():
         raise UsageProblem(f"{out}: exists and is not a folder")
     held = sorted(p.name for p in out.iterdir()) if out.is_dir() else []

@@ -17,7 +17,7 @@ from rapgen.site import PageSpec, SiteSpec
 
 TEMPLATES = templates_dir() / "kinds" / "ideas"
 ASSETS = ("assets/javascripts/tablesort.min.js", "assets/javascripts/tablesort.number.min.js", "assets/javascripts/tables.js",
-          "assets/javascripts/alternate.js", "assets/stylesheets/rap.css")
+          "assets/javascripts/rap.js", "assets/javascripts/alternate.js", "assets/stylesheets/rap.css")  # rap.js marks a docs folder
 PAGES = (
     PageSpec("index.md", "pages/home.md.j2", p.home, "ideas.nav.home"),
     PageSpec("leaderboard.md", "pages/leaderboard.md.j2", p.leaderboard, "ideas.nav.leaderboard"),
@@ -37,4 +37,4 @@ def topic_pages(release: IdeasRelease, _scores_dir: Path) -> list[PageSpec]:
 
 SITE = SiteSpec(pages=PAGES, templates=str(TEMPLATES), catalogues=str(TEMPLATES), entity_pages=topic_pages, files=p.downloads,
                 assets=ASSETS, nav=tuple((page.nav_key, page.path) for page in PAGES if page.nav_key), not_in_nav=("/topics/*.md",),
-                name_key="ideas.site.name")
+                name_key="ideas.site.name", card=p.card)

@@ -222,6 +222,17 @@ def submit(release: IdeasRelease, scores_dir: Path) -> dict[str, Any]:
             "judges": list(a.judges)}
 
 
+def card(release: IdeasRelease, scores_dir: Path) -> dict[str, Any] | None:
+    """The leader a portal shows: the headline cell's (IDEAS.md §6), in the current language."""
+    s = scores_of(release, scores_dir)
+    leader = _leader(release, s)
+    if leader is None:
+        return None
+    st = leader["stat"]
+    return {"name": f"{leader['name']} · {leader['condition']}", "value": st.value, "ci_low": st.ci_low, "ci_high": st.ci_high,
+            "cell": _common(release, s)["primary_label"]}
+
+
 def downloads(release: IdeasRelease, scores_dir: Path) -> dict[str, bytes]:
     """The score files offered for download, verbatim."""
     scores_of(release, scores_dir)  # the folder belongs to the release shown

@@ -41,5 +41,4 @@ def entity_pages(release: InspireRelease, scores_dir: Path) -> list[PageSpec]:
 
 SITE = SiteSpec(pages=PAGES, templates=str(TEMPLATES), catalogues=str(TEMPLATES), entity_pages=entity_pages, files=p.downloads,
                 assets=ASSETS, nav=tuple((page.nav_key, page.path) for page in PAGES if page.nav_key),
-                not_in_nav=("/targets/*.md", "/models/*.md"), name_key="inspire.site.name")
-card = p.card  # the portal card (name, value, interval, headline cell) for the multi-benchmark site
+                not_in_nav=("/targets/*.md", "/models/*.md"), name_key="inspire.site.name", card=p.card)
