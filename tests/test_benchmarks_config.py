@@ -31,7 +31,7 @@ kind = "ideas"
 [[benchmark]]
 slug = "inspire"
 root = "benchmarks/inspire"
-kind = "inspire"
+kind = "not-installed"
 """
 
 
@@ -75,10 +75,10 @@ def test_benchmark_selects_a_root_and_the_default_needs_no_option(site):
 
 @pytest.mark.parametrize("args, message", [
     (("verify", "--benchmark", "inspire"),
-     "Error: benchmark 'inspire' is of kind 'inspire', which this rapgen does not have (installed kinds: "),
+     "Error: benchmark 'inspire' is of kind 'not-installed', which this rapgen does not have (installed kinds: "),
     (("verify", "--benchmark", "nope"), "Error: --benchmark 'nope': rapgen.toml lists no such benchmark (listed: ideas, inspire)"),
     (("verify", "--benchmark", "ideas", "--root", "ideas-root"), "Error: give --root or --benchmark, not both"),
-    (("score", "--benchmark", "inspire", "--out", "out"), "Error: benchmark 'inspire' is of kind 'inspire'"),
+    (("score", "--benchmark", "inspire", "--out", "out"), "Error: benchmark 'inspire' is of kind 'not-installed'"),
     (("submit", "check", "--benchmark", "nope", "some-model"), "Error: --benchmark 'nope': rapgen.toml lists no such benchmark"),
     (("submit", "check", "--benchmark", "ideas", "ideas-root/archive/models/recent-titles"),
      "Error: ideas-root: the submission check reads RAP archives only in this rapgen; this root is of kind 'ideas'"),

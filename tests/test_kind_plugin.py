@@ -58,6 +58,7 @@ def test_the_registry_finds_rap_and_refuses_a_second_name_or_format():
     shipped = registry()
     assert list(shipped) == sorted(shipped) and {"ideas", "rap"} <= set(shipped)  # name order; other kinds may be installed
     assert shipped.for_format("rap-archive").name == "rap" and shipped.for_format("ideas-archive").name == "ideas"
+    assert shipped.for_format("inspire-archive").name == "inspire"
     with pytest.raises(RapgenError, match="two benchmark kinds are named 'toy'"):
         shipped.plus(toy_kind.KIND, toy_kind.KIND)
     from dataclasses import replace

@@ -15,6 +15,12 @@ from rapgen.site.inputs import ScoreOutputs, load_score_outputs
 from rapgen.site.portal import PortalPart, compose_portal, write_redirects
 from rapgen.site.render import RenderResult, render_docs, render_release
 from rapgen.site.spec import PageSpec, SiteSpec
+# a kind's own figures: the one embedding, the palette, label escaping, rounding and the local plotly.js
+from rapgen.site.escape import chart_text
+from rapgen.site.filters import chart_value
+from rapgen.site.plots import PALETTE, embed
+from rapgen.site.render import plotly_js_path
 
 __all__ = ["LANGUAGES", "BuildResult", "PageSpec", "RenderResult", "SiteSpec", "ScoreOutputs", "build_site", "check_site_dir", "check_url", "load_score_outputs",
            "render_docs", "render_release", "t", "NavPlan", "PortalPart", "compose_portal", "write_redirects"]
+__all__ += ["PALETTE", "chart_text", "chart_value", "embed", "plotly_js_path"]

@@ -316,6 +316,7 @@ def _render_languages(spec: SiteSpec, release: Release, scores_dir: Path, docs_d
     files = dict(spec.files(release, scores_dir)) if spec.files else {}
 
     def fill(tmp: Path) -> None:
+        _write(tmp, DOCS_OUTPUT.markers[1], "Rendered by rapgen; rendering again replaces this folder.\n")  # mkdocs skips dotfiles
         for rel, text in pages.items():
             _write(tmp, rel, text)
         for rel, data in sorted(files.items()):
