@@ -1,8 +1,8 @@
 """One site, several benchmarks (KINDS.md §8): ``rapgen build --all`` on the repository's rapgen.toml.
 
 The portal at / (a card per benchmark: kind, unit, latest release, leader with its interval),
-RAP under /rap/ and Ideas under /ideas/, both languages, one strict mkdocs build; Inspire, whose
-kind is not installed, is left out with a note; every page of RAP's old site has a stub at its old
+RAP under /rap/, Inspire under /inspire/ and Ideas under /ideas/, both languages, one strict mkdocs
+build; every page of RAP's old site has a stub at its old
 address; no serious or critical axe finding on the new pages.
 """
 
@@ -17,7 +17,6 @@ import pytest
 from click.testing import CliRunner
 
 from rapgen.cli import cli
-from rapgen.kinds import registry
 from rapgen.site.filters import fmt_score
 
 REPO = Path(__file__).resolve().parent.parent
@@ -43,15 +42,14 @@ def _html(base: Path, path: str) -> str:
 
 def test_one_build_holds_the_portal_and_each_benchmark(portal):
     base, result = portal
-    if "inspire" not in registry():
-        assert "skipped benchmark 'inspire': its kind 'inspire' is not installed" in result.stderr
-    assert re.search(r"Built \d+ pages of 2 benchmarks \(rap, ideas\) and \d+ redirect stubs", result.stdout), result.stdout
+    assert re.search(r"Built \d+ pages of 3 benchmarks \(rap, inspire, ideas\) and \d+ redirect stubs", result.stdout), result.stdout
     for lang in ("", "zh/"):
-        for page in ("", "rap/", "rap/leaderboard/", "rap/fields/", "ideas/", "ideas/leaderboard/", "ideas/topics/rag/"):
+        for page in ("", "rap/", "rap/leaderboard/", "rap/fields/", "inspire/", "inspire/leaderboard/", "ideas/", "ideas/leaderboard/",
+                     "ideas/topics/rag/"):
             assert (base / "site" / lang / page / "index.html").is_file(), lang + page
     home = _html(base, "")
     tabs = re.findall(r'class="md-tabs__link[^"]*"[^>]*>\s*([^<]+?)\s*<', home)
-    assert tabs == ["Home", "RAP", "Ideas", "Submit"], tabs
+    assert tabs == ["Home", "RAP", "Inspire", "Ideas", "Submit"], tabs
     assert "首页" in _html(base, "zh/") and "rap-synthetic" in home
     # each benchmark's scores are its own, in build/<slug>/scores/
     assert (base / "work" / "rap" / "scores" / "leaderboard.csv").is_file()
@@ -68,7 +66,7 @@ def test_the_cards_show_each_benchmarks_own_leader(portal):
                == ("all_origin", "test", "canonical", "model", "A3", "spearman")]
     best = max(rap, key=lambda r: float(r["estimate"]))
     assert f"{fmt_score(float(best['estimate']))} [{fmt_score(float(best['ci_low']))}, {fmt_score(float(best['ci_high']))}]" in home
-    assert home.count("Latest release") == 2 and "Open RAP" in home and "Open Ideas" in home
+    assert home.count("Latest release") == 3 and all(f"Open {b}" in home for b in ("RAP", "Inspire", "Ideas"))
 
 
 def test_raps_old_addresses_redirect(portal):

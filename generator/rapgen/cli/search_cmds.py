@@ -143,7 +143,7 @@ def replay(jobs, out_dir, models, cache_dir, root, as_json, debug):
     kinds = benchmark_kinds()
     named = _kind_named(root, kinds)
     if named is not None and named.replay is None:
-        rap_only(root, "rapgen replay")  # a kind without Search: stop at once, naming it
+        rap_only(root, "rapgen replay")  # a kind without Search: stop at once, naming it (RAP and Inspire replay)
     if out_dir is not None:
         from rapgen.io import SCORES_OUTPUT, guard_output_dir
 
