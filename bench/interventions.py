@@ -7,13 +7,18 @@ month-precision cut-off (so exposure rows exist), 10,000 bootstrap resamples.
 Reports the rows made, the time of ``assemble_rows`` and of the CSV bytes,
 and the peak resident memory.
 
-    python bench/interventions.py                 # 278 fields, 4 models
-    python bench/interventions.py --fields 60 --models 1
+    python bench/interventions.py                 # 278 fields, 4 models, against beabbaa
+    python bench/interventions.py --fields 60 --models 1 --reference none
+
+The same inputs (same seed) are timed with this checkout and with ``--reference`` (a
+revision or source tree; default beabbaa), each in its own process, alternately
+(``--repeat`` times each), and the ratio is printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import resource
 import time
 from datetime import date, timedelta
@@ -55,7 +60,13 @@ def main() -> None:
     parser.add_argument("--fields", type=int, default=278)
     parser.add_argument("--models", type=int, default=4)
     parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--reference", default="beabbaa", help="revision or source tree to time against ('none': skip)")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if not args.one:
+        compare(args)
+        return
     rng = np.random.default_rng(0)
     F, O = args.fields, 5
     fields = [f"f{i:03d}" for i in range(F)]
@@ -79,6 +90,35 @@ def main() -> None:
     print(f"{F} fields x {O} origins, {args.models} models, {args.resamples} resamples: "
           f"{sum(len(v) for v in rows.values())} rows ({size / 1e6:.1f} MB CSV); "
           f"assemble {middle - start:.1f} s, CSV {end - middle:.1f} s; peak RSS {peak:.0f} MiB")
+    print(f"ASSEMBLE {middle - start:.6f} {hashlib.sha256(b''.join(files[k] for k in sorted(files))).hexdigest()}")
+
+
+def compare(args) -> None:
+    """Run the measurement in this checkout and in the reference, alternately, each in its own process."""
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from reference import REPO, load, ratio, run_tree, source_tree
+
+    one = [__file__, "--one", "--fields", str(args.fields), "--models", str(args.models), "--resamples", str(args.resamples)]
+    with tempfile.TemporaryDirectory(prefix="rapgen-bench-interventions-") as tmp:
+        trees = {"this checkout": REPO}
+        if args.reference != "none":
+            trees["reference"] = source_tree(args.reference, Path(tmp))
+        best: dict[str, tuple[float, str]] = {}
+        for i in range(args.repeat):
+            for name in (list(trees) if i % 2 == 0 else list(reversed(trees))):
+                run = run_tree(trees[name], one)
+                seconds, digest = run.stdout.split("ASSEMBLE ")[1].split()
+                print(f"{name:14s} {run.stdout.splitlines()[0]} (load {run.load:.1f})", flush=True)
+                if name not in best or float(seconds) < best[name][0]:
+                    best[name] = (float(seconds), digest)
+    if "reference" in best:
+        (mine, mine_digest), (ref, ref_digest) = best["this checkout"], best["reference"]
+        same = "the same CSV bytes" if mine_digest == ref_digest else "DIFFERENT CSV bytes"
+        print(f"assemble_rows: {mine:.1f} s against {ref:.1f} s: ratio {ratio(mine, ref)} ({same}; load {load():.1f})")
 
 
 if __name__ == "__main__":

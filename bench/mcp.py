@@ -3,8 +3,8 @@
 Usage:
     python bench/mcp.py [--root DIR] [--cache-dir DIR] [--field F] [--origin T] [--condition C] [--cli-calls N]
 
-DIR is a full-scale archive (default /work/baseline/synth-full, made by
-``rapgen synth --scale full``). Figures printed (all measured in this run, on
+DIR is a full-scale archive (default: one written by ``rapgen synth --scale full``
+into --cache-dir on the first run). Figures printed (all measured in this run, on
 the same unit and the same calls):
 
   * the shard index: built once into --cache-dir if it is cold (timed), then warm for everything below;
@@ -129,13 +129,19 @@ def bench_cli(root: Path, cache: Path, unit: tuple[str, str, str], regime: str, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", type=Path, default=Path("/work/baseline/synth-full"))
+    parser.add_argument("--root", type=Path, default=None, help="full-scale archive (default: rapgen synth --scale full into --cache-dir)")
     parser.add_argument("--cache-dir", type=Path, default=Path(tempfile.gettempdir()) / "rapgen-bench-mcp-cache")
     parser.add_argument("--field", default=None, help="default: the archive's first field")
     parser.add_argument("--origin", default=None, help="default: the archive's last origin")
     parser.add_argument("--condition", default="A3", choices=["A1", "A2", "A3", "A4"])
     parser.add_argument("--cli-calls", type=int, default=5)
     opts = parser.parse_args()
+    if opts.root is None:
+        opts.root = opts.cache_dir / "synth-full"
+        if not (opts.root / "SHA256SUMS").is_file():
+            print(f"writing a full-scale archive into {opts.root} (rapgen synth --scale full, a few minutes) …", flush=True)
+            subprocess.run([sys.executable, "-m", "rapgen", "synth", "--scale", "full", "--out", str(opts.root)], check=True,
+                           stdout=subprocess.DEVNULL)
 
     from rapgen.archive import Archive
     from rapgen.search import Backend

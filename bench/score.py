@@ -84,10 +84,11 @@ def phase_ours(root: Path, out: Path, resamples: int | None, with_diagnostics: b
             "diagnostics_maxrss_kib": c2.ru_maxrss}
 
 
-def phase_reference(root: Path, out: Path, resamples: int | None) -> dict:
+def phase_reference(root: Path, out: Path, resamples: int | None, scores: Path) -> dict:
+    tracks = json.loads((scores / "scores.json").read_text())["tracks"]
     start = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
-    rows = reference_scores(root, resamples)
+    rows = reference_scores(root, resamples, tracks)
     wall = time.perf_counter() - t0
     out.write_text(json.dumps(rows))
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -193,10 +194,14 @@ def ref_counts(archive) -> dict:
     return counts
 
 
-def ref_entries(archive) -> tuple[list, dict]:
-    """Entries (name, kind, condition, cutoff) and every model unit's weights (None if invalid)."""
+def ref_entries(archive, tracks: dict) -> tuple[list, dict]:
+    """Entries (name, kind, condition, cutoff) of the models taking part in All-Origin and every
+    unit's weights (None if invalid). A panel model (scored on its own cells, never on the
+    leaderboard) and a partial one take no part: ``tracks`` is scores.json's."""
     preds, entries = {}, []
     for info in archive.models:
+        if info.model_id not in tracks["all_origin"]["models"]:
+            continue
         units = archive.predictions(info.model_id)
         for u in units:
             preds[(info.model_id, u.condition, u.field_id, u.origin)] = list(u.weights) if u.valid else None
@@ -206,7 +211,7 @@ def ref_entries(archive) -> tuple[list, dict]:
     return entries, preds
 
 
-def ref_units(archive, counts: dict, entries: list, preds: dict) -> dict:
+def ref_units(archive, counts: dict, entries: list, preds: dict, origins: list) -> dict:
     """(policy, entry, kind, cond, field, origin) -> {metric: value}, one unit at a time."""
     from rapgen.archive import add_months
 
@@ -222,7 +227,7 @@ def ref_units(archive, counts: dict, entries: list, preds: dict) -> dict:
     unit = {}
     for policy in POLICIES:
         for f in archive.fields:
-            for o in archive.origins.origins:
+            for o in origins:
                 y = comp(policy, f.field_id, o)
                 x = comp(policy, f.field_id, add_months(o, -wm))
                 hs = [comp(policy, f.field_id, add_months(o, -wm * k)) for k in (3, 2, 1)]
@@ -241,10 +246,13 @@ def ref_units(archive, counts: dict, entries: list, preds: dict) -> dict:
     return unit
 
 
-def ref_statistics(archive, unit: dict, entries: list) -> dict:
-    """Statistic key -> {field_id: field score} for every leaderboard row and contrast."""
-    og = archive.origins
+def ref_statistics(archive, unit: dict, entries: list, tracks: dict) -> dict:
+    """Statistic key -> {field_id: field score} for every leaderboard row and contrast; each
+    track's origins and models as scores.json lists them (a release history scores the
+    latest release's resolved origins; Forecast-Strict takes the models whose effective
+    cut-off is before its origin)."""
     fields = archive.fields
+    origins = {t: [date.fromisoformat(o) for o in tracks[t]["origins"]] for t in ("all_origin", "forecast_strict")}
 
     def field_score(policy, name, kind, cond, fid, track_origins, metric, other=None):
         vals = []
@@ -257,9 +265,9 @@ def ref_statistics(archive, unit: dict, entries: list) -> dict:
         return sum(vals) / len(vals) if vals else None
 
     stats = {}
-    for track, t_origins in {"all_origin": list(og.origins), "forecast_strict": [og.strict_origin]}.items():
+    for track, t_origins in origins.items():
         for name, kind, cond, cutoff in entries:
-            if track == "forecast_strict" and kind == "model" and not (cutoff is not None and cutoff < og.strict_origin):
+            if kind == "model" and name not in tracks[track]["models"]:
                 continue
             for policy in POLICIES:
                 for metric in _metrics_of(cond):
@@ -308,15 +316,17 @@ def ref_interval(C: np.ndarray, units: list, defined: list, unit_key, q: tuple[f
     return [float(lo), float(hi)]
 
 
-def reference_scores(root: Path, resamples: int | None) -> dict:
-    """Every leaderboard and contrast estimate/interval, one unit at a time."""
+def reference_scores(root: Path, resamples: int | None, tracks: dict) -> dict:
+    """Every leaderboard and contrast estimate/interval, one unit at a time (``tracks``:
+    the participation scores.json states; every number is recomputed here)."""
     from rapgen.archive import Archive
 
     archive = Archive(root)
     boot = archive.ledger["bootstrap"]
     R, seed, level = resamples or boot["resamples"], boot["seed"], boot["level"]
-    entries, preds = ref_entries(archive)
-    stats = ref_statistics(archive, ref_units(archive, ref_counts(archive), entries, preds), entries)
+    entries, preds = ref_entries(archive, tracks)
+    units = ref_units(archive, ref_counts(archive), entries, preds, [date.fromisoformat(o) for o in tracks["all_origin"]["origins"]])
+    stats = ref_statistics(archive, units, entries, tracks)
     q = (100 * (1 - level) / 2, 100 * (1 + level) / 2)
     out = {}
     for split in sorted({f.split for f in archive.fields}):
@@ -381,6 +391,7 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default: the ledger's)")
     parser.add_argument("--phase", choices=["ours", "reference"], help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--scores", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--load-average", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--skip-reference", action="store_true", help="time the scorer only")
     parser.add_argument("--diagnostics", action="store_true", help="also time the §6 diagnostics (separately)")
@@ -390,7 +401,7 @@ def main() -> None:
         print(json.dumps(phase_ours(args.archive, args.out, args.resamples, args.diagnostics)))
         return
     if args.phase == "reference":
-        print(json.dumps(phase_reference(args.archive, args.out, args.resamples)))
+        print(json.dumps(phase_reference(args.archive, args.out, args.resamples, args.scores)))
         return
 
     with tempfile.TemporaryDirectory(prefix="rapgen-bench-score-") as tmp:
@@ -400,7 +411,8 @@ def main() -> None:
         res += ["--diagnostics"] if args.diagnostics else []
 
         def run(phase: str, out: Path) -> dict:
-            proc = subprocess.run([sys.executable, __file__, "--phase", phase, "--archive", str(root), "--out", str(out), *res],
+            proc = subprocess.run([sys.executable, __file__, "--phase", phase, "--archive", str(root), "--out", str(out),
+                                   "--scores", str(work / "scores"), *res],
                                   capture_output=True, text=True)
             if proc.returncode != 0:
                 raise SystemExit(f"{phase} failed:\n{proc.stderr}")

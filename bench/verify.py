@@ -13,6 +13,12 @@ throughput and the ratios, then the peak memory of verifying a single 1 GiB
 file versus a 16 MiB one (flat memory means the 1 GiB peak is no larger).
 
     python bench/verify.py [--size-gib 1.0] [--repeat 3] [--keep DIR]
+    python bench/verify.py --archive DIR [--reference beabbaa] [--repeat 3]
+
+With ``--archive`` (a full-scale archive, e.g. from ``rapgen synth --scale full``) it
+instead times the whole ``rapgen verify`` (every invariant, the history, the intervention
+records, the Search validator) of this checkout against the reference revision on that
+archive, alternately in one run, each warmed once, and prints the ratio.
 """
 
 from __future__ import annotations
@@ -135,13 +141,41 @@ def bench_memory(workdir: Path) -> None:
           f"(difference {(peaks['1 GiB'] - peaks['16 MiB']) / 1024:+.1f} MiB)")
 
 
+def bench_full_verify(archive: Path, reference: str, repeat: int) -> None:
+    """``rapgen verify`` of ``archive`` by this checkout and by ``reference``, alternately."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from reference import ratio, run_tree, source_tree
+
+    with tempfile.TemporaryDirectory(prefix="rapgen-bench-verify-") as tmp:
+        trees = {"this checkout": REPO, "reference": source_tree(reference, Path(tmp))}
+        cmd = ["-m", "rapgen", "verify", "--root", str(archive)]
+        for tree in trees.values():
+            run_tree(tree, cmd)  # warm the page cache
+        runs: dict[str, list] = {name: [] for name in trees}
+        for i in range(repeat):
+            for name in (trees if i % 2 == 0 else reversed(list(trees))):
+                run = run_tree(trees[name], cmd)
+                runs[name].append(run)
+                print(f"  run {i + 1} {name:14s} {run.wall:6.2f} s wall, {run.cpu:6.2f} s CPU, peak {run.peak_kib / 2**20:.2f} GiB "
+                      f"(load {run.load:.1f})", flush=True)
+    best = {name: (min(r.wall for r in rs), min(r.cpu for r in rs), min(r.peak_kib for r in rs)) for name, rs in runs.items()}
+    (mw, mc, mp), (rw, rc, rp) = best["this checkout"], best["reference"]
+    print(f"rapgen verify of {archive} (best of {repeat}): this checkout {mw:.2f} s wall / {mc:.2f} s CPU / {mp / 2**20:.2f} GiB, "
+          f"{reference} {rw:.2f} s / {rc:.2f} s / {rp / 2**20:.2f} GiB; ratio {ratio(mw, rw)} wall, {ratio(mc, rc)} CPU")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size-gib", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="reuse/keep the generated archive in this folder")
+    parser.add_argument("--archive", type=Path, help="time the full verification of this archive against --reference")
+    parser.add_argument("--reference", default="beabbaa", help="revision or source tree for --archive (default beabbaa)")
     args = parser.parse_args()
-    print(f"cores: {os.cpu_count()}")
+    print(f"cores: {os.cpu_count()}, load {os.getloadavg()[0]:.1f}")
+    if args.archive:
+        bench_full_verify(args.archive, args.reference, args.repeat)
+        return
     if (REPO / "SHA256SUMS").exists():
         bench_archive("committed sample archive", REPO, args.repeat, invariants=False)
     workdir = Path(tempfile.mkdtemp(prefix="rapgen-bench-verify-"))

@@ -257,3 +257,16 @@ def test_month_precision_cutoff_is_the_forecast_strict_bound(_tiny_template):
     units = read_model_units(archive, fields, tuple(archive.origins.origins), frozenset({"model-b"}), {"model-a": date(2024, 6, 30)})
     assert {e.entry for e in units.entries} == {"model-a"}
     assert {e.cutoff for e in units.entries} == {date(2024, 6, 30)}
+
+
+def test_counting_rules_from_model_json_match_the_records(archive_root):
+    # releases.csv's blocks before an errata count with the rules read from model.json alone: the
+    # panel model and its month-precision c_eff must come out as the parsed records give them.
+    from rapgen.scores.interventions.sources import counting_rules, effective_cutoffs, model_records, panel_models
+    from rapgen.search import validate_call
+
+    release = open_verified(archive_root, validate_call=validate_call).release()
+    records = model_records(release)
+    panels, cutoffs = counting_rules(release)
+    assert (panels, cutoffs) == (panel_models(records), effective_cutoffs(records))
+    assert panels == {"model-t"} and list(cutoffs) == ["model-t"]

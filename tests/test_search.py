@@ -180,3 +180,20 @@ def test_results_are_identical_across_rebuilds():
             assert run(a, q, sort) == run(b, q, sort)
     for name in ("title", "abstract"):
         assert np.array_equal(a.index.docs[name], b.index.docs[name])
+
+
+def test_variants_share_answers_only_when_bounds_filter_nothing():
+    # A bound at or beyond the shard's own filters nothing and shares the unbounded answer;
+    # a bound one day inside the shard must not.
+    papers = [(f"2401.{i:05d}", f"graph {'neural ' * (i % 3)}", "graph methods", date(2024, 1, 1 + i)) for i in range(12)]
+    lo, hi = date(2024, 1, 3), date(2024, 1, 11)
+    shard = make_shard(papers, lo, hi)
+    variants = [{"query": "graph neural", "sort": s, "date_from": f, "date_to": t}
+                for s in ("relevance", "date")
+                for f, t in ((None, None), ("2024-01-01", "2024-02-01"), (lo.isoformat(), hi.isoformat()),
+                             ("2024-01-04", None), (None, "2024-01-10"))]
+    together = shard.search_variants(variants, top_k=3, k1=K1, b=B)
+    alone = [make_shard(papers, lo, hi).search(v, top_k=3, k1=K1, b=B) for v in variants]
+    assert together == alone
+    assert together[0] == together[1] == together[2] and together[5] == together[6] == together[7]
+    assert together[3].total_hits == 7 and together[4].total_hits == 7 and together[0].total_hits == 8

@@ -103,15 +103,20 @@ def test_build_rejects_bad_resamples(tmp_path):
     assert result.exit_code == 2
 
 
-def test_strict_mkdocs_failure_is_a_site_error_with_the_log_tail(tmp_path):
+def _broken_link_build(tmp_path, page_name: str, line: str) -> str:
+    """The SiteError message of building the site archive's pages with ``line`` added to one page."""
     root = make_site_archive(tmp_path / "repo")
     scores = make_score_outputs(tmp_path / "scores", Archive(root).manifest_sha256)
     rendered = render_docs(open_release(root), scores, tmp_path / "work" / "docs")
-    page = rendered.docs_dir / "submit.md"
-    page.write_text(page.read_text() + "\nSee [nowhere](no-such-page.md).\n")
+    page = rendered.docs_dir / page_name
+    page.write_text(page.read_text() + line)
     with pytest.raises(SiteError) as info:
         build_site(rendered.docs_dir, tmp_path / "site", synthetic=True, manifest_sha256="0" * 64)
-    message = str(info.value)
+    return str(info.value)
+
+
+def test_strict_mkdocs_failure_is_a_site_error_with_the_log_tail(tmp_path):
+    message = _broken_link_build(tmp_path, "submit.md", "\nSee [nowhere](no-such-page.md).\n")
     assert "mkdocs build --strict failed" in message and "no-such-page.md" in message
 
 
@@ -238,3 +243,40 @@ def test_a_build_parses_each_archive_document_once(tmp_path, monkeypatch):
     assert ("parse_predictions", "archive/models/model-a/predictions.jsonl") in calls
     assert ("parse_traces", "archive/models/model-a/traces.jsonl") in calls
     assert {k: n for k, n in calls.items() if n != 1} == {}
+
+
+def test_the_second_language_built_beside_the_first_gives_the_serial_build_byte_for_byte(tmp_path):
+    """templates/hooks/parallel_languages.py forks the Chinese build; without it the i18n
+    plugin builds the languages one after the other: every file must be the same."""
+    import filecmp
+    import shutil
+
+    from rapgen.resources import mkdocs_base_config
+    from rapgen.site.build import run_mkdocs, write_config
+
+    root = make_site_archive(tmp_path / "repo")
+    scores = make_score_outputs(tmp_path / "scores", Archive(root).manifest_sha256)
+    rendered = render_docs(open_release(root), scores, tmp_path / "work" / "docs")
+    serial = tmp_path / "templates"
+    shutil.copytree(mkdocs_base_config().parent, serial)
+    base = serial / "mkdocs.base.yml"
+    text = base.read_text(encoding="utf-8")
+    assert "hooks/parallel_languages.py" in text
+    base.write_text(text.replace("  - hooks/parallel_languages.py", "#  - hooks/parallel_languages.py"), encoding="utf-8")
+    sites = {}
+    for name, config_base in (("parallel", None), ("serial", base)):
+        sites[name] = tmp_path / f"site-{name}"
+        config = write_config(rendered.docs_dir, sites[name], synthetic=True, manifest_sha256="0" * 64, archive_name="x",
+                              base_config=config_base)
+        run_mkdocs(config)
+    files = {name: sorted(p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()) for name, site in sites.items()}
+    assert files["parallel"] == files["serial"] and "zh/404.html" in files["serial"] and "search/search_index.json" in files["serial"]
+    _, differ, errors = filecmp.cmpfiles(sites["serial"], sites["parallel"], files["serial"], shallow=False)
+    assert differ == [] and errors == []
+    assert not list(tmp_path.glob(".rapgen-lang-*"))  # the second language's folder is gone
+
+
+def test_a_failure_in_the_second_language_fails_the_build(tmp_path):
+    message = _broken_link_build(tmp_path, "submit.zh.md", "\n见 [无处](no-such-page.md)。\n")
+    assert "mkdocs build --strict failed" in message and "no-such-page.md" in message  # the Chinese build's warning
+    assert not list(tmp_path.glob(".rapgen-lang-*"))

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from rapgen.archive.calendar import history_windows
 from rapgen.archive.records import SLOTS, TraceCall
 
@@ -34,10 +36,14 @@ class PaperText(NamedTuple):
     abstract: str
 
 
+# What json.dumps(obj, ensure_ascii=False, separators=(",", ":")) builds on every call, built once.
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def canonical_json(obj: Any) -> bytes:
     """UTF-8 of ``json.dumps(obj, ensure_ascii=False, separators=(",", ":"))``:
     only ``"``, ``\\`` and U+0000–U+001F are escaped."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return _CANONICAL.encode(obj).encode("utf-8")
 
 
 def canonical_hash(obj: Any) -> str:
@@ -90,6 +96,52 @@ def evidence_sha256(calls: Iterable[TraceCall], papers: Mapping[str, PaperText],
     return canonical_hash(build_evidence(calls, papers, malformed, budget))
 
 
+class EvidenceHasher:
+    """``evidence_sha256`` of many units' kept calls, each call's JSON made once.
+
+    The canonical JSON of a list is ``[`` + its items' canonical JSON joined by ``,`` + ``]``,
+    and of an object its members in order, so the digest of any prefix of a unit's calls is
+    the hash of cached pieces: the same bytes :func:`build_evidence` gives to
+    :func:`canonical_hash`. A missing paper raises KeyError, as there.
+    """
+
+    def __init__(self, papers: Mapping[str, PaperText], malformed: Callable[[TraceCall], bool]):
+        self.papers, self.malformed = papers, malformed
+        self._paper: dict[str, bytes] = {}
+        self._call: dict[int, bytes] = {}  # id(call) -> its evidence item's JSON
+        self._held: list[TraceCall] = []  # keeps those ids alive
+
+    def _paper_json(self, pid: str) -> bytes:
+        out = self._paper.get(pid)
+        if out is None:
+            text = self.papers[pid]
+            out = self._paper[pid] = canonical_json({"arxiv_id": pid, "first_submitted": text.first_submitted,
+                                                     "title": text.title, "abstract": text.abstract})
+        return out
+
+    def item(self, call: TraceCall) -> bytes:
+        """The canonical JSON of ``call``'s evidence object."""
+        out = self._call.get(id(call))
+        if out is not None:
+            return out
+        head: dict[str, Any] = {"call_index": call.call_index, **call_arguments(call)}
+        if self.malformed(call):
+            head["error"] = MALFORMED_CALL
+            out = canonical_json(head)
+        else:
+            head["total_hits"] = call.total_hits
+            papers = b",".join(self._paper_json(pid) for pid in call.returned_ids)
+            out = canonical_json(head)[:-1] + b',"papers":[' + papers + b"]}"
+        self._call[id(call)] = out
+        self._held.append(call)
+        return out
+
+    def digest(self, calls: Sequence[TraceCall], budget: int | None = None) -> str:
+        """``evidence_sha256`` of calls already in ``call_index`` order (as :func:`kept_calls` leaves them)."""
+        kept = calls if budget is None else calls[:budget]
+        return hashlib.sha256(b"[" + b",".join(self.item(c) for c in kept) + b"]").hexdigest()
+
+
 def canonical_counts(rows: Iterable[tuple[date, str]], date_from: date, date_to: date) -> list[int]:
     """SCORING.md §1 canonical n[f, w, ·] of one field's ledger rows ``(first_submitted, primary)``
     in [date_from, date_to): one per row to its primary; ``other`` never counts."""
@@ -99,6 +151,59 @@ def canonical_counts(rows: Iterable[tuple[date, str]], date_from: date, date_to:
         if date_from <= day < date_to and primary in index:
             counts[index[primary]] += 1
     return counts
+
+
+_EPOCH = date(1970, 1, 1).toordinal()
+
+
+def epoch_day(day: date) -> int:
+    """Days since 1970-01-01 (the integer of a parquet ``date32``)."""
+    return day.toordinal() - _EPOCH
+
+
+class WindowCounts:
+    """:func:`canonical_counts` of one ledger for any field and window, each in O(log n).
+
+    Built once from the ledger's columns: ``field_ids``, ``days`` (:func:`epoch_day` of
+    ``first_submitted``) and ``slots`` (the primary's index in SLOTS, -1 for ``other``
+    or none). The rows are sorted by (field, day) with running per-slot counts, so a
+    window's counts are a difference of two rows found by binary search: the same
+    integers as counting the rows one by one.
+    """
+
+    def __init__(self, field_ids: Sequence[str], days: Sequence[int], slots: Sequence[int]):
+        fields = np.asarray(field_ids, dtype=object)
+        days = np.asarray(days, dtype=np.int64)
+        slots = np.asarray(slots, dtype=np.int64)
+        names, codes = np.unique(fields, return_inverse=True) if len(fields) else (np.array([], dtype=object), np.zeros(0, np.int64))
+        order = np.lexsort((days, codes))
+        self._days = days[order]
+        slots = slots[order]
+        counted = slots >= 0
+        onehot = np.zeros((len(slots) + 1, len(SLOTS)), dtype=np.int64)
+        onehot[np.flatnonzero(counted) + 1, slots[counted]] = 1
+        self._running = np.cumsum(onehot, axis=0)  # row i: counts of the first i sorted rows
+        starts = np.searchsorted(codes[order], np.arange(len(names) + 1))
+        self._span = {str(name): (int(starts[i]), int(starts[i + 1])) for i, name in enumerate(names)}
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[tuple[str, date, str | None]]) -> "WindowCounts":
+        """From ``(field_id, first_submitted, primary)`` rows."""
+        index = {slot: i for i, slot in enumerate(SLOTS)}
+        fields, days, slots = [], [], []
+        for field_id, day, primary in rows:
+            fields.append(field_id)
+            days.append(epoch_day(day))
+            slots.append(index.get(primary, -1) if isinstance(primary, str) else -1)
+        return cls(fields, days, slots)
+
+    def __call__(self, field_id: str, date_from: date, date_to: date) -> list[int]:
+        start, end = self._span.get(field_id, (0, 0))
+        if date_to <= date_from or start == end:
+            return [0] * len(SLOTS)
+        days = self._days[start:end]
+        lo, hi = np.searchsorted(days, (epoch_day(date_from), epoch_day(date_to)), side="left")
+        return (self._running[start + hi] - self._running[start + lo]).tolist()
 
 
 def oracle_windows(condition: str, origin: date, window_months: int) -> list[tuple[date, date]]:

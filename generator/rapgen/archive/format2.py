@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from rapgen.archive import parse
-from rapgen.archive.evidence import PaperText, call_arguments, canonical_counts
+from rapgen.archive.evidence import PaperText, WindowCounts, call_arguments
 from rapgen.archive.history.check import HistoryInput, first_release
 from rapgen.archive.history.load import LoadedHistory, load_history
 from rapgen.archive.history.records import history_origins
@@ -39,7 +39,7 @@ from rapgen.archive.layout import (
     ASSIGNMENTS_PARQUET, COMMITMENT_PATTERN, INTERVENTION_MODEL_FILES, MODEL_JSON, ORIGIN_FILE_PATTERN,
     PAPERS_PARQUET, PREDICTIONS_JSONL, REPLAYS_JSONL, TRACES_JSONL, WINDOW_FILE_PATTERN, model_file
 )
-from rapgen.archive.records import FORECAST_CONDITIONS, Category, Finding, ProblemKind, TraceCall, Unit
+from rapgen.archive.records import FORECAST_CONDITIONS, SLOTS, Category, Finding, ProblemKind, TraceCall, Unit
 from rapgen.archive.shards import condition_shard_start
 
 _ORIGIN_FILE = re.compile(ORIGIN_FILE_PATTERN)
@@ -369,22 +369,22 @@ class _Counts:
 
     def __init__(self, root: Path, files: list[str]):
         self.root, self.files = root, files
-        self._rows: dict[str, list[tuple[date, str]]] | None = None
+        self._counts: WindowCounts | None = None
 
     def __call__(self, field_id: str, date_from: date, date_to: date) -> list[int]:
-        if self._rows is None:
+        if self._counts is None:
             import duckdb
 
+            slots = ", ".join(f"'{s}'" for s in SLOTS)
             con = duckdb.connect()
             try:
                 rel = con.read_parquet([str(self.root / p) for p in self.files])
-                rows = rel.select('field_id, first_submitted, "primary"').fetchall()
+                cols = rel.select(f"field_id, CAST(first_submitted - DATE '1970-01-01' AS BIGINT) AS day, "
+                                  f'coalesce(list_position([{slots}], "primary"), 0) - 1 AS slot').fetchnumpy()
             finally:
                 con.close()
-            self._rows = defaultdict(list)
-            for fid, day, primary in rows:
-                self._rows[fid].append((day, primary))
-        return canonical_counts(self._rows.get(field_id, ()), date_from, date_to)
+            self._counts = WindowCounts(cols["field_id"], cols["day"], cols["slot"])
+        return self._counts(field_id, date_from, date_to)
 
 
 def commitment_models(listed) -> dict[str, set[str]]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import date
 
 from rapgen.archive.calendar import add_months
-from rapgen.archive.evidence import PaperText, canonical_hash, build_evidence
+from rapgen.archive.evidence import EvidenceHasher, PaperText
 from rapgen.archive.interventions import OracleUnit, Panel, Readout, Training
 from rapgen.archive.records import SOURCE_CONDITIONS, Block, Category, Field, Finding, ProblemKind, TraceCall, Unit
 
@@ -62,6 +62,7 @@ def check_replays(
     sources = {(u.field_id, u.origin, u.condition) for u in units}
     pairs = replay_pairs(units)
     calls = calls_by_unit(traces)
+    evidence = EvidenceHasher(papers, malformed)
     for r in readouts:
         episode = (r.field_id, r.origin)
         if (r.field_id, r.origin, r.source_condition) not in sources:
@@ -80,7 +81,7 @@ def check_replays(
             continue
         source_calls = calls.get((r.field_id, r.origin, r.source_condition), [])
         try:
-            digest = canonical_hash(build_evidence(source_calls, papers, malformed, r.calls_used))
+            digest = evidence.digest(source_calls, r.calls_used)
         except KeyError as exc:
             findings.append(_finding(path, r.line, f"evidence names paper {exc.args[0]!r}, which is not in papers.parquet", ProblemKind.EVIDENCE))
             continue

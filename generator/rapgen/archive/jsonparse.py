@@ -15,6 +15,7 @@ import json
 import math
 import re
 from datetime import date
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from rapgen.archive.calendar import parse_date
@@ -37,7 +38,10 @@ def _reject_constant(name: str) -> float:
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
-    out: dict = {}
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    out = {}  # a key repeats: name the first repetition
     for key, value in pairs:
         if key in out:
             raise _Bad(f"duplicate key {key!r}", ProblemKind.SYNTAX)
@@ -146,7 +150,15 @@ def _parse_lines(path: str, data: bytes, findings: list[Finding], build: Callabl
 
 
 # ---------------------------------------------------------------- field checks
+@lru_cache(maxsize=256)
+def _key_sets(required: tuple[str, ...], optional: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset(required), frozenset(required) | frozenset(optional)
+
+
 def _keys(obj: dict, required: Iterable[str], optional: Iterable[str] = ()) -> None:
+    need, allowed = _key_sets(tuple(required), tuple(optional))
+    if need <= obj.keys() <= allowed:
+        return
     required = list(required)
     allowed = set(required) | set(optional)
     missing = [k for k in required if k not in obj]
@@ -180,12 +192,17 @@ def _int(obj: dict, key: str, minimum: int = 0) -> int:
     return value
 
 
+@lru_cache(maxsize=4096)
+def _parse_date_text(value: str) -> date:
+    return parse_date(value)
+
+
 def _date(obj: dict, key: str, *, nullable: bool = False) -> date | None:
     value = obj[key]
     if value is None and nullable:
         return None
     try:
-        return parse_date(value)
+        return _parse_date_text(value) if type(value) is str else parse_date(value)
     except ValueError:
         raise _Bad(f"{key!r} must be a YYYY-MM-DD date{' or null' if nullable else ''}, found {json.dumps(value)[:40]}") from None
 

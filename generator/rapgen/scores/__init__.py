@@ -1,7 +1,7 @@
 """Scoring — every leaderboard number recomputed from the verified archive (SCORING.md).
 
 Public surface: :func:`compute_scores` (one release) -> :class:`ScoreResult`, :func:`write_scores`;
-the interventions' hand-offs (:func:`model_records`, :func:`read_reruns`, :func:`counterfactual_file`,
+the interventions' hand-offs (:func:`model_records`, :func:`read_reruns`, :func:`parse_reruns`, :func:`counterfactual_file`,
 :func:`write_folder`); the kind declarations it reads (:class:`TrackSpec`, :class:`AxisSpec`,
 :class:`ClusterSpec`, with :class:`MetricSpec`);
 the scores -> site contract (:mod:`rapgen.scores.schema`: file columns, metric
@@ -13,7 +13,7 @@ from rapgen.scores.baselines import BASELINES, compute_baselines
 from rapgen.scores.bootstrap import bootstrap_intervals, draw_counts
 from rapgen.scores.kernels import is_constant, mean_over, missing, pearson, ranks, spearman
 from rapgen.scores.metrics import REGISTRY, MetricSpec, UnitInputs, get_metric, jsd, tv, unit_metric_values
-from rapgen.scores.interventions.compute import counterfactual_file, read_reruns
+from rapgen.scores.interventions.compute import counterfactual_file, parse_reruns, read_reruns
 from rapgen.scores.interventions.exposure import effective_cutoff
 from rapgen.scores.interventions.sources import model_records
 from rapgen.scores.outputs import write_folder
@@ -39,7 +39,7 @@ __all__ = [
     "SCHEMA_VERSION", "SCORE_FILES", "TRACKS", "UNITS_TYPES",
     "ColumnSpec", "DiagnosticsInputs", "Interval", "MetricSpec", "Primary", "ScoreResult", "Section", "SectionSpec", "Table",
     "TableSpec", "UnitInputs",
-    "counterfactual_file", "effective_cutoff", "model_records", "read_reruns", "write_folder",
+    "counterfactual_file", "effective_cutoff", "model_records", "parse_reruns", "read_reruns", "write_folder",
     "bootstrap_intervals", "compute_baselines", "compute_scores", "diagnostic_tables", "draw_counts", "get_metric",
     "Clusters", "Scored", "ScoredSet", "SplitDraws", "Statistic", "cluster_index", "leaderboard_csv", "pairs_csv", "rows_csv",
     "score_statistics", "split_draws",

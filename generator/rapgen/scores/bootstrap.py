@@ -10,7 +10,10 @@ percentile pair over replicates whose denominator is non-zero.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -105,6 +108,40 @@ def _distinct_statistics(S: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.n
     return S_all[first_of], N_all[first_of], rep_of
 
 
+@dataclass
+class _Reuse:
+    """Intervals computed while :func:`reuse_intervals` is active, by count matrix, level and (S, N) row."""
+
+    rows: dict[tuple[bytes, float, bytes], tuple[float, float]] = field(default_factory=dict)
+    matrices: dict[int, tuple[np.ndarray, bytes]] = field(default_factory=dict)  # id(C) -> (C, digest of C)
+
+    def matrix_key(self, C: np.ndarray) -> bytes:
+        held = self.matrices.get(id(C))
+        if held is None or held[0] is not C:
+            held = self.matrices[id(C)] = (C, hashlib.sha256(np.ascontiguousarray(C).tobytes()).digest() + repr(C.shape).encode())
+        return held[1]
+
+
+_REUSE: list[_Reuse] = []  # the active store, if any (one per process: the keys name their inputs)
+
+
+@contextmanager
+def reuse_intervals() -> Iterator[None]:
+    """Inside the block, a statistic bootstrapped again on an equal count matrix (same seed,
+    same draws) at the same level, with the same per-unit sums S and counts N, takes the
+    interval computed the first time: the same function of the same numbers. A scoring run
+    meets many statistics twice (a release's rows are the leaderboard's, a release before an
+    errata scores most rows of the latest again). Kept replicates are always recomputed."""
+    if _REUSE:
+        yield
+        return
+    _REUSE.append(_Reuse())
+    try:
+        yield
+    finally:
+        _REUSE.clear()
+
+
 def bootstrap_intervals(C: np.ndarray, S: np.ndarray, N: np.ndarray, level: float, keep: np.ndarray | None = None) -> BootstrapResult:
     """Percentile intervals for every statistic (rows of S, N) from count matrix C.
 
@@ -113,10 +150,7 @@ def bootstrap_intervals(C: np.ndarray, S: np.ndarray, N: np.ndarray, level: floa
     indices whose full replicate vectors (NaN where the denominator is zero)
     are returned, e.g. for rank probabilities.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     n_all = S.shape[0]
-    q = percentiles(level)
     low_all = np.full(n_all, np.nan)
     high_all = np.full(n_all, np.nan)
     kept: dict[int, np.ndarray] = {}
@@ -124,9 +158,69 @@ def bootstrap_intervals(C: np.ndarray, S: np.ndarray, N: np.ndarray, level: floa
         return BootstrapResult(low_all, high_all, kept)
     S, N, rep_of = _distinct_statistics(S, N)
     n_stats = S.shape[0]
+    keep_set = {int(rep_of[int(i)]) for i in keep} if keep is not None else set()
+    reuse = _REUSE[0] if _REUSE and _by_products_only(N, n_stats) else None
+    low, high = np.full(n_stats, np.nan), np.full(n_stats, np.nan)
+    if reuse is None:
+        todo = np.arange(n_stats)
+    else:
+        matrix = reuse.matrix_key(C)
+        keys = [(matrix, float(level), S[i].tobytes() + N[i].tobytes()) for i in range(n_stats)]
+        found = [None if i in keep_set else reuse.rows.get(k) for i, k in enumerate(keys)]
+        todo = np.array([i for i, f in enumerate(found) if f is None], dtype=np.int64)
+        for i, f in enumerate(found):
+            if f is not None:
+                low[i], high[i] = f
+    kept_unique: dict[int, np.ndarray] = {}
+    if todo.size:
+        position = {int(i): j for j, i in enumerate(todo)}
+        lo, hi, kept_todo = _unique_intervals(C, S[todo], N[todo], level, {position[i] for i in keep_set},
+                                              products_only=reuse is not None)
+        low[todo], high[todo] = lo, hi
+        kept_unique = {int(todo[j]): column for j, column in kept_todo.items()}
+        if reuse is not None:
+            for j, i in enumerate(todo.tolist()):
+                reuse.rows[keys[i]] = (float(lo[j]), float(hi[j]))
+    low_all[:], high_all[:] = low[rep_of], high[rep_of]
+    if keep is not None:
+        kept = {int(i): kept_unique[int(rep_of[int(i)])] for i in keep}
+    return BootstrapResult(low_all, high_all, kept)
+
+
+def _by_products_only(N: np.ndarray, n_stats: int) -> bool:
+    """Whether :func:`_unique_intervals` multiplies every row of these statistics as part of a
+    matrix product of two rows or more. A row multiplied alone (a last chunk of one row, or a
+    single distinct denominator) goes through BLAS's matrix-vector routine, which adds in
+    another order: those calls are neither looked up nor kept by :func:`reuse_intervals`."""
+    if n_stats % CHUNK == 1:
+        return False
+    first = N[0].tobytes()
+    return any(row.tobytes() != first for row in N[1:])
+
+
+def _product(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None, *, products_only: bool = False) -> np.ndarray:
+    """``a @ b``; with ``products_only`` a single row is multiplied as a row of a two-row
+    product (BLAS's matrix-matrix routine gives every row the same value whatever rows
+    it is multiplied with, its matrix-vector routine does not)."""
+    if products_only and a.shape[0] == 1:
+        twice = np.concatenate([a, a]) @ b
+        if out is None:
+            return twice[:1]
+        out[:] = twice[:1]
+        return out
+    return np.matmul(a, b, out=out)
+
+
+def _unique_intervals(C: np.ndarray, S: np.ndarray, N: np.ndarray, level: float, keep_set: set[int], *,
+                      products_only: bool = False) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
+    """:func:`bootstrap_intervals` of distinct statistics: (low, high, kept replicate columns).
+    ``products_only``: see :func:`_product`."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    q = percentiles(level)
+    n_stats = S.shape[0]
     low = np.full(n_stats, np.nan)
     high = np.full(n_stats, np.nan)
-    keep_set = {int(rep_of[int(i)]) for i in keep} if keep is not None else set()
     kept_unique: dict[int, np.ndarray] = {}
     R = C.shape[0]
     Ct = np.ascontiguousarray(C.T)  # (K, R)
@@ -136,7 +230,7 @@ def bootstrap_intervals(C: np.ndarray, S: np.ndarray, N: np.ndarray, level: floa
     first: dict[bytes, int] = {}
     n_inverse = np.array([first.setdefault(row.tobytes(), len(first)) for row in N], dtype=np.int64)
     N_unique = N[np.unique(n_inverse, return_index=True)[1]]
-    den_all = N_unique @ Ct  # (n_unique, R)
+    den_all = _product(N_unique, Ct, products_only=products_only)  # (n_unique, R)
     zero_all = den_all == 0
     full_all = ~zero_all.any(axis=1)
     order = np.argsort(n_inverse, kind="stable")
@@ -162,7 +256,7 @@ def bootstrap_intervals(C: np.ndarray, S: np.ndarray, N: np.ndarray, level: floa
             idx = order[start:start + CHUNK]
             pattern = n_inverse[idx]
             stat = buffers[number % 2][: len(idx)]
-            np.matmul(S[idx], Ct, out=stat)  # numerators (chunk, R)
+            _product(S[idx], Ct, out=stat, products_only=products_only)  # numerators (chunk, R)
             runs = np.flatnonzero(np.diff(pattern)) + 1
             with np.errstate(invalid="ignore", divide="ignore"):
                 for a, b in zip(np.r_[0, runs], np.r_[runs, len(idx)]):
@@ -177,10 +271,7 @@ def bootstrap_intervals(C: np.ndarray, S: np.ndarray, N: np.ndarray, level: floa
             pending = pool.submit(finish, idx, pattern, stat)
         if pending is not None:
             pending.result()
-    low_all[:], high_all[:] = low[rep_of], high[rep_of]
-    if keep is not None:
-        kept = {int(i): kept_unique[int(rep_of[int(i)])] for i in keep}
-    return BootstrapResult(low_all, high_all, kept)
+    return low, high, kept_unique
 
 
 def split_block_intervals(matrix: np.ndarray, field_split: np.ndarray, split: str, units_of: dict, draws: dict,

@@ -59,21 +59,22 @@ def _scopes(archive, fr: steps.Frame, uv: steps.UnitValues, history: HistoryInpu
 
 def history_tables(archive, fr: steps.Frame, counted: steps.Counted, uv: steps.UnitValues, tr: steps.Tracks, level: float,
                    history: HistoryInput | None = None, scope: ReleaseScope | None = None,
-                   every_release: bool = True) -> dict[str, Table]:
-    """pairs.csv, releases.csv and live.csv; pairs and live follow the scored release's tracks
-    (format 1: the implicit release, so live.csv has no rows)."""
+                   every_release: bool = True, names: tuple[str, ...] = ("pairs.csv", "releases.csv", "live.csv")) -> dict[str, Table]:
+    """pairs.csv, releases.csv and live.csv (or those of ``names``); pairs and live follow the scored
+    release's tracks (format 1: the implicit release, so live.csv has no rows)."""
     has_units = entry_units(counted, uv, len(fr.origins))
     scopes = _scopes(archive, fr, uv, history, scope, every_release)
     latest = track_masks(scope or scopes[-1], uv.entries, fr.origins, has_units)
     pair_tracks = [PairTrack(name, tm.participates, tm.origin_mask) for name, tm in latest.items()]
     block = {key: value for key, value in counted.units_of.items() if key[1] == "block"}
-    return {
-        "pairs.csv": pairs_table(uv.entries, uv.values, pair_tracks, fr.field_split, fr.splits, block, counted.draws, level),
-        "releases.csv": releases_table(scopes, uv.entries, fr.origins, uv.values, tr.applicable, has_units, fr.field_split,
-                                       fr.splits, block, counted.draws, level),
-        "live.csv": live_table(scope or scopes[-1], uv.entries, fr.origins, uv.values, tr.applicable, has_units, fr.field_split,
-                               fr.splits, block, counted.draws, level),
+    tables = {
+        "pairs.csv": lambda: pairs_table(uv.entries, uv.values, pair_tracks, fr.field_split, fr.splits, block, counted.draws, level),
+        "releases.csv": lambda: releases_table(scopes, uv.entries, fr.origins, uv.values, tr.applicable, has_units, fr.field_split,
+                                               fr.splits, block, counted.draws, level),
+        "live.csv": lambda: live_table(scope or scopes[-1], uv.entries, fr.origins, uv.values, tr.applicable, has_units,
+                                       fr.field_split, fr.splits, block, counted.draws, level),
     }
+    return {name: make() for name, make in tables.items() if name in names}
 
 
 def release_meta(history: HistoryInput, scope: ReleaseScope, fr: steps.Frame, counted: steps.Counted,

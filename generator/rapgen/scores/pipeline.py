@@ -20,16 +20,18 @@ import numpy as np
 from rapgen.archive import RapRelease
 from rapgen.errors import ScoringError
 from rapgen.scores import outputs, ranking, schema, steps, tables
+from rapgen.scores.bootstrap import reuse_intervals
+from rapgen.scores.kernels import single_threaded_blas
 from rapgen.scores.schema import CANONICAL_POLICY, TRACKS
 from rapgen.scores.counts import POLICIES, Windows
-from rapgen.scores.diagnostics import compute_diagnostics, compute_unit_diagnostics
+from rapgen.scores.diagnostics import ChangeRich, change_rich_draws, compute_diagnostics, compute_unit_diagnostics
 from rapgen.scores.diagnostics.evidence import search_evidence
 from rapgen.scores.diagnostics.provenance import unit_provenance
 from rapgen.scores.history_tables import history_tables, history_tracks, release_meta, unit_options
 from rapgen.scores.release_scopes import scored_release
 from rapgen.scores.interventions.compute import compute_interventions
-from rapgen.scores.interventions.extra import unit_extras
-from rapgen.scores.interventions.sources import effective_cutoffs, model_records, panel_models
+from rapgen.scores.interventions.extra import CORRECTED, unit_extras
+from rapgen.scores.interventions.sources import counting_rules, effective_cutoffs, model_records, panel_models
 from rapgen.scores.outputs import Table
 from rapgen.scores.units import BASELINE, Entry
 
@@ -105,20 +107,17 @@ def compute_scores(release: RapRelease, resamples: int | None = None, *, diagnos
     releases.csv for releases 1..N; ``every_release=False`` limits releases.csv to the release
     scored (for timing). Every releases.csv block before an errata release is scored from the
     bytes its release listed (the view of that release, never a copy).
+    A statistic met twice in the run (on the same draws) is bootstrapped once (:func:`reuse_intervals`).
     """
-    archive = release
+    with reuse_intervals():
+        return _compute_scores(release, resamples, diagnostics, malformed, reruns, every_release, _eras)
+
+
+def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: bool, malformed: Callable | None,
+                    reruns: Mapping | None, every_release: bool, _eras: bool) -> ScoreResult:
     R, seed, level = _ledger_bootstrap(archive.ledger, resamples)
     records = model_records(archive)
-    history, scope = scored_release(archive)
-    fr = steps.frame(archive) if scope is None else replace(steps.frame(archive), origins=scope.resolved,
-                                                             strict_origin=scope.strict_origin)
-    counted = steps.count(archive, fr, R, seed, panel_models(records), effective_cutoffs(records), **unit_options(scope))
-    composed = steps.compose(counted, archive.ledger)
-    uv = steps.unit_values(counted.models, composed)
-    tr = steps.tracks(fr, uv) if scope is None else history_tracks(steps.tracks(fr, uv), scope, fr, counted, uv)
-    st = steps.statistics(uv, tr)
-    iv, plain = steps.intervals(fr, counted, st, level, meanwhile=lambda: _plain_tables(fr, counted, composed, uv, tr, st))
-    score_tables = {**_interval_tables(fr, counted, uv, tr, st, iv), **plain}
+    history, scope, fr, counted, composed, uv, tr = _unit_steps(archive, panel_models(records), effective_cutoffs(records), R, seed)
     inputs = DiagnosticsInputs(
         archive=archive, field_ids=fr.field_ids, field_split=fr.field_split, field_block=fr.field_block, origins=fr.origins,
         policies=POLICIES, windows=counted.windows, counts=counted.counts,
@@ -129,24 +128,51 @@ def compute_scores(release: RapRelease, resamples: int | None = None, *, diagnos
         keep=unit_options(scope).get("keep"),
         strict_origin=fr.strict_origin,
     )
-    meta = _meta(archive, fr, counted, uv, tr, score_tables, R, seed, level)
-    files: dict[str, bytes] = {}
-    # pairs.csv and releases.csv (issues 16 and 14); scores.json counts the §7 tables only.
-    score_tables.update(history_tables(archive, fr, counted, uv, tr, level, history, scope, every_release))
-    if _eras and every_release and history is not None and scope is not None:
-        score_tables["releases.csv"] = _before_errata(archive, history, scope.number, resamples, score_tables["releases.csv"])
-    if scope is not None:
-        meta["release"] = release_meta(history, scope, fr, counted, uv, score_tables["releases.csv"], archive.current)
-    if diagnostics:
-        section, unit_cols = compute_diagnostics_section(inputs)
-        if records is not None and malformed is not None:
-            files = _interventions(inputs, section, records, malformed, reruns)
-    else:
-        section, unit_cols = _diagnostics_head(inputs) | {"status": "not computed"}, None
+    # §6's change-rich draws read the counts alone: they run beside the bootstrap and the
+    # tables (numpy's generators release the GIL), on their own generator as before.
+    with ThreadPoolExecutor(max_workers=1) as early:
+        drawn = early.submit(change_rich_draws, inputs) if diagnostics else None
+        st = steps.statistics(uv, tr)
+        iv, plain = steps.intervals(fr, counted, st, level, meanwhile=lambda: _plain_tables(fr, counted, composed, uv, tr, st))
+        score_tables = {**_interval_tables(fr, counted, uv, tr, st, iv), **plain}
+        meta = _meta(archive, fr, counted, uv, tr, score_tables, R, seed, level)
+        files: dict[str, bytes] = {}
+        # pairs.csv and releases.csv (issues 16 and 14); scores.json counts the §7 tables only.
+        score_tables.update(history_tables(archive, fr, counted, uv, tr, level, history, scope, every_release))
+        if _eras and every_release and history is not None and scope is not None:
+            score_tables["releases.csv"] = _before_errata(archive, history, scope.number, resamples, score_tables["releases.csv"])
+        if scope is not None:
+            meta["release"] = release_meta(history, scope, fr, counted, uv, score_tables["releases.csv"], archive.current)
+        if diagnostics:
+            section, unit_cols = compute_diagnostics_section(inputs, drawn.result)
+            if records is not None and malformed is not None:
+                files = _interventions(inputs, section, records, malformed, reruns, unit_cols)
+        else:
+            section, unit_cols = _diagnostics_head(inputs) | {"status": "not computed"}, None
     section["manifest_sha256"] = meta["manifest_sha256"]  # release N's manifest under --release N
     units, unit_types = tables.units_table(uv.entries, fr.field_ids, fr.field_split, fr.origins, uv.predictions, uv.values,
                                            counted.models.valid, counted.models.reasons, uv.baseline_ok, uv.n_models, unit_cols)
     return ScoreResult(meta, score_tables, units, unit_types, section, inputs, files)
+
+
+def _unit_steps(archive: RapRelease, panels: frozenset[str], cutoffs: Mapping, R: int, seed: int) -> tuple:
+    """frame -> count -> compose -> unit values -> tracks of the release scored (``panels`` and
+    ``cutoffs``: :func:`panel_models` and :func:`effective_cutoffs` of its records)."""
+    history, scope = scored_release(archive)
+    fr = steps.frame(archive) if scope is None else replace(steps.frame(archive), origins=scope.resolved,
+                                                             strict_origin=scope.strict_origin)
+    counted = steps.count(archive, fr, R, seed, panels, cutoffs, **unit_options(scope))
+    composed = steps.compose(counted, archive.ledger)
+    uv = steps.unit_values(counted.models, composed)
+    tr = steps.tracks(fr, uv) if scope is None else history_tracks(steps.tracks(fr, uv), scope, fr, counted, uv)
+    return history, scope, fr, counted, composed, uv, tr
+
+
+def _releases_csv(release: RapRelease, resamples: int | None) -> Table:
+    """releases.csv of ``compute_scores(release, resamples, _eras=False)``, alone."""
+    R, seed, level = _ledger_bootstrap(release.ledger, resamples)
+    history, scope, fr, counted, _, uv, tr = _unit_steps(release, *counting_rules(release), R, seed)
+    return history_tables(release, fr, counted, uv, tr, level, history, scope, names=("releases.csv",))["releases.csv"]
 
 
 def _before_errata(release: RapRelease, history, scored: int, resamples: int | None, table: Table) -> Table:
@@ -158,19 +184,20 @@ def _before_errata(release: RapRelease, history, scored: int, resamples: int | N
     for row in table.rows():
         blocks.setdefault(int(row[0]), []).append(row)
     for start, k in zip([1, *errata], errata):
-        sub = compute_scores(release.verified.release(k - 1), resamples, diagnostics=False, _eras=False)
         own: dict[int, list[tuple]] = {}
-        for row in sub.tables["releases.csv"].rows():
+        for row in _releases_csv(release.verified.release(k - 1), resamples).rows():
             own.setdefault(int(row[0]), []).append(row)
         blocks.update({n: own.get(n, []) for n in range(start, k)})
     body = [row for n in sorted(blocks) for row in blocks[n]]
     return Table(table.columns, {c: [r[i] for r in body] for i, c in enumerate(table.columns)})
 
 
-def _interventions(inputs: DiagnosticsInputs, section: dict, records: list, malformed: Callable, reruns: Mapping | None) -> dict:
+def _interventions(inputs: DiagnosticsInputs, section: dict, records: list, malformed: Callable, reruns: Mapping | None,
+                   unit_cols: Mapping[str, np.ndarray]) -> dict:
     """The interventions' files; their §6 reliability additions go into ``section`` in place."""
     c = POLICIES.index(CANONICAL_POLICY)
-    extras = unit_extras(inputs.archive.ledger, inputs.y[c], inputs.ewma[c], inputs.origins)
+    known = [(inputs.predictions[e, c], {name: unit_cols[name][e] for name in CORRECTED}) for e in range(len(inputs.entries))]
+    extras = unit_extras(inputs.archive.ledger, inputs.y[c], inputs.ewma[c], inputs.origins, known)
     out = compute_interventions(inputs, section, records, malformed, extras, reruns)
     section.setdefault("reliability", {}).update(out.reliability)
     return out.files
@@ -230,15 +257,22 @@ def _meta(archive: RapRelease, fr: steps.Frame, counted: steps.Counted, uv: step
     }
 
 
-def compute_diagnostics_section(inputs: DiagnosticsInputs) -> tuple[dict, dict[str, np.ndarray]]:
+def compute_diagnostics_section(inputs: DiagnosticsInputs, change_rich: Callable[[], ChangeRich] | None = None
+                                ) -> tuple[dict, dict[str, np.ndarray]]:
     """The single call site of the §6 diagnostics (``rapgen.scores.diagnostics``).
 
     Returns the diagnostics.json body (headed by the schema version and the
     archive's identity) and the per-unit alignment columns of units.parquet
     (``{name: (E, F, O) array}``, canonical policy), computed once and shared.
+    ``change_rich``: the result of :func:`change_rich_draws` on ``inputs``, when it is being
+    computed elsewhere (called when the change-rich section needs it).
     """
-    unit_cols = compute_unit_diagnostics(inputs)
-    body = compute_diagnostics(inputs, unit_diagnostics=unit_cols)
+    # The per-unit alignments run in a thread beside the sections that draw random numbers
+    # (both are numpy kernels that release the GIL); the alignment section waits for them.
+    with single_threaded_blas(), ThreadPoolExecutor(max_workers=1) as pool:
+        units = pool.submit(compute_unit_diagnostics, inputs)
+        body = compute_diagnostics(inputs, unit_diagnostics=units.result, change_rich=change_rich)
+        unit_cols = units.result()
     body["search_evidence"] = search_evidence(inputs.archive)
     body["unit_provenance"] = unit_provenance(inputs.archive, inputs.origins, inputs.keep, inputs.files)
     return {**_diagnostics_head(inputs), **body}, unit_cols

@@ -30,6 +30,7 @@ Date order: ``first_submitted`` descending, then arXiv id ascending.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -45,11 +46,13 @@ from rapgen.search.analysis import CALL_KEYS, FIELDS, SORTS, query_terms
 from rapgen.search.cache import ensure_index, resolve_cache_dir
 from rapgen.search.index import FieldIndex, day_date, day_number, sha256_ids
 
+SHARD_CACHE = 4096  # answers (and matched queries) a shard keeps; the oldest go first
 PRELOADED_OR_MAX_DOCS = 5000  # whoosh.query.compound.Or: array matcher only for doc_count_all() <= 5000
 TOO_MANY_CLAUSES = 1024  # whoosh.query.compound.Or.TOO_MANY_CLAUSES
 # Strictly YYYY-MM-DD (date.fromisoformat alone also takes "20240101" and week dates).
 STRICT_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_CALL_KEY_SET = frozenset(CALL_KEYS)
 # Condition -> regime is the archive's rule; this name stays for existing importers.
 REGIME_OF_CONDITION = CONDITION_REGIME
 
@@ -120,10 +123,10 @@ def validate_call(args: object) -> CallArgs:
     strict ``YYYY-MM-DD`` calendar date or null, ``date_from >= date_to``, and a
     query that is empty or only whitespace.
     """
-    if not isinstance(args, Mapping):
+    if type(args) is not dict and not isinstance(args, Mapping):
         raise CallProblem(f"the arguments must be an object, found {type(args).__name__}", recordable=False)
-    unknown = sorted(str(k) for k in args if k not in CALL_KEYS)
-    if unknown:
+    if not _CALL_KEY_SET.issuperset(args):
+        unknown = sorted(str(k) for k in args if k not in CALL_KEYS)
         raise CallProblem(f"unknown argument {unknown[0]!r}; allowed: {', '.join(CALL_KEYS)}", recordable=False)
     for key in ("query", "sort"):
         if key not in args:
@@ -149,8 +152,13 @@ def validate_call(args: object) -> CallArgs:
         raise CallProblem(f"the query is not valid Unicode text (a lone surrogate at position {surrogate.start()})", recordable=False)
     # A query of stopwords or one-letter tokens only is valid (SEARCH.md lists the
     # malformed calls and it is not one of them): no terms, so 0 hits, as in Whoosh.
-    terms = tuple(query_terms(query))
-    return CallArgs(query, sort, date_from, date_to, terms)
+    return CallArgs(query, sort, date_from, date_to, _terms_of(query))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _terms_of(query: str) -> tuple[str, ...]:
+    """A query's terms (replays ask the same query of many shards, and again in the counterfactual)."""
+    return tuple(query_terms(query))
 
 
 def call_is_malformed(call: Any) -> bool:
@@ -181,6 +189,10 @@ class Shard:
         # Searcher.avg_field_length = field_length / (doc_count or 1); BM25FScorer uses `avgfl or 1`.
         self.avgfl = {f: (self.field_length[f] / (self.n or 1)) or 1 for f in FIELDS}
         self._lookup = lookup
+        # A query's match and a call's answer depend on the shard and the call only: repeats are looked up.
+        self._matched: dict[tuple[str, ...], _Matched] = {}
+        self._answers: dict[tuple, SearchResult] = {}
+        self._effective: dict[tuple, SearchResult] = {}
 
     @property
     def ids(self) -> list[str]:
@@ -199,25 +211,48 @@ class Shard:
         Calls with the same query terms share the postings, the hit set and the BM25
         scores, which depend on the terms and the shard only; the options (sort, date
         bounds) only filter and order them. The Search-option counterfactual re-runs
-        each recorded query with the common options, so this halves its work."""
+        each recorded query with the common options, so this halves its work. A call
+        asked again (same arguments) gets the answer it got before."""
         out: list[SearchResult] = []
-        shared: dict[tuple[str, ...], _Matched] = {}
         for args in variants:
-            try:
-                call = validate_call(args)
-            except CallProblem as exc:
-                out.append(SearchResult(0, error=str(exc)))
-                continue
-            matched = shared.get(call.terms)
-            if matched is None:
-                matched = shared[call.terms] = self._match(call.terms)
-            out.append(self._answer(call, matched, top_k=top_k, k1=k1, b=b))
+            key = _call_key(args, top_k, k1, b)
+            found = self._answers.get(key) if key is not None else None
+            if found is None:
+                try:
+                    call = validate_call(args)
+                except CallProblem as exc:
+                    found = SearchResult(0, error=str(exc))
+                else:
+                    found = self._effective_answer(call, top_k, k1, b)
+                if key is not None:
+                    _remember(self._answers, key, found)
+            out.append(found)
         return out
+
+    def _effective_answer(self, call: CallArgs, top_k: int, k1: float, b: float) -> SearchResult:
+        """The answer to a valid call, shared with every call that differs only by bounds at or
+        beyond the shard's own (they filter nothing: every member is dated inside the shard)."""
+        lo = day_number(call.date_from) if call.date_from is not None else None
+        hi = day_number(call.date_to) if call.date_to is not None else None
+        key = (call.terms, call.sort, lo if lo is not None and (self.lo is None or lo > self.lo) else None,
+               hi if hi is not None and hi < self.hi else None, top_k, k1, b)
+        found = self._effective.get(key)
+        if found is None:
+            found = self._answer(call, self._matched_terms(call.terms), top_k=top_k, k1=k1, b=b)
+            _remember(self._effective, key, found)
+        return found
+
+    def _matched_terms(self, terms: tuple[str, ...]) -> _Matched:
+        matched = self._matched.get(terms)
+        if matched is None:
+            matched = self._match(terms)
+            _remember(self._matched, terms, matched)
+        return matched
 
     # -------------------------------------------------------------- core
     def _clauses(self, terms: tuple[str, ...]) -> list[tuple[str, np.ndarray, np.ndarray]]:
         out = []
-        member = self.member
+        member = None if self.n == self.index.n else self.member  # a shard of every member filters nothing
         for term in terms:
             tid = self._lookup(term)
             for fname in FIELDS:
@@ -225,14 +260,21 @@ class Shard:
                     out.append((fname, _NONE_I, _NONE_F))
                     continue
                 docs, tfs = self.index.postings(fname, tid)
-                if len(docs):
+                if member is not None and len(docs):
                     keep = member[docs]
                     docs, tfs = docs[keep], tfs[keep]
                 out.append((fname, docs, tfs))
         return out
 
-    def _scores(self, clauses: list[tuple[str, np.ndarray, np.ndarray]], k1: float, b: float) -> np.ndarray:
-        n_docs = self.index.n
+    def _scores(self, clauses: list[tuple[str, np.ndarray, np.ndarray]], union: np.ndarray, k1: float, b: float) -> np.ndarray:
+        """The BM25 score of each document of ``union`` (the matching members, ascending).
+
+        Whoosh sums over every document of the shard, a missing clause adding 0.0; here the
+        same additions run over the matching documents only (x + 0.0 == x), so every sum is
+        the same floating-point value."""
+        n_docs = len(union)
+        where = np.empty(self.index.n, dtype=np.int64)
+        where[union] = np.arange(n_docs)
         leaves: list[np.ndarray | None] = []
         for fname, docs, tfs in clauses:
             df = len(docs)
@@ -248,7 +290,7 @@ class Shard:
             acc = np.zeros(n_docs)  # ArrayUnionMatcher: a[i] += m.score() in clause order
             for (_, docs, _), leaf in zip(clauses, leaves):
                 if leaf is not None:
-                    acc[docs] += leaf
+                    acc[where[docs]] += leaf
             return acc
         # make_weighted_tree(UnionMatcher, [(df, matcher), ...])
         items: list[tuple[int, object]] = sorted(((len(docs), i) for i, (_, docs, _) in enumerate(clauses)), key=lambda x: x[0])
@@ -265,7 +307,7 @@ class Shard:
             leaf = leaves[node]  # type: ignore[index]
             dense = np.zeros(n_docs)
             if leaf is not None:
-                dense[clauses[node][1]] = leaf  # type: ignore[index]
+                dense[where[clauses[node][1]]] = leaf  # type: ignore[index]
             return dense
 
         return value(items[0][1])
@@ -275,55 +317,86 @@ class Shard:
 
     def _match(self, terms: tuple[str, ...]) -> _Matched:
         clauses = self._clauses(terms)
+        if not clauses:
+            return _Matched(clauses, _NONE_I, _NONE_I)
         hit = np.zeros(self.index.n, dtype=bool)
         for _, docs, _ in clauses:
             hit[docs] = True
-        return _Matched(clauses, hit)
+        union = np.flatnonzero(hit)
+        return _Matched(clauses, union, self.index.days[union])
 
     def _answer(self, call: CallArgs, matched: _Matched, *, top_k: int, k1: float, b: float) -> SearchResult:
         index = self.index
-        hit = matched.hit
-        # the call's bounds, clipped to the shard (shard membership is already in `hit`)
+        # the call's bounds, clipped to the shard (shard membership is already in the match)
+        keep = None
         if call.date_from is not None:
-            hit = hit & (index.days >= day_number(call.date_from))
+            keep = matched.days >= day_number(call.date_from)
         if call.date_to is not None:
-            hit = hit & (index.days < day_number(call.date_to))
-        candidates = np.flatnonzero(hit)
+            below = matched.days < day_number(call.date_to)
+            keep = below if keep is None else keep & below
+        candidates = matched.union if keep is None else matched.union[keep]
         total = int(len(candidates))
         if total == 0:
             return SearchResult(0, (), (), () if call.sort == "relevance" else None)
         if call.sort == "relevance":
             if matched.scores is None or matched.scored_with != (k1, b):
-                matched.scores, matched.scored_with = self._scores(matched.clauses, k1, b), (k1, b)
-            scores = matched.scores[candidates]
-            order = np.lexsort((candidates, -scores))[:top_k]
-            chosen = candidates[order]
-            chosen_scores: tuple[float, ...] | None = tuple(float(s) for s in scores[order])
+                matched.scores, matched.scored_with = self._scores(matched.clauses, matched.union, k1, b), (k1, b)
+            scores = matched.scores if keep is None else matched.scores[keep]
+            order = _top(candidates, -scores, top_k)
+            chosen_scores: tuple[float, ...] | None = tuple(scores[order].tolist())
         else:
-            order = np.lexsort((candidates, -index.days[candidates]))[:top_k]
-            chosen = candidates[order]
+            days = matched.days if keep is None else matched.days[keep]
+            order = _top(candidates, -days, top_k)
             chosen_scores = None
-        return SearchResult(
-            total,
-            tuple(str(i) for i in index.ids[chosen]),
-            tuple(day_date(d) for d in index.days[chosen]),
-            chosen_scores,
-        )
+        chosen = candidates[order]
+        return SearchResult(total, tuple(map(str, index.ids[chosen].tolist())), index.dates_of(chosen), chosen_scores)
+
+
+def _top(candidates: np.ndarray, key: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the first ``k`` of ``np.lexsort((candidates, key))`` (key ascending, then
+    candidate ascending), in that order. Only the entries whose key is at most the k-th smallest
+    are sorted: every other entry has k entries before it, so the first k are the same."""
+    if k <= 0:
+        return _NONE_I
+    if len(key) > k:
+        kth = np.partition(key, k - 1)[k - 1]
+        near = np.flatnonzero(key <= kth)
+        return near[np.lexsort((candidates[near], key[near]))[:k]]
+    return np.lexsort((candidates, key))[:k]
 
 
 @dataclass
 class _Matched:
-    """A query's clauses on one shard, the union of their documents, and (once a
-    relevance call needs them) the BM25 scores of every document."""
+    """A query's clauses on one shard, the members matching any of them (ascending positions)
+    and their days, and (once a relevance call needs them) their BM25 scores."""
 
     clauses: list[tuple[str, np.ndarray, np.ndarray]]
-    hit: np.ndarray
+    union: np.ndarray
+    days: np.ndarray
     scores: np.ndarray | None = None
     scored_with: tuple[float, float] | None = None
 
 
 _NONE_I = np.zeros(0, dtype=np.int32)
 _NONE_F = np.zeros(0, dtype=np.float64)
+
+
+def _call_key(args: object, *options: float) -> tuple | None:
+    """A hashable identity of a call's arguments (with the engine options): for a dict of
+    text or null values only (``1`` and ``True`` are equal keys but different calls)."""
+    if type(args) is not dict:
+        return None
+    items = tuple(args.items())
+    for name, value in items:
+        if type(name) is not str or (value is not None and type(value) is not str):
+            return None
+    return (items, *options)
+
+
+def _remember(cache: dict, key, value) -> None:
+    if len(cache) >= SHARD_CACHE:
+        del cache[next(iter(cache))]
+    cache[key] = value
 
 
 def _listing(values: list[str], limit: int = 20) -> str:

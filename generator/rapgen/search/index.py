@@ -49,8 +49,11 @@ def day_number(d: date) -> int:
     return (d - EPOCH).days
 
 
+_EPOCH_ORDINAL = EPOCH.toordinal()
+
+
 def day_date(n: int) -> date:
-    return date.fromordinal(EPOCH.toordinal() + int(n))
+    return date.fromordinal(_EPOCH_ORDINAL + int(n))
 
 
 @dataclass
@@ -70,6 +73,13 @@ class FieldIndex:
     @property
     def n(self) -> int:
         return len(self.ids)
+
+    def dates_of(self, positions: np.ndarray) -> tuple[date, ...]:
+        """The ``first_submitted`` dates of the members at ``positions`` (each date object made once)."""
+        dates = self.__dict__.get("_dates")
+        if dates is None:
+            dates = self.__dict__["_dates"] = np.array([day_date(d) for d in self.days.tolist()] or [], dtype=object)
+        return tuple(dates[positions].tolist())
 
     def postings(self, fieldname: str, term_id: int) -> tuple[np.ndarray, np.ndarray]:
         terms = self.terms[fieldname]
@@ -234,8 +244,9 @@ def build_field_arrays(
 
 
 def sha256_ids(ids: Iterable[str]) -> str:
-    """ARCHIVE.md ``ids_sha256``: ids sorted in byte order, joined by newlines."""
-    data = "\n".join(sorted(ids, key=lambda s: s.encode("utf-8"))).encode("utf-8")
+    """ARCHIVE.md ``ids_sha256``: ids sorted in byte order, joined by newlines. (UTF-8 keeps the
+    order of code points, which is how Python compares strings: the plain sort is byte order.)"""
+    data = "\n".join(sorted(ids)).encode("utf-8")
     return hashlib.sha256(data).hexdigest()
 
 

@@ -19,6 +19,7 @@ diagnostics (``diagnostics.json`` section ``search_evidence``), not replay's.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import os
 from collections import defaultdict
@@ -73,10 +74,13 @@ def _init_worker(backend: Backend) -> None:
     _WORKER["backend"] = backend
 
 
-def _run_field(job: tuple[str, list[ReplayCall]]) -> tuple[str, list[tuple]]:
-    field_id, calls = job
+def _run_field(job: str | tuple[str, list[ReplayCall]]) -> tuple[str, list[tuple]]:
+    """One field's calls: ``(field_id, [(position in the field's calls, total_hits, ids, error)])``.
+    A job is a field id when the worker inherited every field's calls (``_WORKER["calls"]``, fork)."""
+    field_id, calls = (job, _WORKER["calls"][job]) if isinstance(job, str) else job
     backend: Backend = _WORKER["backend"]
     out = []
+    at = 0
     try:
         # A call and its counterfactual re-run are adjacent (see _jobs) and share their
         # shard and query, so they go to the backend together and share the scoring.
@@ -87,9 +91,10 @@ def _run_field(job: tuple[str, list[ReplayCall]]) -> tuple[str, list[tuple]]:
             try:
                 results = backend.search_variants(field_id, origin, regime, variants)
             except SearchError as exc:
-                out.extend((call, None, None, str(exc)) for call in group)
-                continue
-            out.extend((call, r.total_hits, list(r.ids), r.error) for call, r in zip(group, results))
+                out.extend((at + i, None, None, str(exc)) for i in range(len(group)))
+            else:
+                out.extend((at + i, r.total_hits, list(r.ids), r.error) for i, r in enumerate(results))
+            at += len(group)
     finally:
         backend.release(field_id)
     return field_id, out
@@ -127,7 +132,7 @@ def _jobs(archive: RapRelease, model_ids: list[str], counterfactual: bool) -> tu
 def _key(model_id: str, source: str, call) -> tuple:
     """A recorded call's identity: its unit and call index (unique across a model's
     traces files, which a format-2 archive splits by origin; line numbers are not)."""
-    return (model_id, source, call.field_id, str(call.origin), call.condition, call.call_index)
+    return (model_id, source, call.field_id, call.origin, call.condition, call.call_index)
 
 
 def _run_all(backend: Backend, by_field: dict[str, list[ReplayCall]], jobs: int,
@@ -135,22 +140,36 @@ def _run_all(backend: Backend, by_field: dict[str, list[ReplayCall]], jobs: int,
     jobs_list = sorted(by_field.items(), key=lambda kv: -len(kv[1]))  # big fields first: better balance
     results: dict[tuple, tuple] = {}
 
-    def take(out: list) -> None:
-        for call, total, ids, error in out:
+    def take(field_id: str, out: list) -> None:
+        calls = by_field[field_id]
+        for i, total, ids, error in out:
+            call = calls[i]
             results[_key(call.model_id, call.source, call.call)] = (total, ids, error)
         if tick:
             tick(len(out))
 
     if jobs > 1 and len(jobs_list) > 1:
-        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+        fork = "fork" in mp.get_all_start_methods()
+        ctx = mp.get_context("fork") if fork else mp.get_context()
         # each worker gets the backend's manifests and constants, not the release (nothing is read again)
-        with ctx.Pool(jobs, initializer=_init_worker, initargs=(backend.detached(),)) as pool:
-            for _fid, out in pool.imap_unordered(_run_field, jobs_list):
-                take(out)
+        if fork:  # the workers inherit the calls: only field ids and answers cross the pipes
+            _WORKER["calls"] = by_field
+        # The parent's objects (the verified release, the calls) are left out of the garbage
+        # collector's passes while the workers run: a forked worker then never walks, and so
+        # never copies, the pages it inherited.
+        gc.freeze()
+        try:
+            with ctx.Pool(jobs, initializer=_init_worker, initargs=(backend.detached(),)) as pool:
+                work = [fid for fid, _ in jobs_list] if fork else jobs_list
+                for fid, out in pool.imap_unordered(_run_field, work):
+                    take(fid, out)
+        finally:
+            gc.unfreeze()
+            _WORKER.pop("calls", None)
     else:
         _WORKER["backend"] = backend
         for job in jobs_list:
-            take(_run_field(job)[1])
+            take(*_run_field(job))
     return results
 
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from rapgen.archive import RapRelease
-from rapgen.scores import counterfactual_file, model_records, read_reruns, write_folder
+from rapgen.scores import counterfactual_file, model_records, parse_reruns, write_folder
 from rapgen.search import ReplayReport, call_is_malformed, replay_archive, write_replay, write_reruns
 
 
@@ -31,7 +31,8 @@ def write_counterfactual(release: RapRelease, records, report: ReplayReport, out
             found = {}
         if found.get("manifest_sha256") == release.manifest_sha256:
             resamples = found.get("resamples")
-    reruns = read_reruns(out_dir, release.manifest_sha256) or {}
+    # the rows just written, as read_reruns would read them back
+    reruns = parse_reruns({"manifest_sha256": report.data["manifest_sha256"], "calls": report.reruns}, release.manifest_sha256) or {}
     return written + write_folder(out_dir, counterfactual_file(release, records, call_is_malformed, reruns, resamples))
 
 

@@ -11,16 +11,18 @@
 * :mod:`.provenance` — the per-unit provenance keys summarised per model and file.
 """
 
+from rapgen.scores.diagnostics.episodes import ChangeRich
 from rapgen.scores.diagnostics.sections import (
     UNIT_COLUMNS,
     DiagnosticArrays,
     SplitAggregator,
     arrays_from_score_inputs,
+    change_rich_draws,
     compute_diagnostics,
     compute_unit_diagnostics,
 )
 
 __all__ = [
-    "UNIT_COLUMNS", "DiagnosticArrays", "SplitAggregator", "arrays_from_score_inputs", "compute_diagnostics",
+    "ChangeRich", "UNIT_COLUMNS", "DiagnosticArrays", "SplitAggregator", "arrays_from_score_inputs", "change_rich_draws", "compute_diagnostics",
     "compute_unit_diagnostics",
 ]

@@ -18,7 +18,7 @@ estimate is the plain field-macro mean. See docs/diagnostics.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -28,6 +28,7 @@ import numpy as np
 from rapgen.archive import STATE_CONDITIONS
 from rapgen.scores.bootstrap import bootstrap_intervals, draw_counts, unit_sums
 from rapgen.scores.diagnostics.episodes import (
+    ChangeRich,
     change_rich_episodes,
     revision_alignment,
     split_half_reliability,
@@ -242,15 +243,24 @@ def _sqrt_or_none(v: float | None) -> float | None:
     return None if v is None or v < 0 else float(np.sqrt(v))
 
 
-def _change_rich_section(a, led, aggs) -> tuple[dict, np.ndarray]:
-    F, O = len(a.field_ids), len(a.origins)
+def change_rich_draws(inputs: Any, ledger: Mapping | None = None) -> ChangeRich:
+    """The change-rich test of every episode, in the order of its random numbers
+    (:func:`_episode_order`): the one part of the section that draws, which reads the
+    counts alone (so it can run while the scores are bootstrapped)."""
+    a = _as_arrays(inputs)
+    par = _ledger(inputs, ledger)["change_rich"]
     order = _episode_order(a)
-    par = led["change_rich"]
-    cr = change_rich_episodes(
+    return change_rich_episodes(
         a.recent_counts.reshape(-1, 8)[order], a.target_counts.reshape(-1, 8)[order],
         p_max=float(par["p_max"]), repeatability_min=float(par["repeatability_min"]),
         null_draws=int(par["null_draws"]), seed=int(par["seed"]),
     )
+
+
+def _change_rich_section(a, led, aggs, drawn: Callable[[], ChangeRich] | None = None) -> tuple[dict, np.ndarray]:
+    F, O = len(a.field_ids), len(a.origins)
+    order = _episode_order(a)
+    cr = drawn() if drawn is not None else change_rich_draws(a, led)
     rich = np.zeros(F * O, dtype=bool)
     rich[order] = cr.change_rich
     rich = rich.reshape(F, O)
@@ -411,20 +421,29 @@ def compute_diagnostics(
     inputs: Any,
     ledger: Mapping | None = None,
     *,
-    unit_diagnostics: Mapping[str, np.ndarray] | None = None,
+    unit_diagnostics: Mapping[str, np.ndarray] | Callable[[], Mapping[str, np.ndarray]] | None = None,
+    change_rich: Callable[[], ChangeRich] | None = None,
 ) -> dict:
     """The ``diagnostics.json`` body (schema in docs/diagnostics.md).
 
     ``inputs``: the scoring stage's ``DiagnosticsInputs`` or a
     :class:`DiagnosticArrays`; ``ledger``: the parameter ledger (default:
     ``inputs.archive.ledger``); ``unit_diagnostics``: the result of
-    :func:`compute_unit_diagnostics` if already computed.
+    :func:`compute_unit_diagnostics` if already computed, or a function that
+    returns it (called only when the residual-alignment section needs it, so
+    that the result can be computed meanwhile in another thread); ``change_rich``: a function
+    returning :func:`change_rich_draws` of the same inputs, likewise.
     """
     a = _as_arrays(inputs)
     led = _ledger(inputs, ledger)
-    unit_cols = dict(unit_diagnostics) if unit_diagnostics is not None else compute_unit_diagnostics(a, led)
+
+    def unit_cols() -> dict[str, np.ndarray]:
+        if unit_diagnostics is None:
+            return compute_unit_diagnostics(a, led)
+        return dict(unit_diagnostics() if callable(unit_diagnostics) else unit_diagnostics)
+
     aggs = {split: SplitAggregator(a, split) for split in _splits(a)}
-    change_rich, rich = _change_rich_section(a, led, aggs)
+    change_rich, rich = _change_rich_section(a, led, aggs, change_rich)
     policy, frame = _sensitivity_sections(a, aggs)
     return {
         "diagnostics_version": DIAGNOSTICS_VERSION,
@@ -441,7 +460,7 @@ def compute_diagnostics(
         },
         "reliability": _reliability_section(a, led, aggs),
         "change_rich": change_rich,
-        "residual_alignment": _alignment_section(a, unit_cols, aggs, rich),
+        "residual_alignment": _alignment_section(a, unit_cols(), aggs, rich),
         "revision_alignment": _revision_section(a, aggs),
         "policy_sensitivity": policy,
         "sampling_frame": frame,

@@ -39,9 +39,10 @@ from rapgen.scores.interventions.exposure import (
 from rapgen.scores.interventions.replay import CONTRASTS, CellUnits, fidelity_statistics, readout_values, replay_statistics
 from rapgen.scores.interventions.signature import (
     Call,
+    CounterfactualInput,
     PairInput,
     counterfactual_statistics,
-    counterfactual_values,
+    counterfactual_values_many,
     pair_signatures,
     signature_statistics,
 )
@@ -112,6 +113,7 @@ class _Model:
         for call in list(records.traces) + list(records.oracle_traces):
             self.calls.setdefault((call.field_id, call.origin, call.condition), []).append(call)
         self._values: dict[str, UnitValues] = {}
+        self._calls: dict[tuple[str, date, str], list[Call]] = {}
 
     def arrays(self, records: Sequence[Unit | OracleUnit | Readout]) -> tuple[np.ndarray, np.ndarray]:
         F, O = self.grid.shape
@@ -154,12 +156,17 @@ class _Model:
         return UnitValues({**units.values, "calls_per_unit": calls}, units.present, units.valid)
 
     def search_calls(self, fid: str, origin: date, condition: str, malformed: Callable[[TraceCall], bool]) -> list[Call]:
-        out = []
-        for c in self.calls.get((fid, origin, condition), []):
-            bad = malformed(c)
-            bounds = (None, None) if bad else tuple(date.fromisoformat(v) if v else None for v in (c.date_from, c.date_to))
-            out.append(Call(c.call_index, c.sort, bounds[0], bounds[1], () if bad else c.returned_ids, bad))
-        return out
+        """The unit's calls as the signature reads them (made once per unit; ``malformed`` is
+        the one Search-call validator, the same for every call of a scoring run)."""
+        key = (fid, origin, condition)
+        out = self._calls.get(key)
+        if out is None:
+            out = self._calls[key] = []
+            for c in self.calls.get(key, []):
+                bad = malformed(c)
+                bounds = (None, None) if bad else tuple(date.fromisoformat(v) if v else None for v in (c.date_from, c.date_to))
+                out.append(Call(c.call_index, c.sort, bounds[0], bounds[1], () if bad else c.returned_ids, bad))
+        return list(out)
 
 
 def _subsets(grid: Grid) -> dict[str, np.ndarray]:
@@ -229,14 +236,16 @@ def _counterfactual(m: _Model, malformed: Callable[[TraceCall], bool], reruns: R
     """option_counterfactual.csv statistics; a pair enters when every well-formed call was re-run."""
     mid, out = m.records.model_id, []
     for regime, fc, sc in REGIME_PAIRS:
-        pairs = {}
+        cells, items = [], []
         for fid, origin in _pairs(m, fc, sc):
             sides = [m.search_calls(fid, origin, c, malformed) for c in (fc, sc)]
             ids = [{c.call_index: reruns.get((mid, fid, origin, cond, c.call_index)) for c in calls if not c.malformed}
                    for cond, calls in zip((fc, sc), sides)]
             if any(v is None for side in ids for v in side.values()):
                 continue
-            pairs[(m.fi[fid], m.oi[origin])] = counterfactual_values(sides[0], sides[1], ids[0], ids[1], *_episode_context(m, fid, origin))
+            cells.append((m.fi[fid], m.oi[origin]))
+            items.append(CounterfactualInput(PairInput(sides[0], sides[1], *_episode_context(m, fid, origin)), ids[0], ids[1]))
+        pairs = dict(zip(cells, counterfactual_values_many(items)))
         if pairs:
             out += counterfactual_statistics(mid, regime, pairs, m.grid.shape)
     return out

@@ -19,8 +19,21 @@ from rapgen.scores.interventions.assemble import ExtraMetrics
 from rapgen.scores.interventions.reliability import REVISION_HORIZONS
 
 
-def unit_extras(ledger: Mapping, y: np.ndarray, ewma: np.ndarray, origins: Sequence[date]) -> ExtraMetrics:
-    """A function p -> {metric: (F, O) array} over the episode grid of ``y`` (F, O, 8)."""
+# The direct alignment of a unit depends on that unit's rows alone, so these can be taken from the
+# diagnostics' run; the partial residual's null is computed per distinct episode group of the rows
+# passed in (its products and medians then add in another order), so it is always computed here.
+CORRECTED = ("direct_cos_corrected", "direct_spearman_corrected")
+# A prediction array whose direct alignments are already known: (p (F, O, 8), {CORRECTED name: (F, O)}).
+Known = tuple[np.ndarray, Mapping[str, np.ndarray]]
+
+
+def unit_extras(ledger: Mapping, y: np.ndarray, ewma: np.ndarray, origins: Sequence[date],
+                known: Sequence[Known] = ()) -> ExtraMetrics:
+    """A function p -> {metric: (F, O) array} over the episode grid of ``y`` (F, O, 8).
+
+    ``known``: prediction arrays the diagnostics already aligned on this grid (the scored
+    entries); a p equal to one of them (NaN where it is NaN) takes their direct alignments,
+    which are what the same computation on the same rows gives."""
     residual = ledger["residual"]
     perms = direct_permutations(int(residual["direct_permutations"]), int(residual["seed"]))
     F, O = y.shape[:2]
@@ -30,10 +43,13 @@ def unit_extras(ledger: Mapping, y: np.ndarray, ewma: np.ndarray, origins: Seque
 
     def extras(p: np.ndarray, is_state: bool) -> dict[str, np.ndarray]:
         rows = np.asarray(p, dtype=np.float64).reshape(-1, 8)
-        d = direct_alignment(rows, e_rows, y_rows, perms)
-        pr = partial_residual(rows, e_rows, y_rows)
-        out = {"direct_cos_corrected": d.cos_corrected.reshape(F, O), "direct_spearman_corrected": d.spearman_corrected.reshape(F, O),
-               "partial_residual_corrected": pr.corrected.reshape(F, O)}
+        same = next((cols for q, cols in known if np.array_equal(rows, np.reshape(q, (-1, 8)), equal_nan=True)), None)
+        if same is not None:
+            out = {name: np.array(same[name], dtype=np.float64).reshape(F, O) for name in CORRECTED}
+        else:
+            d = direct_alignment(rows, e_rows, y_rows, perms)
+            out = {"direct_cos_corrected": d.cos_corrected.reshape(F, O), "direct_spearman_corrected": d.spearman_corrected.reshape(F, O)}
+        out["partial_residual_corrected"] = partial_residual(rows, e_rows, y_rows).corrected.reshape(F, O)
         for h in REVISION_HORIZONS:
             rev = revision_alignment(rows, y_rows, series, month, h)
             value = np.full(F * O, np.nan)

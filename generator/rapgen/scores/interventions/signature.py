@@ -14,7 +14,7 @@ the Search stage's; :func:`counterfactual_values` takes its returned ids.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date
 
 import numpy as np
@@ -57,29 +57,28 @@ def _ratio(num: float, den: float) -> float:
 def _counts(ids: set[str], labels: Mapping[str, int]) -> np.ndarray | None:
     """Primary-direction counts of the distinct ids that are field members (labels: id ->
     slot of a counted primary); None when Σc = 0 (the alignments are then undefined)."""
-    counts = np.zeros(8)
-    for pid in ids:
-        slot = labels.get(pid)
+    counts = [0] * 8
+    for slot in map(labels.get, ids):
         if slot is not None:
             counts[slot] += 1
-    return counts if counts.sum() else None
+    return np.array(counts, dtype=np.float64) if any(counts) else None
 
 
 def _side(calls: Sequence[Call], recent_start: date, origin: date, first_submitted: Mapping[str, date],
           labels: Mapping[str, int]) -> tuple[dict[str, float], np.ndarray | None]:
     """The side metrics but the alignments, and the counts the alignments need."""
     k = len(calls)
-    slots = [pid for c in calls if not c.malformed for pid in c.returned_ids]
-    distinct = set(slots)
-    recent = sum(1 for pid in slots if recent_start <= first_submitted[pid] < origin)
     ok = [c for c in calls if not c.malformed]
+    slots = [pid for c in ok for pid in c.returned_ids]
+    distinct = set(slots)
+    recent = len([day for day in map(first_submitted.__getitem__, slots) if recent_start <= day < origin])
     values = {
         "recent_share": _ratio(recent, len(slots)),
         "distinct": float(len(distinct)) if slots else NAN,
         "duplicate_share": 1.0 - len(distinct) / len(slots) if slots else NAN,
-        "sort_date": _ratio(sum(c.sort == "date" for c in ok), k),
-        "bounded": _ratio(sum(c.date_from is not None or c.date_to is not None for c in ok), k),
-        "recent_bounded": _ratio(sum(c.date_from is not None and c.date_from >= recent_start for c in ok), k),
+        "sort_date": _ratio(len([c for c in ok if c.sort == "date"]), k),
+        "bounded": _ratio(len([c for c in ok if c.date_from is not None or c.date_to is not None]), k),
+        "recent_bounded": _ratio(len([c for c in ok if c.date_from is not None and c.date_from >= recent_start]), k),
         "align_recent": NAN,
         "align_future": NAN,
     }
@@ -196,7 +195,18 @@ def signature_statistics(
 def with_rerun_ids(calls: Sequence[Call], rerun: Mapping[int, Sequence[str]]) -> list[Call]:
     """The ``common`` arm: each non-malformed call with the ids its re-run returned
     (``rerun``: call_index -> ids, under sort relevance and bounds [T−6mo, T))."""
-    return [c if c.malformed else replace(c, returned_ids=tuple(rerun[c.call_index])) for c in calls]
+    return [c if c.malformed else Call(c.call_index, c.sort, c.date_from, c.date_to, tuple(rerun[c.call_index]), c.malformed)
+            for c in calls]
+
+
+@dataclass(frozen=True)
+class CounterfactualInput:
+    """One pair of the Search-option counterfactual: its recorded calls and episode context
+    (``pair.matched`` is not read: both budgets are computed) and each side's re-run ids."""
+
+    pair: PairInput
+    forecast_rerun: Mapping[int, Sequence[str]]
+    state_rerun: Mapping[int, Sequence[str]]
 
 
 def counterfactual_values(
@@ -207,33 +217,56 @@ def counterfactual_values(
 ) -> dict[tuple[str, str, str, str], float]:
     """(budget, side, arm, metric) -> value for one pair: arms ``native`` (recorded ids),
     ``common`` (re-run ids) and ``gain`` (common − native); sides forecast, state, delta."""
-    out: dict[tuple[str, str, str, str], float] = {}
-    context = (recent_start, origin, first_submitted, labels, x, y)
-    common_f, common_s = with_rerun_ids(forecast_calls, forecast_rerun), with_rerun_ids(state_calls, state_rerun)
-    sigs = pair_signatures([PairInput(f, s, *context, matched=budget == "matched")
-                            for budget in BUDGETS for f, s in ((forecast_calls, state_calls), (common_f, common_s))])
-    for b, budget in enumerate(BUDGETS):
-        native, common = sigs[2 * b], sigs[2 * b + 1]
-        for side in ("forecast", "state", "delta"):
-            n, c = side_values(native)[side], side_values(common)[side]
-            for metric in COUNTERFACTUAL_METRICS:
-                out[(budget, side, "native", metric)] = n[metric]
-                out[(budget, side, "common", metric)] = c[metric]
-                out[(budget, side, "gain", metric)] = c[metric] - n[metric]
+    pair = PairInput(forecast_calls, state_calls, recent_start, origin, first_submitted, labels, x, y)
+    return counterfactual_values_many([CounterfactualInput(pair, forecast_rerun, state_rerun)])[0]
+
+
+def counterfactual_values_many(items: Sequence[CounterfactualInput]) -> list[dict[tuple[str, str, str, str], float]]:
+    """:func:`counterfactual_values` of many pairs, their alignments in one vectorised pass."""
+    inputs = []
+    for it in items:
+        p = it.pair
+        context = (p.recent_start, p.origin, p.first_submitted, p.labels, p.x, p.y)
+        common_f, common_s = with_rerun_ids(p.forecast_calls, it.forecast_rerun), with_rerun_ids(p.state_calls, it.state_rerun)
+        inputs += [PairInput(f, s, *context, matched=budget == "matched")
+                   for budget in BUDGETS for f, s in ((p.forecast_calls, p.state_calls), (common_f, common_s))]
+    sigs = pair_signatures(inputs)
+    out = []
+    for at in range(0, len(sigs), 2 * len(BUDGETS)):
+        values: dict[tuple[str, str, str, str], float] = {}
+        for b, budget in enumerate(BUDGETS):
+            native, common = side_values(sigs[at + 2 * b]), side_values(sigs[at + 2 * b + 1])
+            for side in ("forecast", "state", "delta"):
+                n, c = native[side], common[side]
+                for metric in COUNTERFACTUAL_METRICS:
+                    values[(budget, side, "native", metric)] = n[metric]
+                    values[(budget, side, "common", metric)] = c[metric]
+                    values[(budget, side, "gain", metric)] = c[metric] - n[metric]
+        out.append(values)
     return out
+
+
+def _grids(pairs: Mapping[tuple[int, int], Mapping], shape: tuple[int, int]) -> tuple[np.ndarray, dict]:
+    """The pairs' cells and one (F, O) grid per key, NaN where a pair lacks the key (or no pair is):
+    keys in first-seen order."""
+    present = np.zeros(shape, dtype=bool)
+    if not pairs:
+        return present, {}
+    fi, oi = (np.array(v, dtype=np.int64) for v in zip(*pairs))
+    present[fi, oi] = True
+    grids = {}
+    for key in dict.fromkeys(k for values in pairs.values() for k in values):
+        grid = np.full(shape, np.nan)
+        grid[fi, oi] = [values.get(key, NAN) for values in pairs.values()]
+        grids[key] = grid
+    return present, grids
 
 
 def counterfactual_statistics(
     entry: str, regime: str, pairs: Mapping[tuple[int, int], Mapping[tuple[str, str, str, str], float]], shape: tuple[int, int]
 ) -> list[Statistic]:
     """option_counterfactual.csv statistics of one model and regime."""
-    F, O = shape
-    present = np.zeros((F, O), dtype=bool)
-    grids: dict[tuple[str, str, str, str], np.ndarray] = {}
-    for (fi, oi), values in pairs.items():
-        present[fi, oi] = True
-        for key, value in values.items():
-            grids.setdefault(key, np.full((F, O), np.nan))[fi, oi] = value
+    present, grids = _grids(pairs, shape)
     counts = {"n_units": present.sum(axis=1)}
     return [
         Statistic({"entry": entry, "regime": regime, "budget": b, "side": s, "arm": a, "metric": m}, field_values(grid), counts)

@@ -58,10 +58,34 @@ def panel_models(records: Sequence[ModelRecords] | None) -> frozenset[str]:
 
 def effective_cutoffs(records: Sequence[ModelRecords] | None) -> dict[str, date | None]:
     """model id -> c_eff (§4) for models whose ``cutoff_precision`` is not ``day``."""
+    return {r.model_id: _effective_cutoff(r.knowledge_cutoff, r.release_date, r.cutoff_precision)
+            for r in records or () if r.cutoff_precision != "day"}
+
+
+def counting_rules(archive: Any) -> tuple[frozenset[str], dict[str, date | None]]:
+    """``panel_models`` and ``effective_cutoffs`` of ``model_records(archive)``, read from the
+    listed model.json files alone: what counting needs, without parsing any intervention record
+    (releases.csv's blocks before an errata, scored on a past release, need no more)."""
+    from rapgen.archive import model_extensions
+
+    panels, cutoffs = set(), {}
+    origins, model_ids = archive.known_origins, archive.model_ids
+    for info in archive.models:
+        ext, findings = model_extensions("model.json", info, origins, model_ids)
+        if ext is None or findings:  # verify accepted it on its own origins: take the records' path
+            records = model_records(archive)
+            return panel_models(records), effective_cutoffs(records)
+        if ext.panel is not None:
+            panels.add(info.model_id)
+        if ext.cutoff_precision != "day":
+            cutoffs[info.model_id] = _effective_cutoff(info.knowledge_cutoff, info.release_date, ext.cutoff_precision)
+    return frozenset(panels), cutoffs
+
+
+def _effective_cutoff(cutoff: date | None, release: date | None, precision: str) -> date | None:
     from rapgen.scores.interventions.exposure import effective_cutoff
 
-    return {r.model_id: effective_cutoff(r.knowledge_cutoff, r.release_date, r.cutoff_precision)
-            for r in records or () if r.cutoff_precision != "day"}
+    return effective_cutoff(cutoff, release, precision)
 
 
 def on_origins(records: Sequence[ModelRecords], origins: Sequence[date]) -> list[ModelRecords]:

@@ -1,0 +1,138 @@
+"""mkdocs hook: the second language's build runs in a forked process beside the first.
+
+mkdocs-static-i18n builds the languages one after the other in one process: the default
+language (English, at the root), then, from its ``on_post_build``, each other language
+(Chinese, under ``zh/``) into the same site folder, and finally one search index of both.
+Each build is one CPU-bound Python process, so on two cores the two can run side by side.
+
+When the English build has its files and navigation (``on_env``, the point from which the
+serial Chinese build would take nothing more from it), this hook forks. The child builds
+Chinese exactly as the plugin would (same plugin objects and configuration, the language
+switched, the site folder not emptied), but into a folder of its own next to the site,
+and sends back its search entries. The parent finishes English; after the plugin's own
+``on_post_build`` (which, told the other languages are being built, only records the
+English search entries) it waits for the child and lays its output over the site, as the
+serial build's later writes would: ``zh/`` moved into place, every other file the Chinese
+build wrote copied over the English one, except the Chinese ``404.html``, which goes to
+``zh/404.html`` (what ``i18n_alternate.py`` does). Then the plugin writes the one search
+index from both languages' entries, as it does after a serial build.
+
+Only ``mkdocs build`` forks (not ``serve``), only where ``os.fork`` exists, and only with
+exactly two languages built; otherwise the plugin builds serially as before. A failed
+Chinese build fails the whole build with the child's message.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from mkdocs.exceptions import Abort
+from mkdocs.plugins import event_priority
+
+_STATE: dict = {}  # "command"; "child": (pid, read end, folder) while the other language builds
+
+
+def on_startup(command, dirty):
+    _STATE["command"] = command
+
+
+def _i18n(config):
+    plugin = config.plugins.get("i18n")
+    if plugin is None or len(plugin.build_languages) != 2 or plugin.current_language != plugin.default_language:
+        return None
+    return plugin
+
+
+def on_env(env, config, files):
+    plugin = _i18n(config)
+    if plugin is None or plugin.building or "child" in _STATE or _STATE.get("command") != "build" or not hasattr(os, "fork"):
+        return env
+    other = next(lang for lang in plugin.build_languages if lang != plugin.default_language)
+    site = Path(config.site_dir)
+    folder = Path(tempfile.mkdtemp(prefix=".rapgen-lang-", dir=site.parent))
+    read, write = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: build the other language, report, and never return into this build
+        os.close(read)
+        status = 0
+        try:
+            _build_other(config, plugin, other, folder, write)
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the build
+            os.write(write, pickle.dumps(("error", f"{type(exc).__name__}: {exc}")))
+            status = 1
+        finally:
+            os.close(write)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+    os.close(write)
+    plugin.building = True  # its on_post_build then only records this language's search entries
+    _STATE["child"] = (pid, read, folder)
+    return env
+
+
+def _build_other(config, plugin, language: str, folder: Path, write: int) -> None:
+    from mkdocs import utils
+    from mkdocs.commands.build import build
+
+    plugin.current_language = language
+    plugin.building = True
+    plugin.search_entries = []
+    config.site_dir = str(folder)
+    utils.clean_directory = lambda path: path  # as the plugin does for its later builds
+    build(config)
+    os.write(write, pickle.dumps(("ok", plugin.search_entries)))
+
+
+def _receive(read: int) -> tuple:
+    chunks = []
+    while chunk := os.read(read, 1 << 20):
+        chunks.append(chunk)
+    os.close(read)
+    return pickle.loads(b"".join(chunks)) if chunks else ("error", "the build of the other language ended without a word")
+
+
+def _lay_over(folder: Path, site: Path, language: str) -> None:
+    for entry in sorted(folder.iterdir()):
+        target = site / entry.name
+        if entry.name == language and entry.is_dir():
+            if target.exists():
+                shutil.copytree(entry, target, dirs_exist_ok=True)
+            else:
+                os.replace(entry, target)
+        elif entry.name == "404.html":
+            (site / language).mkdir(parents=True, exist_ok=True)
+            os.replace(entry, site / language / "404.html")
+        elif entry.is_dir():
+            shutil.copytree(entry, target, dirs_exist_ok=True)
+        else:
+            shutil.copyfile(entry, target)
+
+
+@event_priority(-200)  # after the i18n plugin's on_post_build (-100)
+def on_post_build(config):
+    child = _STATE.pop("child", None)
+    if child is None:
+        return
+    pid, read, folder = child
+    plugin = config.plugins["i18n"]
+    try:
+        outcome = _receive(read)
+        _, status = os.waitpid(pid, 0)
+        if outcome[0] != "ok" or status != 0:
+            raise Abort(f"the build of the second language failed: {outcome[1] if outcome[0] != 'ok' else 'exit ' + str(status)}")
+        language = next(lang for lang in plugin.build_languages if lang != plugin.default_language)
+        _lay_over(folder, Path(config.site_dir), language)
+        plugin.current_language = language
+        plugin.search_entries.extend(outcome[1])
+        plugin.reconfigure_search_index(config)
+    finally:
+        plugin.building = False
+        shutil.rmtree(folder, ignore_errors=True)
