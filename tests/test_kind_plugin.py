@@ -56,7 +56,9 @@ def kinds(monkeypatch) -> Registry:
 
 def test_the_registry_finds_rap_and_refuses_a_second_name_or_format():
     shipped = registry()
-    assert list(shipped) == ["rap"] and shipped.for_format("rap-archive").name == "rap"
+    assert list(shipped) == sorted(shipped) and {"ideas", "rap"} <= set(shipped)  # name order; other kinds may be installed
+    assert shipped.for_format("rap-archive").name == "rap" and shipped.for_format("ideas-archive").name == "ideas"
+    assert shipped.for_format("inspire-archive").name == "inspire"
     with pytest.raises(RapgenError, match="two benchmark kinds are named 'toy'"):
         shipped.plus(toy_kind.KIND, toy_kind.KIND)
     from dataclasses import replace
@@ -106,15 +108,16 @@ def test_the_commands_run_the_toy_kind(tmp_path, kinds):
 
 def test_an_unknown_format_is_one_finding_and_the_structure_is_not_evaluated(tmp_path):
     root = make_toy(tmp_path / "toy")  # the shipped kinds do not read toy-archive
+    known = ", ".join(sorted(registry().formats))
     report = verify_archive(root, kinds=registry().formats)
     assert not report.ok and report.verified is None
     assert [(f.category, f.path, f.detail) for f in report.errors] == [
         (Category.NOT_EVALUATED, "archive", "structural checks not run: no benchmark kind reads format 'toy-archive'"),
-        (Category.INVARIANT, "archive/ARCHIVE.json", "unknown archive format 'toy-archive'; this rapgen reads rap-archive"),
+        (Category.INVARIANT, "archive/ARCHIVE.json", f"unknown archive format 'toy-archive'; this rapgen reads {known}"),
     ]
     result = CliRunner().invoke(cli, ["verify", "--root", str(root)])
     assert result.exit_code == 1
-    assert "INVARIANT archive/ARCHIVE.json: unknown archive format 'toy-archive'; this rapgen reads rap-archive" in result.output
+    assert f"INVARIANT archive/ARCHIVE.json: unknown archive format 'toy-archive'; this rapgen reads {known}" in result.output
     assert "NOT-EVALUATED archive: structural checks not run" in result.output
 
 

@@ -67,9 +67,10 @@ class FakeChat:
     """A tiny OpenAI-compatible /v1/chat/completions server on 127.0.0.1 (use as a context manager).
 
     ``reply(request)`` returns a dict (sent as JSON with status 200), raw bytes
-    (status 200), or ``(status, bytes)``; it may also raise to drop the connection."""
+    (status 200), or ``(status, bytes)``; it may also raise to drop the connection.
+    ``embeddings``, if given, answers ``/v1/embeddings`` the same way."""
 
-    def __init__(self, reply: Reply = scripted_reply):
+    def __init__(self, reply: Reply = scripted_reply, embeddings: Reply | None = None):
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         outer = self
@@ -82,11 +83,12 @@ class FakeChat:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.requests.append(body)
                 outer.headers.append(dict(self.headers))
-                if self.path != "/v1/chat/completions":
+                routes = {"/v1/chat/completions": reply, "/v1/embeddings": embeddings}
+                if routes.get(self.path) is None:
                     self.send_response(404)
                     self.end_headers()
                     return
-                answer = reply(body)
+                answer = routes[self.path](body)
                 status = 200
                 if isinstance(answer, tuple):
                     status, answer = answer

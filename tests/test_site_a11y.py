@@ -54,6 +54,18 @@ def _scan(base: str, paths: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run([NODE, str(A11Y / "scan.mjs"), base, *paths], capture_output=True, text=True, timeout=900)
 
 
+def scan_folder(folder: Path, paths: list[str]) -> subprocess.CompletedProcess:
+    """Serve ``folder`` on 127.0.0.1 and scan ``paths`` (skips without node or chromium)."""
+    if NODE is None or not CHROMIUM.exists():
+        pytest.skip("needs node and /usr/bin/chromium")
+    server = _serve(folder)
+    try:
+        return _scan(f"http://127.0.0.1:{server.server_address[1]}/", paths)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def page_types(site: Path) -> list[str]:
     """One page of every type the site has: the fixed pages, the first field page, the
     first model page; the same again under zh/ when built."""

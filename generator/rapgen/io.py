@@ -225,7 +225,7 @@ class OutputKind:
 
 
 SITE_OUTPUT = OutputKind("site", (".rapgen-site",), replaces=True)
-DOCS_OUTPUT = OutputKind("docs folder", ("assets/javascripts/rap.js",), replaces=True)
+DOCS_OUTPUT = OutputKind("docs folder", ("assets/javascripts/rap.js", ".rapgen-docs"), replaces=True)  # RAP's; a kind's pages
 SCORES_OUTPUT = OutputKind("score folder")  # score, replay: writes its own files, keeps any others
 WORK_OUTPUT = OutputKind("work folder")
 CACHE_OUTPUT = OutputKind("cache folder")

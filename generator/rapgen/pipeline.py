@@ -7,6 +7,10 @@ kind has Search), the site (``render``) and ``mkdocs build``. An archive that fa
 verification is refused before anything is scored or written. Intermediate outputs go
 to a work folder (default ``<root>/build``): ``scores/`` and ``docs/`` with the rendered
 Markdown; ``site_dir`` receives the built HTML.
+
+``run_portal`` does the same for every benchmark of a site (KINDS.md §8): each scored in
+``<work>/<slug>/scores/``, rendered under ``<work>/docs/<slug>/`` beside the portal page,
+one ``mkdocs build --strict``, then redirect stubs at the default benchmark's old addresses.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from rapgen.errors import UsageProblem
 from rapgen.io import DOCS_OUTPUT, SCORES_OUTPUT, WORK_OUTPUT, guard_output_dir
 from rapgen.kinds import Registry, registry
 from rapgen.search import call_is_malformed, validate_call
-from rapgen.site import build_site, check_site_dir, check_url, render_release
+from rapgen.site import PortalPart, build_site, check_site_dir, check_url, compose_portal, render_release, write_redirects
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,8 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
     kinds = kinds if kinds is not None else registry()
     verified = open_verified(root, validate_call=validate_call, kinds=kinds.formats)
     kind = kinds.for_format(verified.format)
+    if kind.site is None:
+        raise UsageProblem(f"the {kind.name} benchmark kind has no site to build")
     archive = verified.release(release)  # a usage error for an unknown release
     if release is not None:
         replay = False  # replay.json describes the archive as it stands, not release N
@@ -78,13 +84,80 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
                 timings["replay"] = time.perf_counter() - t0
     scores_dir = Path(scores_dir)
     t0 = time.perf_counter()
-    if kind.site is None:
-        raise UsageProblem(f"the {kind.name} benchmark kind has no site to build")
     rendered = render_release(kind.site, archive, scores_dir, work / "docs", repo_url=repo_url)
     timings["render"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     built = build_site(rendered.docs_dir, site_dir, synthetic=rendered.synthetic,
-                       manifest_sha256=rendered.manifest_sha256, archive_name=rendered.archive_name, site_url=site_url)
+                       manifest_sha256=rendered.manifest_sha256, archive_name=rendered.archive_name, site_url=site_url,
+                       spec=kind.site)
     timings["mkdocs"] = time.perf_counter() - t0
     return PipelineResult(Path(site_dir), rendered.docs_dir, scores_dir, built.n_pages, rendered.manifest_sha256,
                           rendered.synthetic, timings)
+
+
+@dataclass(frozen=True)
+class SiteBenchmark:
+    """A benchmark of the site: its slug, tab label, title and root (``rapgen.toml``)."""
+
+    slug: str
+    label: str
+    title: str
+    root: Path
+
+
+@dataclass(frozen=True)
+class PortalResult:
+    site_dir: Path
+    docs_dir: Path
+    n_pages: int
+    benchmarks: tuple[str, ...]
+    redirects: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def run_portal(benchmarks: list[SiteBenchmark], site_dir: str | Path = "site", *, title: str = "rapgen", redirect: str | None = None,
+               resamples: int | None = None, work_dir: str | Path = "build", site_url: str | None = None,
+               repo_url: str | None = None, replay: bool = True, kinds: Registry | None = None) -> PortalResult:
+    """One site for ``benchmarks``: each verified first (any failure refuses the build before anything
+    is written), then scored, replayed (a kind with Search), rendered under its slug; the portal at the
+    root; one strict mkdocs build; stubs at the old addresses of benchmark ``redirect``'s pages."""
+    if resamples is not None and resamples < 1:
+        raise UsageProblem(f"--resamples must be a positive integer, got {resamples}")
+    check_url("--site-url", site_url)
+    check_url("--repo-url", repo_url)
+    check_site_dir(Path(site_dir))
+    work = Path(work_dir)
+    guard_output_dir(work, WORK_OUTPUT)
+    guard_output_dir(work / "docs", DOCS_OUTPUT)
+    for b in benchmarks:
+        guard_output_dir(work / b.slug / "scores", SCORES_OUTPUT)
+    kinds = kinds if kinds is not None else registry()
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    opened = []
+    for b in benchmarks:
+        verified = open_verified(b.root, validate_call=validate_call, kinds=kinds.formats)
+        kind = kinds.for_format(verified.format)
+        if kind.site is None:
+            raise UsageProblem(f"benchmark {b.slug!r}: the {kind.name} benchmark kind has no site to build")
+        opened.append((b, kind, verified.release()))
+    timings["verify"] = time.perf_counter() - t0
+    parts = []
+    t0 = time.perf_counter()
+    for b, kind, release in opened:
+        scores = work / b.slug / "scores"
+        kind.write_scores(kind.score(release, resamples=resamples, malformed=call_is_malformed), scores)
+        if replay and kind.replay is not None:
+            kind.replay(release, scores)
+        parts.append(PortalPart(b.slug, b.label, b.title, kind.name, kind.unit, kind.site, release, scores))
+    timings["score"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    portal = compose_portal(parts, work / "docs", title=title, repo_url=repo_url)
+    timings["render"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    first = opened[0][2]
+    built = build_site(portal.docs_dir, site_dir, synthetic=any(r.synthetic for _b, _k, r in opened),
+                       manifest_sha256=first.manifest_sha256, archive_name=title, site_url=site_url, plan=portal.plan)
+    stubs = write_redirects(site_dir, redirect, title=title) if redirect else []
+    timings["mkdocs"] = time.perf_counter() - t0
+    return PortalResult(Path(site_dir), portal.docs_dir, built.n_pages, tuple(b.slug for b, _k, _r in opened), len(stubs), timings)

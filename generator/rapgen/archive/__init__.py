@@ -36,6 +36,7 @@ from rapgen.archive.interventions import (
     model_extensions, readout_cell, parse_oracle, parse_oracle_traces, parse_replays,
 )
 from rapgen.archive.jsonparse import as_float, loads_strict
+from rapgen.archive.jsonparse import SchemaProblem, check_keys, json_document, json_lines, parse_lines  # other kinds' parsers
 from rapgen.archive.parse import (
     MODEL_KEYS,
     MODEL_OPTIONAL_KEYS,
@@ -76,7 +77,7 @@ __all__ = [
     "BUDGETS", "READOUTS", "ModelExtensions", "OracleUnit", "Panel", "Readout", "Training",
     "model_extensions", "parse_oracle", "parse_oracle_traces", "parse_replays", "names_panel", "readout_cell",
     "MODEL_KEYS", "MODEL_OPTIONAL_KEYS", "TRACE_KEYS", "TRACE_OPTIONAL_KEYS",
-    "as_float", "loads_strict", "parse_model_json", "parse_predictions", "parse_traces", "renormalise",
+    "as_float", "loads_strict", "SchemaProblem", "check_keys", "json_document", "json_lines", "parse_lines", "parse_model_json", "parse_predictions", "parse_traces", "renormalise",
     "condition_shard_start", "in_shard", "shard_ids_sha256", "shard_members", "shard_start",
     "ASSIGNMENTS_SCHEMA", "PAPERS_SCHEMA", "write_assignments", "write_papers",
     "ReleaseCitation", "bibtex", "croissant_path", "croissant_tables",

@@ -278,8 +278,11 @@ def open_verified(root: str | Path, *, jobs: int | None = None, validate_call: C
     report = verify_archive(root, jobs=jobs, validate_call=validate_call, kinds=kinds)
     if not report.ok or report.verified is None:
         n = len(report.errors)
+        causes = [f for f in report.errors if f.category is not Category.NOT_EVALUATED] or report.errors
+        first = f", the first: {format_finding(causes[0])}" if causes else ""
         raise ArchiveError(
-            f"{escape(str(root))}: archive failed verification with {n} finding{'s' * (n != 1)}; run 'rapgen verify --root {escape(str(root))}' for details"
+            f"{escape(str(root))}: archive failed verification with {n} finding{'s' * (n != 1)}{first}; "
+            f"run 'rapgen verify --root {escape(str(root))}' for details"
         )
     return report.verified
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from rapgen.cli.benchmarks import benchmark_root_option
 from rapgen.cli.common import EPILOG, benchmark_kinds, debug_option, echo_json, handle_errors, root_option
 
 VERIFY_EPILOG = (
@@ -16,7 +17,7 @@ VERIFY_EPILOG = (
 
 
 @click.command(epilog=VERIFY_EPILOG)
-@root_option
+@benchmark_root_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (findings with category, path, line, expected, actual, detail).")
 @click.option("--strict", is_flag=True, help="Treat accepted non-canonical SHA256SUMS forms (upper-case hex, ' *' marker, CRLF, BOM, comments, blank lines, './') as errors.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success; on failure print only the findings.")

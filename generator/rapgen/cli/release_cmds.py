@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option, root_option
+from rapgen.cli.benchmarks import benchmark_root_option, rap_only
+from rapgen.cli.common import EPILOG, benchmark_kinds, debug_option, echo_json, handle_errors, json_option
 
 
 class DateType(click.ParamType):
@@ -61,7 +62,7 @@ def release() -> None:
 
 
 @release.command(epilog=EPILOG)
-@root_option
+@benchmark_root_option
 @date_option
 @click.option("--closes", type=DATE, default=None, help="Deadline for Live submissions to the opened origin (default: origin + 14 days).")
 @click.option("--no-open", is_flag=True, help="Open no origin for Live submissions.")
@@ -79,12 +80,13 @@ def start(root: Path, release_date, closes, no_open: bool, simulated: bool, note
     """
     from rapgen.archive import start_history
 
+    rap_only(root, "rapgen release start")
     _echo_result(start_history(root, release_date=release_date, open_next=not no_open, closes=closes,
                                simulated=simulated, notes=notes), as_json)
 
 
 @release.command(epilog=EPILOG)
-@root_option
+@benchmark_root_option
 @click.option("--window", "window_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), required=True,
               help="Folder with the window's papers.parquet and assignments.parquet (ARCHIVE.md columns).")
 @click.option("--closes", type=DATE, default=None, help="Deadline for Live submissions to the next origin (default: origin + 14 days).")
@@ -106,12 +108,13 @@ def roll(root: Path, window_dir: Path, closes, no_open: bool, release_date, simu
     """
     from rapgen.archive import roll_release
 
+    rap_only(root, "rapgen release roll")
     _echo_result(roll_release(root, window_dir, closes=closes, release_date=release_date, open_next=not no_open,
                               simulated=simulated, notes=notes), as_json)
 
 
 @release.command(epilog=EPILOG)
-@root_option
+@benchmark_root_option
 @click.option("--kind", type=click.Choice(["models", "errata"]), required=True,
               help="models: release every merged submission and commitment; errata: replace files, keeping the old bytes.")
 @click.option("--replace", "replacements", multiple=True, metavar="PATH=FILE",
@@ -136,6 +139,7 @@ def cut(root: Path, kind: str, replacements: tuple[str, ...], reasons: tuple[str
     """
     from rapgen.archive import Replacement, cut_release
 
+    rap_only(root, "rapgen release cut")
     if len(replacements) != len(reasons):
         raise click.UsageError(f"give one --reason per --replace ({len(replacements)} --replace, {len(reasons)} --reason)")
     replaced = []
@@ -148,7 +152,7 @@ def cut(root: Path, kind: str, replacements: tuple[str, ...], reasons: tuple[str
 
 
 @release.command(name="verify", epilog="Exit codes: 0 verified; 1 any finding; 2 usage error; 3 internal error.")
-@root_option
+@benchmark_root_option
 @json_option
 @debug_option
 @handle_errors
@@ -161,7 +165,7 @@ def verify_cmd(root: Path, as_json: bool, debug: bool) -> None:
     from rapgen.archive import format_finding, verify_archive
     from rapgen.search import validate_call
 
-    report = verify_archive(root, validate_call=validate_call)
+    report = verify_archive(root, validate_call=validate_call, kinds=benchmark_kinds().formats)
     if as_json:
         echo_json(report.to_dict())
         sys.exit(0 if report.ok else 1)
@@ -177,7 +181,7 @@ def verify_cmd(root: Path, as_json: bool, debug: bool) -> None:
 
 
 @release.command(name="list", epilog=EPILOG)
-@root_option
+@benchmark_root_option
 @json_option
 @debug_option
 @handle_errors
@@ -201,7 +205,7 @@ def list_cmd(root: Path, as_json: bool, debug: bool) -> None:
 
 
 @release.command(name="live", epilog=EPILOG)
-@root_option
+@benchmark_root_option
 @click.option("--as-of", "as_of", type=click.IntRange(min=1), default=None, help="See the history as release N saw it.")
 @json_option
 @debug_option

@@ -55,10 +55,14 @@ def sample() -> None:
 )
 @click.option("--force", is_flag=True, help="Replace an existing archive/ and SHA256SUMS in --out (refused if it holds model folders).")
 @click.option("--history", is_flag=True, help="Build the committed sample: the base, the reference agents with their intervention records and the tuned panel model, replayed as a release history (simulated dates).")
+@click.option("--kind", "kind_name", default="rap", show_default=True,
+              help="The benchmark kind whose sample to build (see rapgen.toml). Kinds other than rap read the committed RAP papers of the repository at --source.")
+@click.option("--source", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
+              help="The repository root whose archive/ holds the committed papers (kinds other than rap).")
 @json_option
 @debug_option
 @handle_errors
-def build(out: Path, data: Path | None, force: bool, history: bool, as_json: bool, debug: bool) -> None:
+def build(out: Path, data: Path | None, force: bool, history: bool, kind_name: str, source: Path, as_json: bool, debug: bool) -> None:
     """Build the sample archive: 17 hand-written NLP fields over real cs.CL papers
     (2021-07 to 2025-06), labelled by a TF-IDF instrument, with blocks, split,
     manifests and the parameter ledger, then sealed with SHA256SUMS.
@@ -76,6 +80,9 @@ def build(out: Path, data: Path | None, force: bool, history: bool, as_json: boo
     """
     from rapgen.sample import build_sample, default_data_path
 
+    if kind_name != "rap":
+        _kind_sample(kind_name, out, source, force, as_json)
+        return
     if data is None:
         data = default_data_path()
     if history:
@@ -100,6 +107,22 @@ def build(out: Path, data: Path | None, force: bool, history: bool, as_json: boo
     click.echo(f"{'field':<26} {'members':>8} {'other':>7} {'boundary':>9}")
     for fid, r in sorted(summary["fields_report"].items()):
         click.echo(f"{fid:<26} {r['members']:>8,} {r['other_share']:>7.1%} {r['boundary_rate']:>9.1%}")
+
+
+def _kind_sample(name: str, out: Path, source: Path, force: bool, as_json: bool) -> None:
+    """``sample build --kind NAME``: the kind's own sample step."""
+    from rapgen.cli.common import benchmark_kinds
+    from rapgen.errors import UsageProblem
+
+    kinds = benchmark_kinds()
+    if name not in kinds or kinds[name].sample is None:
+        with_sample = ", ".join(k for k in kinds if kinds[k].sample is not None)
+        raise UsageProblem(f"--kind {name!r}: no installed benchmark kind of that name builds a sample (rap{', ' + with_sample if with_sample else ''})")
+    summary = kinds[name].sample(out, source=source, force=force)
+    if as_json:
+        echo_json(summary)
+        return
+    click.echo(f"Built the {name} sample into {out}" + (f": {summary['text']}" if summary.get("text") else "."))
 
 
 @click.command(epilog=EPILOG)

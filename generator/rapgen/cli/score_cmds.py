@@ -6,11 +6,12 @@ from pathlib import Path
 
 import click
 
-from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option, open_release, root_option
+from rapgen.cli.benchmarks import benchmark_root_option
+from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option, open_release
 
 
 @click.command(epilog=EPILOG)
-@root_option
+@benchmark_root_option
 @click.option(
     "--out",
     "out_dir",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from rapgen.cli.benchmarks import benchmark_root_option, rap_only
 from rapgen.cli.common import debug_option, echo_json, fail, handle_errors, json_option, progress, root_option
 
 CACHE_HELP = "Cache folder for shard indexes (default: $RAPGEN_CACHE, else ROOT/.rapgen-cache)."
@@ -114,7 +115,7 @@ def search(field_id, origin, regime, query, sort, date_from, date_to, no_verify,
               help="Also write OUT/replay.json (the schema is in docs/search.md).")
 @click.option("--model", "models", multiple=True, help="Replay only this model (repeatable).")
 @cache_option
-@root_option
+@benchmark_root_option
 @json_option
 @debug_option
 @handle_errors
@@ -131,15 +132,28 @@ def replay(jobs, out_dir, models, cache_dir, root, as_json, debug):
     intervention records, every well-formed A1-A4 call is also re-run with sort
     relevance and bounds [T - 6 months, T): OUT/option_reruns.json and
     OUT/interventions/option_counterfactual.csv (docs/interventions.md).
+    An Inspire root (--benchmark inspire) replays each instance's calls on the
+    corpus before its cutoff; the first call that does not reproduce is named.
     """
+    from rapgen.archive import open_verified
+    from rapgen.cli.common import benchmark_kinds
     from rapgen.kinds.rap import intervention_records, write_counterfactual
     from rapgen.search import format_summary, replay_archive, write_replay
 
+    kinds = benchmark_kinds()
+    named = _kind_named(root, kinds)
+    if named is not None and named.replay is None:
+        rap_only(root, "rapgen replay")  # a kind without Search: stop at once, naming it (RAP and Inspire replay)
     if out_dir is not None:
         from rapgen.io import SCORES_OUTPUT, guard_output_dir
 
         guard_output_dir(out_dir, SCORES_OUTPUT)  # before any work
-    archive = _open(root, True)
+    verified = open_verified(root, kinds=kinds.formats)  # a RAP root: the same verification as before
+    kind = kinds.for_format(verified.format)
+    if kind.name != "rap":  # another kind replays through its own step (KINDS.md §7)
+        _replay_kind(kind, verified.release(), jobs=jobs, out_dir=out_dir, models=models, cache_dir=cache_dir, as_json=as_json)
+        return
+    archive = verified.release()
     records = intervention_records(archive) if out_dir is not None else None
     bar = _Bar("replaying")
     try:
@@ -160,6 +174,44 @@ def replay(jobs, out_dir, models, cache_dir, root, as_json, debug):
     if not report.ok:
         d = report.data
         fail(f"{d['failed']:,} of {d['calls']:,} recorded Search calls did not reproduce")
+
+
+def _kind_named(root: Path, kinds):
+    """The installed kind ARCHIVE.json's ``format`` names, or None (an unreadable file is verify's to report)."""
+    import json
+
+    from rapgen.errors import RapgenError
+
+    try:
+        return kinds.for_format(json.loads((Path(root) / "archive" / "ARCHIVE.json").read_bytes()).get("format"))
+    except (OSError, ValueError, AttributeError, RapgenError):
+        return None
+
+
+def _replay_kind(kind, release, *, jobs, out_dir, models, cache_dir, as_json) -> None:
+    """``rapgen replay`` for a kind other than RAP: ``kind.replay(release, out_dir, **options)`` runs every
+    recorded call (False: no model has any); its outcome carries the lines to print, the record
+    (``--json``, ``OUT/replay.json``) and, when a call does not reproduce, the line naming it (exit 1)."""
+    from rapgen.errors import UsageProblem
+
+    unknown = sorted(set(models) - set(release.model_ids))
+    if unknown:
+        raise UsageProblem(f"model {unknown[0]!r} is not in the archive; its models are: {', '.join(release.model_ids) or 'none'}")
+    outcome = kind.replay(release, out_dir, jobs=jobs, models=list(models) or None, cache_dir=cache_dir, log=_log)
+    if not outcome:
+        if as_json:
+            echo_json({"kind": kind.name, "manifest_sha256": release.manifest_sha256, "n_calls": 0, "n_reproduced": 0, "ok": True})
+        else:
+            click.echo("no recorded Search calls to replay")
+        return
+    if out_dir is not None:
+        click.echo(f"wrote {out_dir / 'replay.json'}", err=True)
+    if as_json:
+        echo_json(outcome.record)
+    else:
+        click.echo("\n".join(outcome.lines))
+    if not outcome.ok:
+        fail(outcome.failure)
 
 
 COMMANDS = [search, replay]

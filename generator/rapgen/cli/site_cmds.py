@@ -6,13 +6,14 @@ from pathlib import Path
 
 import click
 
-from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option, open_release, root_option
+from rapgen.cli.benchmarks import benchmark_root_option
+from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, json_option, open_release
 from rapgen.errors import UsageProblem
 from rapgen.text import escape_terminal
 
 
 @click.command(epilog=EPILOG)
-@root_option
+@benchmark_root_option
 @click.option("--site-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
               help="Folder that receives the built HTML site (replaced on each build).")
 @click.option("--resamples", type=click.IntRange(min=1), default=None,
@@ -31,11 +32,15 @@ from rapgen.text import escape_terminal
 @click.option("--release", type=click.IntRange(min=1), default=None, metavar="N",
               help="Render release N's site from the files release N listed (scores of release N alone, no replay); "
                    "the same bytes whatever later releases added. Default: the latest state.")
+@click.option("--all", "every", is_flag=True,
+              help="One site for every benchmark of rapgen.toml: a portal at /, each benchmark under /<slug>/, "
+                   "stubs at the default benchmark's old addresses (work in build/<slug>/ and build/docs/).")
 @json_option
 @debug_option
 @handle_errors
 def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | None, scores_dir: Path | None,
-          site_url: str | None, repo_url: str | None, no_replay: bool, release: int | None, as_json: bool, debug: bool) -> None:
+          site_url: str | None, repo_url: str | None, no_replay: bool, release: int | None, every: bool, as_json: bool,
+          debug: bool, benchmark=None) -> None:
     """Verify, score, render and build the leaderboard site.
 
     Runs verify -> score -> replay (when models have Search traces) -> render ->
@@ -46,12 +51,18 @@ def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | No
       rapgen build                       # ./SHA256SUMS + ./archive -> ./site
       rapgen build --resamples 200       # a quick preview
       rapgen build --release 1           # the site as release 1 listed it
+      rapgen build --benchmark ideas     # a benchmark of rapgen.toml (work in build/ideas/)
       python -m http.server -d site      # then open http://localhost:8000/
       rapgen build --site-url https://OWNER.github.io/rapgen/ --repo-url https://github.com/OWNER/rapgen
     """
     from rapgen.cli.common import benchmark_kinds
     from rapgen.pipeline import run_build
 
+    if every:
+        _build_all(site_dir, resamples, work_dir, scores_dir, site_url, repo_url, no_replay, release, benchmark, as_json)
+        return
+    if benchmark is not None and work_dir is None:
+        work_dir = Path("build") / benchmark.slug  # KINDS.md §8: each benchmark's work in build/<slug>/
     result = run_build(root, site_dir, resamples=resamples, work_dir=work_dir, scores_dir=scores_dir, site_url=site_url,
                        repo_url=repo_url, replay=not no_replay, release=release, kinds=benchmark_kinds())
     if as_json:
@@ -65,8 +76,35 @@ def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | No
         click.echo("The archive is synthetic; every page says so.")
 
 
+def _build_all(site_dir: Path, resamples: int | None, work_dir: Path | None, scores_dir: Path | None, site_url: str | None,
+               repo_url: str | None, no_replay: bool, release: int | None, benchmark, as_json: bool) -> None:
+    """``rapgen build --all``: the site of every benchmark rapgen.toml lists (KINDS.md §8)."""
+    from rapgen.cli.benchmarks import site_benchmarks
+    from rapgen.cli.common import benchmark_kinds
+    from rapgen.pipeline import SiteBenchmark, run_portal
+
+    if benchmark is not None or release is not None or scores_dir is not None:
+        raise UsageProblem("--all builds every benchmark as it stands: it takes no --benchmark, --root, --release or --scores")
+    config, chosen, notes = site_benchmarks(benchmark_kinds())
+    for note in notes:
+        click.echo(note, err=True)
+    sites = [SiteBenchmark(b.slug, b.label or b.slug, b.title or b.label or b.slug, b.root) for b in chosen]
+    redirect = config.default if any(b.slug == config.default for b in chosen) else None
+    result = run_portal(sites, site_dir, title=config.title, redirect=redirect, resamples=resamples,
+                        work_dir=work_dir if work_dir is not None else Path("build"), site_url=site_url, repo_url=repo_url,
+                        replay=not no_replay, kinds=benchmark_kinds())
+    if as_json:
+        echo_json({"site_dir": str(result.site_dir), "docs_dir": str(result.docs_dir), "pages": result.n_pages,
+                   "benchmarks": list(result.benchmarks), "redirects": result.redirects,
+                   "seconds": {k: round(v, 2) for k, v in result.timings.items()}})
+        return
+    steps = ", ".join(f"{k} {v:.1f} s" for k, v in result.timings.items())
+    click.echo(f"Built {result.n_pages} pages of {len(result.benchmarks)} benchmarks ({', '.join(result.benchmarks)}) and "
+               f"{result.redirects} redirect stubs into {escape_terminal(str(result.site_dir))} ({steps}).")
+
+
 @click.command(epilog=EPILOG)
-@root_option
+@benchmark_root_option
 @click.option("--scores", "scores_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Output folder of 'rapgen score' (leaderboard.csv, ranks.csv, ...).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,

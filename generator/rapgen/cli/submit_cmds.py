@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from rapgen.cli.common import EPILOG, debug_option, echo_json, fail, handle_errors, json_option, root_option
+from rapgen.cli.benchmarks import benchmark_root_option, rap_only
+from rapgen.cli.common import EPILOG, debug_option, echo_json, fail, handle_errors, json_option
 
 
 @click.group(epilog=EPILOG)
@@ -28,7 +29,7 @@ def submit() -> None:
 
 
 @submit.command("check", epilog=EPILOG)
-@root_option
+@benchmark_root_option
 @click.option("--base", metavar="REF", help="Git ref of the main line (e.g. origin/main): also prove that nothing outside the folder changed, that the folder is new, and that existing SHA256SUMS lines are untouched.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the Markdown report to FILE (for a pull-request comment).")
 @click.option("--no-scores", is_flag=True, help="Skip scoring, replay and the site render (fast schema check only).")
@@ -71,6 +72,7 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
 
     if report_path is not None and report_path.parent.exists() and not report_path.parent.is_dir():
         fail(f"--report {escape_terminal(str(report_path))}: {escape_terminal(str(report_path.parent))} is not a folder", 2)
+    rap_only(root, "the submission check")
     now = parse_now(now_text) if now_text is not None else None
     wanted = not no_scores
     result = check_submission(root, model_dir, base=base, run_scores=wanted, run_replay=wanted, run_site=wanted, resamples=resamples,
@@ -108,7 +110,7 @@ def init(debug: bool, model_dir: Path) -> None:
 
 
 @submit.command("commit", epilog=EPILOG)
-@root_option
+@benchmark_root_option
 @click.option("--origin", metavar="DATE", help="The open origin (YYYY-MM-DD); default: the archive's open origin. Any other origin is refused.")
 @click.option("--out", "out_path", metavar="FILE", help="Write the commitment to FILE instead of ROOT/archive/commitments/<origin>/<model_id>.json; '-' prints it.")
 @json_option
@@ -132,6 +134,8 @@ def commit(root: Path, origin: str | None, out_path: str | None, as_json: bool, 
     """
     from rapgen.submit import make_commitment
     from rapgen.text import escape_terminal
+
+    rap_only(root, "rapgen submit commit")
 
     to_stdout = out_path == "-"
     result = make_commitment(root, model_dir, origin, out=None if to_stdout else out_path, to_stdout=to_stdout)

@@ -18,10 +18,16 @@ Public surface:
   :func:`oracle_template_sha256`).
 - :func:`init_submission`, :func:`model_record`, :func:`write_model_json` — the
   one model.json writer (``rapgen submit init``, the driver, the reference agents).
+- :class:`ChatClient` (with :class:`EndpointError`, :class:`ReplyProblem`,
+  :func:`read_turn`, :func:`decode_json`) and :class:`LineAppender` — the
+  OpenAI-compatible client and the durable JSONL journal, for other drivers
+  (the Ideas evaluator).
 
 The kit imports the archive and Search stages only through their public faces.
 """
 
+from rapgen.kit.chat import ChatClient, EndpointError, ReplyProblem, decode_json, read_turn
+from rapgen.kit.journal import LineAppender
 from rapgen.kit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Prompt, build_prompt, template_sha256, tool_schemas
 from rapgen.kit.scaffold import check_model_id, init_submission, model_record, write_model_json
 from rapgen.kit.session import SearchOutcome, SearchSession, ToolError, backend_executor
@@ -53,5 +59,6 @@ __all__ = [
     "AgentConfig", "RunSummary", "run_agent", "serve_search", "serve_mcp",
     "InterventionPrompt", "build_readout_prompt", "build_oracle_prompt", "readout_template_sha256", "oracle_template_sha256",
     "run_readouts", "run_oracle",
+    "ChatClient", "EndpointError", "ReplyProblem", "decode_json", "read_turn", "LineAppender",
     "EvidenceBuilder", "OracleBlocks", "read_model_folder", "readout_jobs", "unit_context",
 ]

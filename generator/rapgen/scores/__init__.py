@@ -19,6 +19,10 @@ from rapgen.scores.interventions.sources import model_records
 from rapgen.scores.outputs import write_folder
 from rapgen.scores.pipeline import DiagnosticsInputs, ScoreResult, compute_scores, write_scores
 from rapgen.scores.spec import AxisSpec, ClusterSpec, Primary, TrackSpec
+from rapgen.scores.statistics import (
+    Clusters, Scored, ScoredSet, SplitDraws, Statistic, cluster_index, leaderboard_csv, pairs_csv, rows_csv, score_statistics,
+    split_draws,
+)
 from rapgen.scores.schema import (
     ALL_ORIGIN_TRACK, BASELINE_CONDITION, CANONICAL_POLICY, CEILING_GAP_TABLE, FORECAST_STRICT_TRACK, LIVE_TRACK,
     OPTIONAL_SCORE_FILES, CONDITION_CONTRASTS, CONTRASTS, ORACLE_CONTRASTS, STATE_CONTRASTS, TRACK_TITLES,
@@ -37,5 +41,7 @@ __all__ = [
     "TableSpec", "UnitInputs",
     "counterfactual_file", "effective_cutoff", "model_records", "parse_reruns", "read_reruns", "write_folder",
     "bootstrap_intervals", "compute_baselines", "compute_scores", "diagnostic_tables", "draw_counts", "get_metric",
+    "Clusters", "Scored", "ScoredSet", "SplitDraws", "Statistic", "cluster_index", "leaderboard_csv", "pairs_csv", "rows_csv",
+    "score_statistics", "split_draws",
     "is_constant", "jsd", "mean_over", "missing", "pearson", "ranks", "spearman", "tv", "unit_metric_values", "write_scores",
 ]

@@ -29,7 +29,8 @@ class MetricSpec:
     """A score column. ``higher_is_better`` is None for a descriptive metric (never ranked);
     ``fn`` takes the kind's per-item inputs and returns one value per item (NaN: undefined).
     ``scope`` is a kind-defined tag naming the entries the metric applies to ("all" for every
-    entry; RAP uses "forecast" and "state")."""
+    entry; RAP uses "forecast" and "state"). ``ranked=False`` keeps a metric that has a
+    direction out of the ranks (Ideas' soft score and coverage)."""
 
     name: str
     label: str
@@ -39,6 +40,12 @@ class MetricSpec:
     description: str
     fn: Callable[[Any], Any] = field(repr=False, compare=False)
     scope: str = "all"
+    ranked: bool = True
+
+    @property
+    def rank_direction(self) -> bool | None:
+        """The direction ranks use: None for a descriptive or unranked metric."""
+        return self.higher_is_better if self.ranked else None
 
     def __post_init__(self) -> None:
         if self.form not in FORMS:
@@ -60,13 +67,21 @@ class TrackSpec:
 
 @dataclass(frozen=True)
 class AxisSpec:
-    """A key of every score row with fixed ``values``; ``primary`` is the headline's value."""
+    """A key of every score row with fixed ``values``; ``primary`` is the headline's value.
+    An *open* axis has no fixed values (``values=()``, ``primary=None``): each archive names
+    them and its headline value (Ideas' judges, from judges.jsonl and the ledger)."""
 
     name: str
     values: tuple[str, ...]
-    primary: str
+    primary: str | None
+
+    @property
+    def open(self) -> bool:
+        return not self.values
 
     def __post_init__(self) -> None:
+        if self.open and self.primary is None:
+            return
         if self.primary not in self.values:
             raise ValueError(f"axis {self.name!r}: primary {self.primary!r} is not one of {', '.join(self.values)}")
 

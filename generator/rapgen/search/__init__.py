@@ -7,6 +7,9 @@ Public surface:
   ``backend.search(field_id, origin, regime, args)`` runs one Search call
   (``args``: ``query``, ``sort``, ``date_from``, ``date_to``) and returns a
   :class:`SearchResult` (an error result for a malformed call).
+* :class:`GroupedBackend` over :class:`GroupIndexes` — the kind-neutral front: shards
+  keyed (group, date_from, date_to) (KINDS.md §7), indexes in memory or in the
+  cache, each shard checked against the kind's manifest (:class:`ManifestShard`).
 * :func:`validate_call` — the one validator of a Search call's arguments
   (:data:`SORTS`, the strict ``YYYY-MM-DD`` date rule of :func:`parse_strict_date`);
   raises :class:`CallProblem` with a one-line reason and ``recordable``;
@@ -40,12 +43,13 @@ from rapgen.search.engine import (
     resolve_unit,
     validate_call,
 )
+from rapgen.search.grouped import GroupedBackend, GroupIndexes, ManifestShard
 from rapgen.search.replay import OPTION_RERUNS_JSON, ReplayReport, default_jobs, format_summary, replay_archive, write_reruns
 from rapgen.search.spec import SearchSpec
 from rapgen.search.traces import trace_line
 
 __all__ = [
-    "SearchSpec", "Backend", "CallArgs", "CallProblem", "SearchResult", "Shard", "validate_call", "call_is_malformed", "parse_strict_date", "STRICT_DATE",
+    "SearchSpec", "GroupedBackend", "GroupIndexes", "ManifestShard", "Backend", "CallArgs", "CallProblem", "SearchResult", "Shard", "validate_call", "call_is_malformed", "parse_strict_date", "STRICT_DATE",
     "resolve_unit", "REGIME_OF_CONDITION",
     "ReplayReport", "replay_archive", "format_summary", "write_replay", "write_reruns", "OPTION_RERUNS_JSON", "default_jobs",
     "trace_line", "resolve_cache_dir",

@@ -16,13 +16,15 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from rapgen.errors import SiteError, UsageProblem
 from rapgen.io import SITE_OUTPUT, guard_output_dir
 from rapgen.resources import mkdocs_base_config
-from rapgen.site.i18n import DEFAULT_LANGUAGE, LANGUAGES, Catalogue, load_catalogues, page_translations
+from rapgen.site.i18n import DEFAULT_LANGUAGE, LANGUAGES, Catalogue, load_catalogues, merge_catalogues, page_translations
+from rapgen.site.spec import SiteSpec
 from rapgen.site.escape import element_text, safe_url
 
 STDERR_TAIL_LINES = 20
@@ -45,9 +47,55 @@ def check_url(option: str, url: str | None) -> str | None:
     return url
 
 
+@dataclass(frozen=True)
+class NavPlan:
+    """A site's navigation: ``entries`` are (label, page) pairs or (label, [entries]) sections, a label
+    being a catalogue key or, if no catalogue holds it, the text itself (a benchmark's name); the pages
+    kept out of the navigation; the folders of further label catalogues (``i18n/<lang>.yml``); the
+    label of the site's name. Only the assets the docs folder holds are loaded."""
+
+    entries: tuple[tuple[str, Any], ...]
+    not_in_nav: tuple[str, ...] = ()
+    catalogues: tuple[Path, ...] = ()
+    name_key: str = "site.name"
+
+
+def plan_of(spec: SiteSpec | None) -> NavPlan | None:
+    """A kind's own navigation (None: RAP's, from the base config)."""
+    if spec is None or not spec.nav:
+        return None
+    return NavPlan(tuple(spec.nav), tuple(spec.not_in_nav), (Path(spec.catalogues),) if spec.catalogues else (),
+                   spec.name_key or "site.name")
+
+
+def base_nav(nav: list, docs_dir: Path) -> list[tuple[str, str]]:
+    """RAP's navigation: the base config's entries, with Compare and Releases after the Leaderboard when rendered."""
+    nav = list(nav)
+    for page in ("releases.md", "compare.md"):  # after the Leaderboard, when rendered
+        if (docs_dir / page).is_file():
+            at = next((i + 1 for i, item in enumerate(nav)
+                       if isinstance(item, dict) and "leaderboard.md" in item.values()), 2)
+            nav.insert(at, {page: page})
+    return [(nav_key(file), file) for item in nav for file in item.values()]
+
+
+def _title(cat: Catalogue, key: str) -> str:
+    return cat.text(key) if cat.has(key) else key
+
+
+def _nav_items(cat: Catalogue, entries) -> list[dict]:
+    return [{_title(cat, key): _nav_items(cat, value) if isinstance(value, (list, tuple)) else value} for key, value in entries]
+
+
+def _nav_keys(entries) -> list[str]:
+    return [k for key, value in entries for k in (key, *(_nav_keys(value) if isinstance(value, (list, tuple)) else ()))]
+
+
 def write_config(docs_dir: Path, site_dir: Path, *, synthetic: bool, manifest_sha256: str, archive_name: str,
-                 site_url: str | None = None, base_config: Path | None = None) -> Path:
-    """Write the effective mkdocs config beside ``docs_dir`` and return its path."""
+                 site_url: str | None = None, base_config: Path | None = None, spec: SiteSpec | None = None,
+                 plan: NavPlan | None = None) -> Path:
+    """Write the effective mkdocs config beside ``docs_dir`` and return its path. ``plan`` (or a kind's
+    ``spec``): the site's own navigation, labels, unlisted pages and name (neither: RAP's, from the base config)."""
     base_config = base_config or mkdocs_base_config()
     try:
         config = yaml.safe_load(base_config.read_text(encoding="utf-8"))
@@ -65,19 +113,28 @@ def write_config(docs_dir: Path, site_dir: Path, *, synthetic: bool, manifest_sh
     config["hooks"] = [str((base_config.parent / h).resolve()) for h in hooks]
     catalogues = load_catalogues(base_config.parent)
     nav = config.get("nav")
-    if isinstance(nav, list):
-        for page in ("releases.md", "compare.md"):  # after the Leaderboard, when rendered
-            if (docs_dir / page).is_file():
-                at = next((i + 1 for i, item in enumerate(nav)
-                           if isinstance(item, dict) and "leaderboard.md" in item.values()), 2)
-                nav.insert(at, {page: page})
-        config["nav"] = [{catalogues[DEFAULT_LANGUAGE].text(nav_key(file)): file} for item in nav for file in item.values()]
+    plan = plan or plan_of(spec)
+    entries: list[tuple[str, Any]] = []  # (label, page or section) of each navigation entry
+    if plan is not None:
+        for folder in plan.catalogues:
+            catalogues = merge_catalogues(catalogues, folder)
+        entries = list(plan.entries)
+        config["not_in_nav"] = "\n".join(plan.not_in_nav) + "\n" if plan.not_in_nav else None
+        for key in ("extra_javascript", "extra_css"):  # only the assets the pages ship
+            config[key] = [a for a in config.get(key) or [] if (docs_dir / a).is_file()]
+    elif isinstance(nav, list):
+        entries = base_nav(nav, docs_dir)
+    if entries or isinstance(nav, list):
+        config["nav"] = _nav_items(catalogues[DEFAULT_LANGUAGE], entries)
+    if config.get("not_in_nav") is None:
+        config.pop("not_in_nav", None)
     if check_url("--site-url", site_url):
         config["site_url"] = site_url
     extra = config.setdefault("extra", {}) or {}
     config["extra"] = extra
-    languages = [_language(catalogues[lang], catalogues[DEFAULT_LANGUAGE], nav if isinstance(nav, list) else [],
-                           synthetic=synthetic, manifest_sha256=manifest_sha256, archive_name=archive_name)
+    name_key = plan.name_key if plan is not None else "site.name"
+    languages = [_language(catalogues[lang], catalogues[DEFAULT_LANGUAGE], _nav_keys(entries), synthetic=synthetic,
+                           manifest_sha256=manifest_sha256, archive_name=archive_name, name_key=name_key)
                  for lang in LANGUAGES]
     extra["rap"] = languages[0]["extra"]["rap"]
     extra["alternate"] = [{"name": lang["name"], "lang": lang["locale"], "link": lang["link"].lstrip("/") or "./"}
@@ -98,14 +155,14 @@ def nav_key(file: str) -> str:
     return "nav." + ("home" if stem == "index" else stem)
 
 
-def _language(cat: Catalogue, default: Catalogue, nav: list, *, synthetic: bool, manifest_sha256: str,
-              archive_name: str) -> dict:
+def _language(cat: Catalogue, default: Catalogue, keys: list[str], *, synthetic: bool, manifest_sha256: str,
+              archive_name: str, name_key: str = "site.name") -> dict:
     """One ``i18n`` plugin language: its name, site name, theme language (Material's own
     strings), navigation titles, footer and synthetic banner, all from its catalogue."""
     label = f"{element_text(archive_name)} · " if archive_name else ""
     lang = {"locale": cat.lang, "name": cat.text("site.language_name"), "build": True,
             "default": cat.lang == DEFAULT_LANGUAGE, "link": "/" if cat.lang == DEFAULT_LANGUAGE else f"/{cat.lang}/",
-            "site_name": cat.text("site.name"), "site_description": cat.text("site.description"),
+            "site_name": _title(cat, name_key), "site_description": cat.text("site.description"),
             "theme": {"language": cat.lang},
             "copyright": f"{label}{cat.text('site.copyright_synthetic') if synthetic else ''}"
                          f"{cat.text('site.copyright_manifest')} {manifest_sha256}",
@@ -113,7 +170,7 @@ def _language(cat: Catalogue, default: Catalogue, nav: list, *, synthetic: bool,
                               "banner": cat.text("site.synthetic_banner"),
                               "permalink_title": cat.text("site.permalink_title")}}}
     if cat.lang != DEFAULT_LANGUAGE:
-        lang["nav_translations"] = {default.text(nav_key(f)): cat.text(nav_key(f)) for item in nav for f in item.values()}
+        lang["nav_translations"] = {_title(default, key): _title(cat, key) for key in keys}
     return lang
 
 
@@ -138,8 +195,10 @@ def check_site_dir(site_dir: Path) -> None:
 
 
 def build_site(docs_dir: str | Path, site_dir: str | Path, *, synthetic: bool, manifest_sha256: str,
-               archive_name: str = "", site_url: str | None = None) -> BuildResult:
-    """Build ``docs_dir`` into ``site_dir`` with mkdocs-material (strict)."""
+               archive_name: str = "", site_url: str | None = None, spec: SiteSpec | None = None,
+               plan: NavPlan | None = None) -> BuildResult:
+    """Build ``docs_dir`` into ``site_dir`` with mkdocs-material (strict); ``spec``: a kind's own site
+    (navigation, labels), None for RAP's."""
     docs_dir, site_dir = Path(docs_dir), Path(site_dir)
     check_site_dir(site_dir)
     if not (docs_dir / "index.md").is_file():
@@ -149,7 +208,7 @@ def build_site(docs_dir: str | Path, site_dir: str | Path, *, synthetic: bool, m
     except SiteError as exc:
         raise SiteError(f"{docs_dir}/{exc}") from None
     config = write_config(docs_dir, site_dir, synthetic=synthetic, manifest_sha256=manifest_sha256,
-                          archive_name=archive_name, site_url=site_url)
+                          archive_name=archive_name, site_url=site_url, spec=spec, plan=plan)
     log = run_mkdocs(config)
     (site_dir / SITE_MARKER).write_text(f"Built by rapgen from archive {manifest_sha256}; rebuilding empties this folder.\n")
     n_pages = sum(1 for _ in site_dir.rglob("index.html"))

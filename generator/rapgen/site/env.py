@@ -7,6 +7,7 @@ text explicitly with the ``md`` (prose) and ``h`` (inside HTML) filters.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import jinja2
@@ -17,11 +18,14 @@ from rapgen.site import i18n
 from rapgen.site.filters import FILTERS
 
 
-def make_environment(templates_dir: str | Path | None = None) -> jinja2.Environment:
+def make_environment(templates_dir: str | Path | Sequence[str | Path] | None = None) -> jinja2.Environment:
     """A deterministic environment over ``templates_dir`` (default: the packaged
-    templates, :func:`rapgen.resources.templates_dir`) with rapgen's filters."""
+    templates, :func:`rapgen.resources.templates_dir`; several folders are searched in
+    order) with rapgen's filters."""
+    folders = [templates_dir or packaged_templates()] if isinstance(templates_dir, (str, Path)) or templates_dir is None \
+        else list(templates_dir)
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir or packaged_templates())),
+        loader=jinja2.FileSystemLoader([str(f) for f in folders]),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,

@@ -145,6 +145,20 @@ def load_catalogues(templates_dir: Path | None = None) -> dict[str, Catalogue]:
     return catalogues
 
 
+def merge_catalogues(base: Mapping[str, Catalogue], folder: Path) -> dict[str, Catalogue]:
+    """The engine's catalogues with a kind's (``folder/i18n/<lang>.yml``) added: a kind may not
+    redefine an engine label; both languages must then hold the same keys."""
+    merged = {}
+    for lang, cat in base.items():
+        extra = read_catalogue(catalogue_path(lang, folder), lang)
+        clash = sorted(set(extra.labels) & set(cat.labels))
+        if clash:
+            raise SiteError(f"{extra.path}: line {extra.lines[clash[0]]}: label {clash[0]!r} is the engine's already ({cat.path.name})")
+        merged[lang] = Catalogue(lang, extra.path, {**cat.labels, **extra.labels}, {**cat.lines, **extra.lines})
+    check_catalogues(merged)
+    return merged
+
+
 @lru_cache(maxsize=1)
 def _default() -> Catalogue:
     return read_catalogue(catalogue_path(DEFAULT_LANGUAGE), DEFAULT_LANGUAGE)

@@ -31,7 +31,9 @@ from rapgen.site.pages.switch import LEADER_METRICS
 from rapgen.scores import POLICIES, SCORE_FILES
 from rapgen.site.inputs import read_score_table
 from rapgen.io import DOCS_OUTPUT, guard_output_dir
-from rapgen.site.i18n import DEFAULT_LANGUAGE, LANGUAGES, Catalogue, load_catalogues, localized, page_translations, speaking, t
+from rapgen.site.i18n import (
+    DEFAULT_LANGUAGE, LANGUAGES, Catalogue, load_catalogues, localized, merge_catalogues, page_translations, speaking, t,
+)
 
 STATIC_ASSETS = (
     "assets/javascripts/tablesort.min.js",
@@ -270,6 +272,8 @@ def render_release(spec: SiteSpec, release: Release, scores_dir: str | Path, doc
     else each of its pages, ``template`` filled with ``build(release, scores_dir)``, in English."""
     if spec.render is not None:
         return spec.render(release, scores_dir, docs_dir, repo_url=repo_url)
+    if spec.catalogues is not None:
+        return _render_languages(spec, release, Path(scores_dir), Path(docs_dir), repo_url=repo_url)
     templates = Path(spec.templates) if spec.templates else packaged_templates()
     env = make_environment(templates)
     pages: dict[str, str] = {}
@@ -280,4 +284,50 @@ def render_release(spec: SiteSpec, release: Release, scores_dir: str | Path, doc
             where, line = _template_location(exc, page.template, templates)
             raise SiteError(f"{where}{f':{line}' if line else ''}: template error while rendering {page.path}: {exc}") from None
     folder = replace_folder(Path(docs_dir), lambda tmp: [_write(tmp, rel, text) for rel, text in pages.items()])
+    return RenderResult(folder, tuple(sorted(pages)), release.synthetic, release.manifest_sha256, str(release.info.get("name", "")))
+
+
+def _render_languages(spec: SiteSpec, release: Release, scores_dir: Path, docs_dir: Path, *, repo_url: str | None) -> RenderResult:
+    """A kind's pages in every language (``x.md``, ``x.zh.md``), each page's context built inside the
+    language's catalogue (the engine's merged with the kind's), and the ``assets`` beside them."""
+    from rapgen.site.build import check_url
+
+    check_url("--repo-url", repo_url)
+    guard_output_dir(docs_dir, DOCS_OUTPUT)  # before any work: the docs folder is replaced whole
+    packaged = packaged_templates()
+    folders = [Path(spec.templates), packaged] if spec.templates else [packaged]
+    env = make_environment(folders)
+    catalogues = merge_catalogues(load_catalogues(packaged), Path(spec.catalogues))  # type: ignore[arg-type]
+    pages: dict[str, str] = {}
+    for lang in LANGUAGES:
+        with speaking(catalogues[lang]):
+            specs = list(spec.pages) + list(spec.entity_pages(release, scores_dir) if spec.entity_pages else ())
+            for page in specs:
+                rel = localized(page.path, lang)
+                try:
+                    ctx = dict(page.build(release, scores_dir), page=page.path, LANG=lang,
+                               repo_url=repo_url.rstrip("/") if repo_url else None,
+                               url=lambda to, _rel=page.path: page_url(_rel, to))
+                    pages[rel] = env.get_template(page.template).render(ctx)
+                except jinja2.TemplateError as exc:
+                    where, line = _template_location(exc, page.template, folders[0])
+                    raise SiteError(f"{where}{f':{line}' if line else ''}: template error while rendering {rel}: {exc}") from None
+    page_translations(pages)
+    files = dict(spec.files(release, scores_dir)) if spec.files else {}
+
+    def fill(tmp: Path) -> None:
+        _write(tmp, DOCS_OUTPUT.markers[1], "Rendered by rapgen; rendering again replaces this folder.\n")  # mkdocs skips dotfiles
+        for rel, text in pages.items():
+            _write(tmp, rel, text)
+        for rel, data in sorted(files.items()):
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / rel).write_bytes(data)
+        for rel in spec.assets:
+            src = packaged / rel
+            if not src.is_file():
+                raise SiteError(f"{src}: static asset missing from the templates folder")
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, tmp / rel)
+
+    folder = replace_folder(docs_dir, fill)
     return RenderResult(folder, tuple(sorted(pages)), release.synthetic, release.manifest_sha256, str(release.info.get("name", "")))

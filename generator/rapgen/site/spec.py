@@ -25,8 +25,26 @@ class PageSpec:
 @dataclass(frozen=True)
 class SiteSpec:
     """A kind's pages; ``render(release, scores_dir, docs_dir, **options)`` replaces the engine's
-    page loop for a kind whose pages share one model (RAP), None for the plain loop over ``pages``."""
+    page loop for a kind whose pages share one model (RAP), None for the plain loop over ``pages``.
+
+    With ``catalogues`` (a folder holding ``i18n/<lang>.yml``, the kind's labels under its own
+    namespace) the plain loop renders every page in every language of the site, with the
+    engine's catalogue merged with the kind's; ``entity_pages(release, scores_dir)`` adds the
+    pages reached by links only (one per topic, model …); ``files(release, scores_dir)`` gives
+    further files to write (path -> bytes: the downloads); ``assets`` are files of the packaged
+    templates folder copied beside the pages. ``nav`` ((label key, page) pairs), ``not_in_nav``
+    (mkdocs patterns) and ``name_key`` (the label of the site's name) shape the built site.
+    ``card(release, scores_dir)`` is the leader a portal shows for the benchmark (name, value,
+    ci_low, ci_high and the headline cell's description, in the current language), or None."""
 
     pages: tuple[PageSpec, ...] = ()
     render: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     templates: str | None = None  # a folder of the kind's own templates (None: the packaged ones)
+    catalogues: str | None = None
+    entity_pages: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    files: Callable[..., Mapping[str, bytes]] | None = field(default=None, repr=False, compare=False)  # downloads
+    assets: tuple[str, ...] = ()
+    nav: tuple[tuple[str, str], ...] = ()
+    not_in_nav: tuple[str, ...] = ()
+    name_key: str | None = None
+    card: Callable[..., Mapping[str, Any] | None] | None = field(default=None, repr=False, compare=False)
