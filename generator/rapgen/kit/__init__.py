@@ -32,7 +32,7 @@ from rapgen.kit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Prompt, build_
 from rapgen.kit.scaffold import check_model_id, init_submission, model_record, write_model_json
 from rapgen.kit.session import SearchOutcome, SearchSession, ToolError, backend_executor
 from rapgen.kit.runner import AgentConfig, RunSummary, run_agent
-from rapgen.kit.serve import serve_search
+from rapgen.kit.serve import GuardedHandler, serve_search
 from rapgen.kit.intervention_prompts import (
     InterventionPrompt,
     build_oracle_prompt,
@@ -56,7 +56,7 @@ __all__ = [
     "FINISH_TOOL_NAME", "SEARCH_TOOL_NAME", "Prompt", "build_prompt", "template_sha256", "tool_schemas",
     "check_model_id", "init_submission", "model_record", "write_model_json",
     "SearchOutcome", "SearchSession", "ToolError", "backend_executor",
-    "AgentConfig", "RunSummary", "run_agent", "serve_search", "serve_mcp",
+    "AgentConfig", "RunSummary", "run_agent", "GuardedHandler", "serve_search", "serve_mcp",
     "InterventionPrompt", "build_readout_prompt", "build_oracle_prompt", "readout_template_sha256", "oracle_template_sha256",
     "run_readouts", "run_oracle",
     "ChatClient", "EndpointError", "ReplyProblem", "decode_json", "read_turn", "LineAppender",

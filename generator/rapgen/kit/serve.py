@@ -73,11 +73,13 @@ def loopback_authority(value: str | None, port: int, *, scheme: str | None = Non
     return value in {f"{name}:{port}" for name in LOOPBACK_NAMES} or (port == 80 and value in LOOPBACK_NAMES)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server_version = "rapgen-serve-search"
+class GuardedHandler(BaseHTTPRequestHandler):
+    """What every loopback Search server of the kit shares: JSON answers, errors as JSON, the
+    Host/Origin refusal, the whole-request watchdog and one failing request never ending the server.
+    A subclass routes inside :meth:`_guarded` and calls :meth:`_read_done` once it has read the request."""
+
     timeout = REQUEST_TIMEOUT  # per read; the watchdog below bounds the whole request
     read_deadline = REQUEST_TIMEOUT
-    session: SearchSession  # set on the subclass made by make_server
 
     def setup(self) -> None:
         super().setup()
@@ -144,6 +146,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(500, {"error": f"internal error: {type(exc).__name__}"})
             except OSError:
                 pass
+
+
+class _Handler(GuardedHandler):
+    server_version = "rapgen-serve-search"
+    session: SearchSession  # set on the subclass made by make_server
 
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
         self._guarded(self._get)

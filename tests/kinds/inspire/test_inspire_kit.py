@@ -123,6 +123,25 @@ def test_the_server_counts_only_calls(example):
         make_server(session, example.ledger, host="0.0.0.0")
 
 
+def test_the_server_refuses_a_foreign_host_or_origin_uncounted(example):
+    """The kit's guard (a DNS-rebinding page names another Host; a web page sends its Origin)."""
+    session = _session(example)
+    server = make_server(session, example.ledger)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    body = json.dumps({"instance_id": "insp-0001", "condition": "detailed", "arguments": _args("Title")}).encode()
+    try:
+        for headers, status in (({"Host": "attacker.example"}, 421), ({"Origin": "http://attacker.example"}, 403)):
+            request = urllib.request.Request(f"http://127.0.0.1:{server.server_address[1]}/search_papers", data=body,
+                                             headers={"Content-Type": "application/json", **headers})
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=10)
+            assert refused.value.code == status
+        assert session.calls_made("insp-0001", "detailed") == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 class ScriptedClient:
     """An OpenAI-compatible endpoint in a list: each unit searches once, then submits what it saw plus noise."""
 

@@ -19,12 +19,12 @@ in one request is a 500 for that request alone.
 from __future__ import annotations
 
 import json
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Callable
 from urllib.parse import parse_qs, urlparse
 
 from rapgen.errors import RapgenError, UsageProblem
-from rapgen.kit import ToolError, decode_json
+from rapgen.kit import GuardedHandler, ToolError, decode_json
 
 from rapgen.kinds.inspire.kit.prompt import SEARCH_TOOL, build_prompt
 from rapgen.kinds.inspire.kit.session import InspireSession
@@ -35,51 +35,30 @@ ENVELOPE = ("instance_id", "condition", "arguments")
 PATH = f"/{SEARCH_TOOL}"
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(GuardedHandler):
+    """The loopback server's routes; JSON answers, the Host/Origin refusal and the watchdog are the kit's."""
+
     server_version = "rapgen-inspire-search"
-    timeout = 30.0
     session: InspireSession
     ledger: object
 
-    def log_message(self, fmt: str, *args) -> None:
-        pass
-
-    def _send(self, status: int, payload: object, content_type: str = "application/json") -> None:
-        body = payload if isinstance(payload, bytes) else (json.dumps(payload, ensure_ascii=True) + "\n").encode("ascii")
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        self.close_connection = True
-        try:
-            self._send(code, {"error": message or "bad request"})
-        except OSError:
-            pass
-
     def _dispatch(self) -> None:
+        self._guarded(self._route)
+
+    def _route(self) -> None:
         """Every method and path through one routing table; nothing but a routed POST is counted."""
         url = urlparse(self.path)
         routes = {("GET", "/health"): self._health, ("GET", "/traces"): self._traces, ("GET", "/tools"): self._tools,
                   ("POST", PATH): self._post}
         handler = routes.get((self.command, url.path))
-        try:
-            if handler is not None:
-                handler()
-            elif any(path == url.path for _, path in routes):
-                self._send(405, {"error": f"method {self.command} is not supported on {url.path}"})
-            else:
-                self._send(404, {"error": f"no such endpoint {url.path[:80]!r}; use POST {PATH}, GET /tools, /traces, /health"})
-        except (BrokenPipeError, ConnectionResetError, TimeoutError):
-            self.close_connection = True
-        except Exception as exc:  # noqa: BLE001 - one request fails, the server stays up
-            try:
-                self._send(500, {"error": f"internal error: {type(exc).__name__}"})
-            except OSError:
-                pass
+        if self.command != "POST":
+            self._read_done()  # a GET has no body: the request is read
+        if handler is not None:
+            handler()
+        elif any(path == url.path for _, path in routes):
+            self._send(405, {"error": f"method {self.command} is not supported on {url.path}"})
+        else:
+            self._send(404, {"error": f"no such endpoint {url.path[:80]!r}; use POST {PATH}, GET /tools, /traces, /health"})
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch  # noqa: N815 - http.server naming
 
@@ -113,7 +92,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(413, {"error": f"the request body is over {MAX_BODY} bytes"})
             return
         try:
-            body = decode_json(self.rfile.read(int(raw)))
+            data = self.rfile.read(int(raw))
+            self._read_done()
+            body = decode_json(data)
         except ValueError as exc:
             self._send(400, {"error": f"the request body is not JSON ({exc})"})
             return
