@@ -37,13 +37,7 @@ def _recordable(arguments: Any) -> bool:
         return False
     if not all(arguments.get(k) is None or isinstance(arguments.get(k), str) for k in ("date_from", "date_to")):
         return False
-    try:
-        for v in arguments.values():
-            if isinstance(v, str):
-                v.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return all(_encodable(v) for v in arguments.values() if isinstance(v, str))
 
 
 def _encodable(value: Any) -> bool:
