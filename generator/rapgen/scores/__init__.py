@@ -12,7 +12,10 @@ registry, tracks, policies, the headline choice, the diagnostics.json layout and
 from rapgen.scores.baselines import BASELINES, compute_baselines
 from rapgen.scores.bootstrap import bootstrap_intervals, draw_counts
 from rapgen.scores.kernels import is_constant, mean_over, missing, pearson, ranks, spearman
-from rapgen.scores.metrics import REGISTRY, MetricSpec, UnitInputs, get_metric, jsd, tv, unit_metric_values
+from rapgen.scores.metrics import (
+    JSD, PRED_RECENT, REGISTRY, SPEARMAN, STATE_RECENT, TV, TV_GAIN, MetricSpec, UnitInputs, get_metric, jsd, tv,
+    unit_metric_values,
+)
 from rapgen.scores.interventions.compute import counterfactual_file, parse_reruns, read_reruns
 from rapgen.scores.interventions.exposure import effective_cutoff
 from rapgen.scores.interventions.sources import model_records
@@ -43,5 +46,6 @@ __all__ = [
     "bootstrap_intervals", "compute_baselines", "compute_scores", "diagnostic_tables", "draw_counts", "get_metric",
     "Clusters", "Scored", "ScoredSet", "SplitDraws", "Statistic", "cluster_index", "leaderboard_csv", "pairs_csv", "rows_csv",
     "score_statistics", "split_draws",
+    "JSD", "PRED_RECENT", "SPEARMAN", "STATE_RECENT", "TV", "TV_GAIN",
     "is_constant", "jsd", "mean_over", "missing", "pearson", "ranks", "spearman", "tv", "unit_metric_values", "write_scores",
 ]

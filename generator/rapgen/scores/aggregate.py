@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rapgen.scores.metrics import HIGHER_IS_BETTER, METRIC_NAMES
+from rapgen.scores.metrics import HIGHER_IS_BETTER, METRIC_NAMES, STATE_RECENT
 from rapgen.scores.schema import BASELINE_CONDITION, CONDITION_CONTRASTS, EWMA_CONTRAST_CONDITIONS
 from rapgen.scores.units import Entry
 
@@ -39,7 +39,7 @@ def build_contrasts(entries: list[Entry]) -> list[Contrast]:
     for model in models:
         def common(a: int, b: int) -> tuple[str, ...]:
             shared = set(entries[a].metrics()) & set(entries[b].metrics())
-            return tuple(m for m in METRIC_NAMES if m in shared and m != "state_recent")
+            return tuple(m for m in METRIC_NAMES if m in shared and m != STATE_RECENT)
 
         for left, right in CONDITION_CONTRASTS:
             a, b = index.get((model, "model", left)), index.get((model, "model", right))

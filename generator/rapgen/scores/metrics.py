@@ -22,7 +22,17 @@ from rapgen.scores.spec import MetricSpec
 __all__ = [
     "REGISTRY", "MetricSpec", "UnitInputs", "applies", "get_metric", "jsd", "register", "tv", "unit_metric_values",
     "METRIC_NAMES", "HIGHER_IS_BETTER", "contrast_difference",
+    "SPEARMAN", "TV", "JSD", "PRED_RECENT", "STATE_RECENT", "TV_GAIN",
 ]
+
+# RAP's metric names, the one place each is spelt: the registry below declares them and every
+# other module reads these (a score file's ``metric`` column, the replay and oracle tables, the pages).
+SPEARMAN = "spearman"
+TV = "tv"
+JSD = "jsd"
+PRED_RECENT = "pred_recent"
+STATE_RECENT = "state_recent"
+TV_GAIN = "tv_gain"
 
 
 def tv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -114,15 +124,15 @@ def _rap_metric(name: str, label: str, higher_is_better: bool | None, descriptio
     return MetricSpec(name, label, higher_is_better, "mean", "exclude", description, fn, scope)
 
 
-register(_rap_metric("spearman", "Spearman", True, "spearman(p, y): the primary score",
+register(_rap_metric(SPEARMAN, "Spearman", True, "spearman(p, y): the primary score",
                      lambda u: spearman(u.p, u.y, ranks_a=u.ranks_p)))
-register(_rap_metric("tv", "TV distance", False, "tv(p, y)", lambda u: u.tv_py))
-register(_rap_metric("jsd", "JS divergence", False, "jsd(p, y)", lambda u: jsd(u.p, u.y)))
-register(_rap_metric("pred_recent", "Pred–recent", None, "spearman(p, x) for a forecast: agreement with the recent window",
+register(_rap_metric(TV, "TV distance", False, "tv(p, y)", lambda u: u.tv_py))
+register(_rap_metric(JSD, "JS divergence", False, "jsd(p, y)", lambda u: jsd(u.p, u.y)))
+register(_rap_metric(PRED_RECENT, "Pred–recent", None, "spearman(p, x) for a forecast: agreement with the recent window",
                      lambda u: u.recent, scope="forecast"))
-register(_rap_metric("state_recent", "State–recent", None, "spearman(s, x) for a State answer (A2, A4)",
+register(_rap_metric(STATE_RECENT, "State–recent", None, "spearman(s, x) for a State answer (A2, A4)",
                      lambda u: u.recent, scope="state"))
-register(_rap_metric("tv_gain", "TV gain vs EWMA", True, "tv(e, y) - tv(p, y), e the EWMA composition",
+register(_rap_metric(TV_GAIN, "TV gain vs EWMA", True, "tv(e, y) - tv(p, y), e the EWMA composition",
                      lambda u: np.where(missing(u.e) | u.no_y, np.nan, tv(u.e, u.y)) - u.tv_py))
 
 METRIC_NAMES: tuple[str, ...] = tuple(REGISTRY)

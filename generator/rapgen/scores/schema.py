@@ -20,7 +20,7 @@ from rapgen.archive import (
     CLOSED_FORECAST, DEV_SPLIT, EXPANDING_FORECAST, EXPANDING_STATE, FIXED_FORECAST, FIXED_STATE, FORECAST_CONDITIONS,
     ORACLE_CONDITIONS, ORACLE_HISTORY, ORACLE_RECENT, ORACLE_SEARCH, STATE_CONDITIONS, TEST_SPLIT,
 )
-from rapgen.scores.metrics import REGISTRY, MetricSpec
+from rapgen.scores.metrics import JSD, REGISTRY, SPEARMAN, MetricSpec
 from rapgen.scores.spec import Primary
 
 SCHEMA_VERSION = 1
@@ -79,7 +79,7 @@ class RapPrimary(Primary):
         return self.axis("policy")
 
 
-PRIMARY = RapPrimary(metric="spearman", track=ALL_ORIGIN_TRACK, axes=(("policy", CANONICAL_POLICY),), condition=EXPANDING_FORECAST)
+PRIMARY = RapPrimary(metric=SPEARMAN, track=ALL_ORIGIN_TRACK, axes=(("policy", CANONICAL_POLICY),), condition=EXPANDING_FORECAST)
 
 # ---------------------------------------------------------------- score files
 SLOT_NAMES: tuple[str, ...] = tuple(f"D{i}" for i in range(8))
@@ -278,7 +278,7 @@ DIAGNOSTIC_SECTIONS: tuple[SectionSpec, ...] = (
                 _c("split"), _c("n_episodes"), _c("n_defined"), _c("n_change_rich"), _c("n_fields"),
             ), keyed_by="split"),
             TableSpec("Change-rich tests by episode", ("change_rich", "episodes"), (
-                _c("field_id"), _c("origin"), _c("split"), _c("jsd"), _c("p_value"), _c("repeatability"), _c("change_rich"),
+                _c("field_id"), _c("origin"), _c("split"), _c(JSD), _c("p_value"), _c("repeatability"), _c("change_rich"),
             ), per_episode=True),
             TableSpec("Spearman on the change-rich subset", ("change_rich", "scores"), (
                 *_ENTRY, _est(), _c("n_fields"), _c("n_units"), _c("n_defined"),

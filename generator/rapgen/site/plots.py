@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from rapgen.archive import CLOSED_FORECAST, EXPANDING_FORECAST, EXPANDING_STATE, FIXED_FORECAST, FIXED_STATE
-from rapgen.scores import BASELINE_CONDITION
+from rapgen.scores import BASELINE_CONDITION, SPEARMAN
 from rapgen.site.escape import chart_text, html_text
 from rapgen.site.filters import chart_value
 from rapgen.site.i18n import t
@@ -98,7 +98,7 @@ def forest(rows: Sequence[dict], *, x_title: str | None = None, height_per_row: 
         })
     height = max(160, 70 + height_per_row * n)
     layout = _layout(
-        xaxis={"title": {"text": t("metric.spearman") if x_title is None else x_title}, "zeroline": True, "zerolinecolor": "#bbb", "gridcolor": "#eee"},
+        xaxis={"title": {"text": t(f"metric.{SPEARMAN}") if x_title is None else x_title}, "zeroline": True, "zerolinecolor": "#bbb", "gridcolor": "#eee"},
         yaxis={"tickvals": list(range(n)), "ticktext": [chart_text(label) for label in reversed(labels)], "automargin": True,
                "range": [-0.6, n - 0.4], "gridcolor": "#f4f4f4"},
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},

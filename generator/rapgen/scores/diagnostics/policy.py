@@ -30,13 +30,13 @@ import numpy as np
 
 from rapgen.archive import CLOSED_FORECAST, EXPANDING_FORECAST, EXPANDING_STATE, FIXED_FORECAST
 from rapgen.scores.kernels import CONSTANT_TOL, mean_over
+from rapgen.scores.metrics import SPEARMAN
 from rapgen.scores.schema import CANONICAL_POLICY
 
 # The paper's three structural comparisons (Fixed − Closed, Expanding − Fixed, Expanding State − Forecast).
 STRUCTURAL_CONTRASTS: tuple[tuple[str, str], ...] = (
     (FIXED_FORECAST, CLOSED_FORECAST), (EXPANDING_FORECAST, FIXED_FORECAST), (EXPANDING_STATE, EXPANDING_FORECAST),
 )
-SPEARMAN = "spearman"
 
 
 def _num(v: float) -> float | None:

@@ -33,12 +33,12 @@ from rapgen.scores.diagnostics.episodes import (
     revision_alignment,
     split_half_reliability,
 )
-from rapgen.scores.diagnostics.policy import SPEARMAN, contrast_signs, max_change, orderings
+from rapgen.scores.diagnostics.policy import contrast_signs, max_change, orderings
 from rapgen.scores.diagnostics.residual import direct_alignment, direct_permutations, partial_residual
 from rapgen.scores.diagnostics.residual_views import views as residual_views
 from rapgen.scores.kernels import mean_over, single_threaded_blas
 from rapgen.scores.kernels import missing as missing_rows
-from rapgen.scores.metrics import REGISTRY, applies
+from rapgen.scores.metrics import JSD, REGISTRY, SPEARMAN, TV_GAIN, applies
 from rapgen.scores.schema import ALL_ORIGIN_TRACK, CANONICAL_POLICY, UNIT_DIAGNOSTIC_COLUMNS
 
 DIAGNOSTICS_VERSION = 1
@@ -269,7 +269,7 @@ def _change_rich_section(a, led, aggs, drawn: Callable[[], ChangeRich] | None = 
         f, o = divmod(int(ep), O)
         episodes.append({
             "field_id": a.field_ids[f], "origin": a.origins[o].isoformat(), "split": str(a.field_split[f]),
-            "jsd": _num(cr.jsd[k]), "p_value": _num(cr.p_value[k]), "repeatability": _num(cr.repeatability[k]),
+            JSD: _num(cr.jsd[k]), "p_value": _num(cr.p_value[k]), "repeatability": _num(cr.repeatability[k]),
             "change_rich": bool(cr.change_rich[k]),
         })
     defined = np.zeros(F * O, dtype=bool)
@@ -301,13 +301,13 @@ def alignment_units(a, unit_cols) -> list[tuple]:
     """(entry index, statistic, corrected unit values (F, O), raw (F, O) | None, null (F, O) | None)
     for every entry: the three alignments and ``tv_gain`` (canonical)."""
     c = list(a.policies).index(CANONICAL_POLICY)
-    tvg = list(a.metric_names).index("tv_gain") if "tv_gain" in a.metric_names else None
+    tvg = list(a.metric_names).index(TV_GAIN) if TV_GAIN in a.metric_names else None
     stats = []
     for ei in range(len(a.entries)):
         for name, corr, raw, null in ALIGNMENT_STATISTICS:
             stats.append((ei, name, unit_cols[corr][ei], unit_cols[raw][ei], unit_cols[null][ei]))
         if tvg is not None:
-            stats.append((ei, "tv_gain", a.values[ei, c, tvg], None, None))
+            stats.append((ei, TV_GAIN, a.values[ei, c, tvg], None, None))
     return stats
 
 

@@ -47,7 +47,7 @@ from rapgen.scores.interventions.signature import (
     signature_statistics,
 )
 from rapgen.scores.interventions.tables import mask_rows
-from rapgen.scores.metrics import unit_metric_values
+from rapgen.scores.metrics import STATE_RECENT, unit_metric_values
 
 REGIME_PAIRS: tuple[tuple[str, str, str], ...] = (
     ("expanding", EXPANDING_FORECAST, EXPANDING_STATE), ("fixed", FIXED_FORECAST, FIXED_STATE),
@@ -192,7 +192,7 @@ def _replay(m: _Model) -> tuple[list[Statistic], list[Statistic], list[Statistic
 
 
 def _shared_metrics(left: UnitValues, right: UnitValues) -> list[str]:
-    return [k for k in left.values if k in right.values and k != "state_recent"]
+    return [k for k in left.values if k in right.values and k != STATE_RECENT]
 
 
 def _model_diffs(m: _Model, baselines: Mapping[str, UnitValues]) -> dict[str, dict[str, np.ndarray]]:

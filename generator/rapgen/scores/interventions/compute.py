@@ -25,7 +25,7 @@ from rapgen.scores.interventions.assemble import Grid, ModelRecords, Reruns, ass
 from rapgen.scores.interventions.core import ALL_SPLITS, SplitDraws, draws_from_scorer, split_draws
 from rapgen.scores.interventions.reliability import GAP_TRACK, ceiling_gaps, posterior_ceiling, revision_reliability, revision_section
 from rapgen.scores.interventions.tables import FOLDER, build_table, intervention_files
-from rapgen.scores.metrics import METRIC_NAMES
+from rapgen.scores.metrics import METRIC_NAMES, SPEARMAN
 from rapgen.scores.schema import CANONICAL_POLICY
 
 LABELS_SQL = 'SELECT field_id, arxiv_id, "primary" FROM assignments'
@@ -97,7 +97,7 @@ def reliability_additions(inputs: Any, diagnostics: Mapping, grid: Grid) -> dict
     fresh = split_draws(grid.field_ids, grid.field_split, grid.field_block, inputs.resamples, inputs.seed, inputs.level, with_all=True)
     draws[ALL_SPLITS] = fresh[ALL_SPLITS]
     ewma_index = next(e for e, entry in enumerate(inputs.entries) if entry.kind == "baseline" and entry.entry == "ewma")
-    spearman_index = list(METRIC_NAMES).index("spearman")
+    spearman_index = list(METRIC_NAMES).index(SPEARMAN)
     repeatability = episode_grid(diagnostics, grid.field_ids, grid.origins, "repeatability")
     posterior = posterior_ceiling(repeatability, np.asarray(inputs.values[ewma_index, c, spearman_index]), draws)
     par = inputs.archive.ledger["reliability"]

@@ -22,7 +22,7 @@ import numpy as np
 
 from rapgen.scores.bootstrap import bootstrap_intervals, draw_counts, percentiles, unit_sums
 from rapgen.scores.kernels import mean_over
-from rapgen.scores.metrics import contrast_difference
+from rapgen.scores.metrics import SPEARMAN, contrast_difference
 from rapgen.scores.schema import INTERVAL_COLUMNS  # the contract's interval row
 
 ALL_SPLITS = "all"  # §6: every field of the archive, its own fresh draws
@@ -181,13 +181,13 @@ def field_values(unit_values: np.ndarray, origin_mask: np.ndarray | None = None)
     return mean_over(values, axis=-1)[0]
 
 
-def paired_values(left: np.ndarray, right: np.ndarray, metric: str = "spearman") -> np.ndarray:
+def paired_values(left: np.ndarray, right: np.ndarray, metric: str = SPEARMAN) -> np.ndarray:
     """Per-unit contrast, undefined unless both sides are (SCORING.md §4 pairing): left − right,
     or right − left for the distances ``tv`` and ``jsd``, so positive always favours ``left``."""
     return contrast_difference(metric, left, right)
 
 
 def paired_field_values(left: np.ndarray, right: np.ndarray, origin_mask: np.ndarray | None = None,
-                        metric: str = "spearman") -> np.ndarray:
+                        metric: str = SPEARMAN) -> np.ndarray:
     """A contrast's field value: the mean over origins where both sides are defined of the paired values."""
     return field_values(paired_values(left, right, metric), origin_mask)

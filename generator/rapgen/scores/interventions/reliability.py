@@ -31,13 +31,14 @@ import numpy as np
 from rapgen.archive import add_months
 from rapgen.scores.interventions.core import ALL_SPLITS, INTERVAL_COLUMNS, SplitDraws, interval_arrays, percentile_interval, replicates
 from rapgen.scores.kernels import mean_over, rounded, spearman
+from rapgen.scores.metrics import SPEARMAN
 from rapgen.scores.schema import ALL_ORIGIN_TRACK, CANONICAL_POLICY
 
 REVISION_HORIZONS: tuple[int, ...] = (6, 12, 18)
 TOL = 1e-12  # Spearman–Brown is undefined at r̄ = −1
 # The ceiling is a property of the canonical target over every origin, scored by spearman:
 # its gap exists for this track, policy and metric only.
-GAP_TRACK, GAP_POLICY, GAP_METRIC = ALL_ORIGIN_TRACK, CANONICAL_POLICY, "spearman"
+GAP_TRACK, GAP_POLICY, GAP_METRIC = ALL_ORIGIN_TRACK, CANONICAL_POLICY, SPEARMAN
 
 
 def _num(v: float) -> float | None:

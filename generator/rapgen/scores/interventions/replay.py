@@ -21,12 +21,12 @@ import numpy as np
 from rapgen.archive import EXPANDING_FORECAST, EXPANDING_STATE
 from rapgen.scores.interventions.core import Statistic, field_values, paired_field_values
 from rapgen.scores.kernels import spearman
-from rapgen.scores.metrics import REGISTRY, UnitInputs, tv
+from rapgen.scores.metrics import JSD, REGISTRY, SPEARMAN, TV, UnitInputs, tv
 from rapgen.scores.schema import ALL_ORIGIN_TRACK
 
 CELLS: tuple[str, ...] = tuple(f"{x}->{y}:{b}" for b in ("all", "matched") for x in "FS" for y in "FS")
-CELL_METRICS: tuple[str, ...] = ("spearman", "tv", "jsd")
-FIDELITY_METRICS: tuple[str, ...] = ("spearman", "tv")
+CELL_METRICS: tuple[str, ...] = (SPEARMAN, TV, JSD)
+FIDELITY_METRICS: tuple[str, ...] = (SPEARMAN, TV)
 ANALYSIS = "replay"
 TRACK = ALL_ORIGIN_TRACK
 # (name, left, right); a cell name or A3/A4 (the source units themselves).
@@ -117,7 +117,7 @@ def fidelity_statistics(entry: str, cells: Mapping[str, CellUnits], a3: np.ndarr
         p = np.asarray(cells[name].predictions, dtype=np.float64)
         q = np.asarray(native, dtype=np.float64)
         both = ~np.isnan(p).any(axis=-1) & ~np.isnan(q).any(axis=-1)
-        per_unit = {"spearman": spearman(p, q), "tv": tv(p, q)}
+        per_unit = {SPEARMAN: spearman(p, q), TV: tv(p, q)}
         for metric in FIDELITY_METRICS:
             key = {"entry": entry, "readout": readout, "metric": metric}
             out.append(Statistic(key, field_values(_masked(per_unit[metric], both)), {"n_units": both.sum(axis=1)}))

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from rapgen.archive import TEST_SPLIT
-from rapgen.scores import BASELINE_CONDITION, PRIMARY, STATE_CONTRASTS, ColumnSpec, Interval, Section, Table, diagnostic_tables
+from rapgen.scores import BASELINE_CONDITION, PRIMARY, SPEARMAN, STATE_CONTRASTS, TV, ColumnSpec, Interval, Section, Table, diagnostic_tables
 from rapgen.site import plots
 from rapgen.site.cells import METRIC_LABEL, Cell, DiagnosticSection, SimpleTable, count, num, records, split_order
 from rapgen.site.i18n import t, term, term_title
@@ -166,7 +166,7 @@ def _baseline_family(out: ScoreOutputs) -> DiagnosticSection:
     lb = out.leaderboard
     base = _clustered(out, lb[(lb["policy"] == PRIMARY.policy) & (lb["track"] == PRIMARY.track) & (lb["kind"] == "baseline")])
     tables = [_family_table(t("dg.baseline_table", metric=METRIC_LABEL[metric]), base[base["metric"] == metric])
-              for metric in ("spearman", "tv") if (base["metric"] == metric).any()]
+              for metric in (SPEARMAN, TV) if (base["metric"] == metric).any()]
     paired = _against_ewma(out)
     tables += [paired] if paired is not None else []
     return DiagnosticSection("baseline-family", t("dg.baseline_title"), t("dg.baseline_intro"), tables, bool(tables))

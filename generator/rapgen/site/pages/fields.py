@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from rapgen.archive import SLOTS, Field, RapRelease
-from rapgen.scores import BASELINE_CONDITION, PRIMARY, TRACKS
+from rapgen.scores import BASELINE_CONDITION, PRIMARY, SPEARMAN, TRACKS, TV
 from rapgen.site import plots
 from rapgen.site.cells import CONDITION_LABEL, HIGHER, FieldPage, Link, group, index, num, page_url, records
 from rapgen.site.escape import clean
@@ -17,8 +17,8 @@ from rapgen.site.inputs import ScoreOutputs
 FORECAST_CONDITION = PRIMARY.condition  # the models' forecasts a field page's picker offers
 ALL_ORIGIN, STRICT = TRACKS
 # (column, track, metric, higher is better): the field table's score columns
-SCORE_COLUMNS = (("spearman", ALL_ORIGIN, "spearman", HIGHER["spearman"]), ("spearman_strict", STRICT, "spearman", HIGHER["spearman"]),
-                 ("tv", ALL_ORIGIN, "tv", HIGHER["tv"]))
+SCORE_COLUMNS = ((SPEARMAN, ALL_ORIGIN, SPEARMAN, HIGHER[SPEARMAN]), ("spearman_strict", STRICT, SPEARMAN, HIGHER[SPEARMAN]),
+                 (TV, ALL_ORIGIN, TV, HIGHER[TV]))
 
 
 def _realised(rows: list[dict] | None, name: str, slot_names: dict) -> tuple[str, int, dict[str, dict]]:

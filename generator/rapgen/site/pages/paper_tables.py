@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from rapgen.archive import CONDITIONS, EXPANDING_FORECAST, FIXED_FORECAST, ORACLE_CONDITIONS, ORACLE_HISTORY
-from rapgen.scores import ALL_ORIGIN_TRACK, FORECAST_STRICT_TRACK, ORACLE_CONTRASTS
+from rapgen.scores import ALL_ORIGIN_TRACK, FORECAST_STRICT_TRACK, JSD, ORACLE_CONTRASTS, PRED_RECENT, SPEARMAN, TV, TV_GAIN
 from rapgen.site.cells import METRIC_LABEL, SPLIT_LABEL, SPLITS, Cell, SimpleTable, count, num, records
 from rapgen.site.i18n import Labels, t, term
 from rapgen.site.inputs import ScoreOutputs
@@ -30,18 +30,18 @@ CELLS, CONTRASTS, SIGNATURE, COUNTERFACTUAL, MASKS = (
     "interventions/cells.csv", "interventions/contrasts.csv", "interventions/signature.csv",
     "interventions/option_counterfactual.csv", "interventions/strict_masks.csv")
 MASK_COLUMNS = ("forecast_strict", "joint_strict", "forecast_boundary", "joint_boundary")
-DISTANCES = ("spearman", "tv", "jsd")
+DISTANCES = (SPEARMAN, TV, JSD)
 REPLAY_CELLS = ("F->F:all", "F->S:all", "S->F:all", "S->S:all", "F->F:matched", "F->S:matched", "S->F:matched", "S->S:matched")
 REPLAY_CONTRASTS = tuple(f"{c}:{b}" for b in ("all", "matched") for c in ("acquisition", "readout", "pipeline")) + (
     "native_shift_F", "native_shift_S")
 ORACLE_CELLS = ORACLE_CONDITIONS
-ORACLE_CELL_METRICS = ("spearman", "tv", "jsd", "tv_gain", "direct_spearman_corrected", "direct_cos_corrected",
+ORACLE_CELL_METRICS = (SPEARMAN, TV, JSD, TV_GAIN, "direct_spearman_corrected", "direct_cos_corrected",
                        "partial_residual_corrected", "adapt_6")
-ORACLE_CONTRAST_METRICS = ("spearman", "tv", "jsd", "tv_gain", "direct_spearman_corrected", "adapt_6")
+ORACLE_CONTRAST_METRICS = (SPEARMAN, TV, JSD, TV_GAIN, "direct_spearman_corrected", "adapt_6")
 PANEL_CONDITIONS = (FIXED_FORECAST, EXPANDING_FORECAST)  # the paper's panel (INTERVENTIONS.md §3)
 PANEL_CONTRASTS = (*(f"{c}:model-base" for c in PANEL_CONDITIONS), "pooled:model-base")
-PANEL_METRICS = ("spearman", "tv", "jsd", "partial_residual_corrected", "adapt_6", "pred_recent", "calls_per_unit")
-PANEL_CELL_METRICS = ("spearman", "pred_recent", "calls_per_unit")
+PANEL_METRICS = (SPEARMAN, TV, JSD, "partial_residual_corrected", "adapt_6", PRED_RECENT, "calls_per_unit")
+PANEL_CELL_METRICS = (SPEARMAN, PRED_RECENT, "calls_per_unit")
 SIDE_METRICS = ("recent_share", "distinct", "duplicate_share", "sort_date", "bounded", "recent_bounded", "align_recent",
                 "align_future", "jaccard", "matched_calls")
 SIDES = ("forecast", "state", "delta", "pair")
@@ -192,10 +192,10 @@ def _oracle(out: ScoreOutputs) -> Panel:
     """Tables 22–23: per O condition, − EWMA, the residual alignment (the O cell), the TV improvement,
     TV gain, Adapt_6, − Recent, against the Search condition and O3 − O2."""
     cells, contrasts = _frame(out, CELLS), _frame(out, CONTRASTS)
-    columns = [("ewma/spearman", t("pt.o_ewma")), ("cell/direct_spearman_corrected", t("pt.o_residual")),
-               ("ewma/tv", t("pt.o_ewma_tv")), ("cell/tv_gain", metric_label("tv_gain")), ("cell/adapt_6", metric_label("adapt_6")),
-               ("recent/spearman", t("pt.o_recent")), ("natural/spearman", t("pt.o_natural")),
-               (f"{ORACLE_HISTORY}/spearman", t("pt.o_search"))]
+    columns = [(f"ewma/{SPEARMAN}", t("pt.o_ewma")), ("cell/direct_spearman_corrected", t("pt.o_residual")),
+               (f"ewma/{TV}", t("pt.o_ewma_tv")), (f"cell/{TV_GAIN}", metric_label(TV_GAIN)), ("cell/adapt_6", metric_label("adapt_6")),
+               (f"recent/{SPEARMAN}", t("pt.o_recent")), (f"natural/{SPEARMAN}", t("pt.o_natural")),
+               (f"{ORACLE_HISTORY}/{SPEARMAN}", t("pt.o_search"))]
     wanted = {c for c, _ in columns}
 
     def column(r: dict) -> str | None:

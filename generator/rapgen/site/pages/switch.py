@@ -13,14 +13,14 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 
-from rapgen.scores import BASELINE_CONDITION as BASE, METRICS, POLICIES, PRIMARY, TRACKS
+from rapgen.scores import BASELINE_CONDITION as BASE, JSD, METRICS, POLICIES, PRIMARY, SPEARMAN, TRACKS, TV, TV_GAIN
 from rapgen.site.cells import CONDITION_LABEL, LEADER_CONDITIONS, METRIC_LABEL, LeaderPanel, index, num, records
 from rapgen.site.escape import chart_text
 from rapgen.site.i18n import current, t
 from rapgen.site.inputs import ScoreOutputs
 
 # The metrics a reader can choose on the leaderboard (the descriptive ones stay on the model pages).
-LEADER_METRICS: tuple[str, ...] = ("spearman", "tv", "jsd", "tv_gain")
+LEADER_METRICS: tuple[str, ...] = (SPEARMAN, TV, JSD, TV_GAIN)
 DIGITS = 4  # one more than printed, so the page's rounding matches the server's
 
 
