@@ -11,10 +11,10 @@ The site never recomputes a score; it reads ``rapgen score``'s output folder.
 
 from rapgen.site.build import BuildResult, NavPlan, build_site, check_site_dir, check_url
 from rapgen.site.i18n import LANGUAGES, t
-from rapgen.site.inputs import ScoreOutputs, load_score_outputs
+from rapgen.site.inputs import ScoreOutputs, load_score_outputs, read_score_bytes
 from rapgen.site.portal import PortalPart, compose_portal, write_redirects
 from rapgen.site.render import RenderResult, render_docs, render_release
-from rapgen.site.spec import PageSpec, SiteSpec
+from rapgen.site.spec import PageSpec, SiteSpec, kind_site, nav_pages
 # a kind's own figures: the one embedding, the palette, label escaping, rounding and the local plotly.js
 from rapgen.site.escape import chart_text
 from rapgen.site.filters import chart_value
@@ -23,4 +23,5 @@ from rapgen.site.render import plotly_js_path
 
 __all__ = ["LANGUAGES", "BuildResult", "PageSpec", "RenderResult", "SiteSpec", "ScoreOutputs", "build_site", "check_site_dir", "check_url", "load_score_outputs",
            "render_docs", "render_release", "t", "NavPlan", "PortalPart", "compose_portal", "write_redirects"]
+__all__ += ["kind_site", "nav_pages", "read_score_bytes"]
 __all__ += ["PALETTE", "chart_text", "chart_value", "embed", "plotly_js_path"]

@@ -80,6 +80,18 @@ def read_score_table(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
     return pd.read_csv(path, dtype={c: "string" for c in columns if c in _TEXT}, keep_default_na=False, na_values=[""])
 
 
+def read_score_bytes(path: Path, benchmark: str | None = None) -> bytes:
+    """A score file's bytes, for a kind's own score reader: a missing file names the command that
+    writes it (``rapgen score --benchmark <benchmark>``), an unreadable one says why."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        option = f"--benchmark {benchmark} " if benchmark else ""
+        raise SiteError(f"{path}: missing from the score folder; run 'rapgen score {option}--out {path.parent}' first") from None
+    except OSError as exc:
+        raise SiteError(f"{path}: cannot be read ({exc.strerror})") from None
+
+
 def _read_json(path: Path, required: bool) -> dict | None:
     if not path.is_file():
         if required:

@@ -4,13 +4,18 @@ A page is a path in the docs folder, a Jinja2 template and ``build(release, outp
 context`` (the template's variables, from the release shown and its score folder).
 ``nav_key`` is the catalogue key of its navigation label; ``in_nav=False`` pages (one
 per entity: a field, a model, a topic) are reached by links only.
+
+:func:`kind_site` is the SiteSpec of a kind whose templates and labels share one folder
+(``templates/kinds/<name>/``) and whose navigation is its pages in order (Ideas, Inspire).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from rapgen.resources import templates_dir
 
 
 @dataclass(frozen=True)
@@ -48,3 +53,24 @@ class SiteSpec:
     not_in_nav: tuple[str, ...] = ()
     name_key: str | None = None
     card: Callable[..., Mapping[str, Any] | None] | None = field(default=None, repr=False, compare=False)
+
+
+# The assets every kind's table pages ship: sortable tables, the language switch and the stylesheet.
+TABLE_SCRIPTS = ("assets/javascripts/tablesort.min.js", "assets/javascripts/tablesort.number.min.js", "assets/javascripts/tables.js")
+TABLE_TAIL = ("assets/javascripts/alternate.js", "assets/stylesheets/rap.css")
+
+
+def nav_pages(kind: str, pages: Iterable[tuple[str, str, Callable[..., Mapping[str, Any]]]]) -> tuple[PageSpec, ...]:
+    """A kind's navigation, in order: each (path, name, build) is the page at ``path`` rendered from
+    ``pages/<name>.md.j2`` and labelled by the catalogue key ``<kind>.nav.<name>``."""
+    return tuple(PageSpec(path, f"pages/{name}.md.j2", build, f"{kind}.nav.{name}") for path, name, build in pages)
+
+
+def kind_site(kind: str, pages: tuple[PageSpec, ...], *, scripts: tuple[str, ...] = (), **options: Any) -> SiteSpec:
+    """The SiteSpec of a kind whose templates and labels (under ``<kind>.``) live in ``templates/kinds/<kind>/``:
+    its pages in navigation order, the table assets with the kind's own ``scripts``, its site's name
+    under ``<kind>.site.name``; ``options`` are the other SiteSpec fields (entity pages, files, card …)."""
+    folder = str(templates_dir() / "kinds" / kind)
+    return SiteSpec(pages=pages, templates=folder, catalogues=folder, assets=TABLE_SCRIPTS + scripts + TABLE_TAIL,
+                    nav=tuple((page.nav_key, page.path) for page in pages if page.nav_key), name_key=f"{kind}.site.name",
+                    **options)

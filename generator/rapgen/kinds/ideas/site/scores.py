@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rapgen.errors import SiteError
+from rapgen.site import read_score_bytes
 
 SCORE_FILES = ("leaderboard.csv", "pairs.csv", "units.parquet", "scores.json", "diagnostics.json", "releases.csv")
 FLOATS = ("estimate", "ci_low", "ci_high", "p_first")
@@ -68,18 +69,9 @@ class IdeasScores:
         return out
 
 
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise SiteError(f"{path}: missing from the score folder; run 'rapgen score --benchmark ideas --out {path.parent}' first") from None
-    except OSError as exc:
-        raise SiteError(f"{path}: cannot be read ({exc.strerror})") from None
-
-
 def read_scores(folder: str | Path, manifest_sha256: str) -> IdeasScores:
     folder = Path(folder)
-    data = {name: _read(folder / name) for name in SCORE_FILES}
+    data = {name: read_score_bytes(folder / name, "ideas") for name in SCORE_FILES}
     try:
         meta = json.loads(data["scores.json"])
         diagnostics = json.loads(data["diagnostics.json"])

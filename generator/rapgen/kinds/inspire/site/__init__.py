@@ -11,27 +11,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rapgen.resources import templates_dir
-from rapgen.site import PageSpec, SiteSpec
+from rapgen.site import PageSpec, kind_site, nav_pages
 
 from rapgen.kinds.inspire.archive.kind import InspireRelease
 from rapgen.kinds.inspire.site import entities as e
 from rapgen.kinds.inspire.site import pages as p
 
-TEMPLATES = templates_dir() / "kinds" / "inspire"
-ASSETS = ("assets/javascripts/tablesort.min.js", "assets/javascripts/tablesort.number.min.js", "assets/javascripts/tables.js",
-          "assets/javascripts/charts.js", "assets/javascripts/alternate.js", "assets/stylesheets/rap.css")
-PAGES = (
-    PageSpec("index.md", "pages/home.md.j2", p.home, "inspire.nav.home"),
-    PageSpec("leaderboard.md", "pages/leaderboard.md.j2", p.leaderboard, "inspire.nav.leaderboard"),
-    PageSpec("funnel.md", "pages/funnel.md.j2", p.funnel, "inspire.nav.funnel"),
-    PageSpec("targets/index.md", "pages/targets.md.j2", e.targets, "inspire.nav.targets"),
-    PageSpec("models/index.md", "pages/models.md.j2", e.models, "inspire.nav.models"),
-    PageSpec("diagnostics.md", "pages/diagnostics.md.j2", p.diagnostics, "inspire.nav.diagnostics"),
-    PageSpec("releases.md", "pages/releases.md.j2", p.releases, "inspire.nav.releases"),
-    PageSpec("archive.md", "pages/archive.md.j2", p.archive, "inspire.nav.archive"),
-    PageSpec("submit.md", "pages/submit.md.j2", p.submit, "inspire.nav.submit"),
-)
+PAGES = nav_pages("inspire", (
+    ("index.md", "home", p.home), ("leaderboard.md", "leaderboard", p.leaderboard), ("funnel.md", "funnel", p.funnel),
+    ("targets/index.md", "targets", e.targets), ("models/index.md", "models", e.models),
+    ("diagnostics.md", "diagnostics", p.diagnostics), ("releases.md", "releases", p.releases),
+    ("archive.md", "archive", p.archive), ("submit.md", "submit", p.submit),
+))
 
 
 def entity_pages(release: InspireRelease, scores_dir: Path) -> list[PageSpec]:
@@ -39,6 +30,5 @@ def entity_pages(release: InspireRelease, scores_dir: Path) -> list[PageSpec]:
     return [*e.target_pages(release, scores_dir), *e.model_pages(release, scores_dir)]
 
 
-SITE = SiteSpec(pages=PAGES, templates=str(TEMPLATES), catalogues=str(TEMPLATES), entity_pages=entity_pages, files=p.downloads,
-                assets=ASSETS, nav=tuple((page.nav_key, page.path) for page in PAGES if page.nav_key),
-                not_in_nav=("/targets/*.md", "/models/*.md"), name_key="inspire.site.name", card=p.card)
+SITE = kind_site("inspire", PAGES, scripts=("assets/javascripts/charts.js",), entity_pages=entity_pages, files=p.downloads,
+                 not_in_nav=("/targets/*.md", "/models/*.md"), card=p.card)

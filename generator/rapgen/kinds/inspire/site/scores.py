@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rapgen.errors import SiteError
+from rapgen.site import read_score_bytes
 
 from rapgen.kinds.inspire.scores.score import SCORE_FILES
 
@@ -81,15 +82,6 @@ class ScoreFolder:
         return sorted(present, key=lambda s: (s != self.headline["split"], s))
 
 
-def _read(path: Path, benchmark_hint: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise SiteError(f"{path}: missing from the score folder; run 'rapgen score {benchmark_hint}--out {path.parent}' first") from None
-    except OSError as exc:
-        raise SiteError(f"{path}: cannot be read ({exc.strerror})") from None
-
-
 def _json(path: Path, data: bytes) -> Any:
     try:
         return json.loads(data)
@@ -100,17 +92,17 @@ def _json(path: Path, data: bytes) -> Any:
 def read_folder(folder: str | Path, manifest_sha256: str) -> ScoreFolder:
     """Read and check the score folder of the release whose manifest digest is ``manifest_sha256``."""
     folder = Path(folder)
-    meta = _json(folder / "scores.json", _read(folder / "scores.json", "--benchmark inspire "))  # first: whose scores they are
+    meta = _json(folder / "scores.json", read_score_bytes(folder / "scores.json", "inspire"))  # first: whose scores they are
     if not isinstance(meta, dict) or meta.get("kind") != "inspire":
         raise SiteError(f"{folder / 'scores.json'}: not the scores of an Inspire archive")
     if meta.get("manifest_sha256") != manifest_sha256:
         raise SiteError(f"{folder / 'scores.json'}: scored from manifest {str(meta.get('manifest_sha256'))[:12]}, not the "
                         f"release shown ({manifest_sha256[:12]}); score again")
-    data = {name: _read(folder / name, "--benchmark inspire ") for name in SCORE_FILES}
+    data = {name: read_score_bytes(folder / name, "inspire") for name in SCORE_FILES}
     diagnostics = _json(folder / "diagnostics.json", data["diagnostics.json"])
     replay = None
     if (folder / REPLAY_JSON).is_file():
-        replay = _json(folder / REPLAY_JSON, _read(folder / REPLAY_JSON, ""))
+        replay = _json(folder / REPLAY_JSON, read_score_bytes(folder / REPLAY_JSON))
         if replay.get("manifest_sha256") != manifest_sha256:
             replay = None  # an earlier build's replay of another release: not shown
 
