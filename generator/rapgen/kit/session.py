@@ -40,7 +40,7 @@ from typing import Any, Callable, Protocol
 
 from rapgen.archive import ORACLE_SEARCH, SEARCH_CONDITIONS, SEARCH_REGIME, Archive
 from rapgen.errors import RapgenError, SearchError
-from rapgen.search import CALL_KEYS, validate_call
+from rapgen.search import CALL_KEYS, call_keys, validate_call
 
 
 # The conditions a session serves and the shard each searches: A1–A4 as CONDITION_REGIME says,
@@ -143,12 +143,34 @@ def _recorded(arguments: Any, faithful: bool) -> dict:
     return {k: (v if _encodable({k: v}) else ("" if k in ("query", "sort") else None)) for k, v in values.items()}
 
 
-class SearchSession:
-    """Per-unit call counting, validation and trace recording over one archive.
+class CallLog:
+    """A Search session's per-unit call counts and trace lines (every kind's session is one).
 
-    ``on_record(record)`` is called, under the session's lock, for every counted
-    call in call order; if it raises, the call is not counted (the count and the
-    trace never disagree)."""
+    ``on_record(line)`` is called, under the session's lock, for every counted call in
+    call order; if it raises, the call is not counted (the count and the trace never
+    disagree). With ``keep_records`` the lines are kept in ``records`` too."""
+
+    def __init__(self, on_record: Callable[[dict], None] | None, keep_records: bool):
+        self.on_record = on_record
+        self.keep_records = keep_records
+        self.counts: dict[tuple, int] = defaultdict(int)
+        self.records: list[dict] = []
+        self._lock = threading.Lock()
+
+    def _count(self, key: tuple, line_of: Callable[[int], dict]) -> int:
+        """Count a call of unit ``key`` and record ``line_of(its index)``; returns the index."""
+        index = self.counts[key]
+        line = line_of(index)
+        if self.on_record is not None:
+            self.on_record(line)  # first: a failed write leaves the call uncounted
+        self.counts[key] = index + 1
+        if self.keep_records:
+            self.records.append(line)
+        return index
+
+
+class SearchSession(CallLog):
+    """Per-unit call counting, validation and trace recording over one archive (see :class:`CallLog`)."""
 
     def __init__(self, archive: Archive, executor: Executor | None = None, on_record: Callable[[dict], None] | None = None,
                  cache_dir: Path | None = None, *, keep_records: bool = True):
@@ -160,11 +182,7 @@ class SearchSession:
 
             executor = backend_executor(Backend(archive, cache_dir=cache_dir))
         self.executor = executor
-        self.on_record = on_record
-        self.keep_records = keep_records
-        self.counts: dict[tuple[str, date, str], int] = defaultdict(int)
-        self.records: list[dict] = []
-        self._lock = threading.Lock()
+        super().__init__(on_record, keep_records)
 
     def unit(self, field_id: Any, origin: Any, condition: Any) -> tuple[str, date, str]:
         """The unit key, or :class:`ToolError` if it names no Search unit of the archive."""
@@ -199,18 +217,8 @@ class SearchSession:
 
     def _record(self, key: tuple[str, date, str], args: dict, total: int, ids: list[str]) -> int:
         """Count the call and record its trace line; ``args`` holds the four recorded values."""
-        index = self.counts[key]
-        record = {
-            "field_id": key[0], "origin": key[1].isoformat(), "condition": key[2], "call_index": index,
-            "query": args["query"], "sort": args["sort"], "date_from": args["date_from"], "date_to": args["date_to"],
-            "total_hits": total, "returned_ids": ids,
-        }
-        if self.on_record is not None:
-            self.on_record(record)  # first: a failed write leaves the call uncounted
-        self.counts[key] = index + 1
-        if self.keep_records:
-            self.records.append(record)
-        return index
+        return self._count(key, lambda index: {"field_id": key[0], "origin": key[1].isoformat(),
+                                               **call_keys(key[2], index, args, total, ids)})
 
 
 def check_unit(archive: Archive, field_id: Any, origin: Any, condition: Any) -> tuple[str, date, str]:

@@ -19,7 +19,8 @@ Public surface:
 * :func:`replay_archive` / :class:`ReplayReport` / :func:`format_summary` /
   :func:`write_replay` — re-execute every recorded call; :func:`write_reruns` — the
   Search-option counterfactual's re-run ids (``option_reruns.json``) for the scorer.
-* :func:`trace_line` — one traces.jsonl object for a call and its result.
+* :func:`trace_line` — one traces.jsonl object for a call and its result; :func:`call_keys` — the
+  keys every kind's trace line ends with.
 * :func:`tokenize`, :func:`query_terms`, :data:`FIELDS`, :data:`SORTS`,
   :data:`CALL_KEYS` — the frozen analyzer and schema constants.
 """
@@ -46,13 +47,13 @@ from rapgen.search.engine import (
 from rapgen.search.grouped import GroupedBackend, GroupIndexes, ManifestShard
 from rapgen.search.replay import OPTION_RERUNS_JSON, ReplayReport, default_jobs, format_summary, replay_archive, write_reruns
 from rapgen.search.spec import SearchSpec
-from rapgen.search.traces import trace_line
+from rapgen.search.traces import call_keys, trace_line
 
 __all__ = [
     "SearchSpec", "GroupedBackend", "GroupIndexes", "ManifestShard", "Backend", "CallArgs", "CallProblem", "SearchResult", "Shard", "validate_call", "call_is_malformed", "parse_strict_date", "STRICT_DATE",
     "resolve_unit", "REGIME_OF_CONDITION",
     "ReplayReport", "replay_archive", "format_summary", "write_replay", "write_reruns", "OPTION_RERUNS_JSON", "default_jobs",
-    "trace_line", "resolve_cache_dir",
+    "call_keys", "trace_line", "resolve_cache_dir",
     "CALL_KEYS", "ENGINE_VERSION", "FIELDS", "SORTS", "query_terms", "tokenize",
 ]
 

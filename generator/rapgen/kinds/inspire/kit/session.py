@@ -18,12 +18,10 @@ it records is what replay re-executes. The rules are RAP's (docs/submitting.md):
 
 from __future__ import annotations
 
-import threading
-from collections import defaultdict
 from typing import Any, Callable, Mapping, Sequence
 
 from rapgen.errors import SearchError
-from rapgen.kit import SearchOutcome, ToolError
+from rapgen.kit import CallLog, SearchOutcome, ToolError
 from rapgen.search import CALL_KEYS
 
 from rapgen.kinds.inspire.archive import CorpusPaper, Instance, Ledger, layout
@@ -59,11 +57,11 @@ def recorded_arguments(arguments: Any) -> tuple[dict, bool]:
             "date_to": text(args.get("date_to"), None)}, False
 
 
-class InspireSession:
+class InspireSession(CallLog):
     """Call counting, execution and trace recording for the units of one Inspire release.
 
     ``search``: the instances' shards (an ``InspireBackend`` or any :data:`SearchFn`);
-    ``corpus`` gives the papers' text the tool returns."""
+    ``corpus`` gives the papers' text the tool returns; counting and recording as :class:`~rapgen.kit.CallLog`."""
 
     def __init__(self, search: SearchFn, instances: Sequence[Instance], corpus: Mapping[str, CorpusPaper], ledger: Ledger,
                  on_record: Callable[[dict], None] | None = None, *, keep_records: bool = True) -> None:
@@ -71,11 +69,7 @@ class InspireSession:
         self.instances = {i.instance_id: i for i in instances}
         self.corpus = corpus
         self.max_calls, self.top_k = ledger.max_calls, ledger.top_k
-        self.on_record = on_record
-        self.keep_records = keep_records
-        self.counts: dict[tuple[str, str], int] = defaultdict(int)
-        self.records: list[dict] = []
-        self._lock = threading.Lock()
+        super().__init__(on_record, keep_records)
 
     @classmethod
     def of_release(cls, release, backend=None, **kwargs) -> InspireSession:
@@ -125,14 +119,7 @@ class InspireSession:
 
     def _record(self, key: tuple[str, str], args: dict, result) -> int:
         """Count the call and record its line (a malformed call: 0 hits, no ids)."""
-        index = self.counts[key]
-        line = trace_line(key[0], key[1], index, args, result if result is not None else _EMPTY)
-        if self.on_record is not None:
-            self.on_record(line)  # first: a failed write leaves the call uncounted
-        self.counts[key] = index + 1
-        if self.keep_records:
-            self.records.append(line)
-        return index
+        return self._count(key, lambda index: trace_line(key[0], key[1], index, args, result if result is not None else _EMPTY))
 
 
 class _Empty:

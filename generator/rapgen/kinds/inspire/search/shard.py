@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Callable, Mapping, NamedTuple, Protocol, Sequence
 
-from rapgen.search import GroupedBackend, GroupIndexes, SearchResult, Shard
+from rapgen.search import GroupedBackend, GroupIndexes, SearchResult, Shard, call_keys
 
 from rapgen.kinds.inspire.archive import CorpusPaper, Instance, layout
 
@@ -89,14 +89,4 @@ class MemoryBackend(InspireBackend):
 
 def trace_line(instance_id: str, condition: str, call_index: int, args: Mapping[str, object], result: CallResult) -> dict:
     """One traces.jsonl object (INSPIRE.md §2: SEARCH.md's keys, ``instance_id`` for the unit)."""
-    return {
-        "instance_id": instance_id,
-        "condition": condition,
-        "call_index": call_index,
-        "query": args.get("query"),
-        "sort": args.get("sort"),
-        "date_from": args.get("date_from"),
-        "date_to": args.get("date_to"),
-        "total_hits": result.total_hits,
-        "returned_ids": list(result.ids),
-    }
+    return {"instance_id": instance_id, **call_keys(condition, call_index, args, result.total_hits, result.ids)}
