@@ -96,6 +96,14 @@ def evidence_sha256(calls: Iterable[TraceCall], papers: Mapping[str, PaperText],
     return canonical_hash(build_evidence(calls, papers, malformed, budget))
 
 
+def _paper_json_cache(papers: Mapping[str, PaperText]) -> dict[str, bytes]:
+    """Where the papers' canonical JSON is kept: a ``papers`` mapping with an ``evidence_json`` dict
+    (the archive's one lazy paper table) shares it with every hasher over it, since the models of
+    one archive return the same papers and a paper's JSON never changes; any other, this hasher's own."""
+    cache = getattr(papers, "evidence_json", None)
+    return cache if isinstance(cache, dict) else {}
+
+
 class EvidenceHasher:
     """``evidence_sha256`` of many units' kept calls, each call's JSON made once.
 
@@ -107,7 +115,7 @@ class EvidenceHasher:
 
     def __init__(self, papers: Mapping[str, PaperText], malformed: Callable[[TraceCall], bool]):
         self.papers, self.malformed = papers, malformed
-        self._paper: dict[str, bytes] = {}
+        self._paper: dict[str, bytes] = _paper_json_cache(papers)
         self._call: dict[int, bytes] = {}  # id(call) -> its evidence item's JSON
         self._held: list[TraceCall] = []  # keeps those ids alive
 

@@ -261,6 +261,9 @@ def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, b
         return
     facts = intervention_facts(root, _ledger_files(history.input.root, verified), parsed, scored_origins(history, parsed),
                                malformed, lambda mid: out.predictions.get(mid, []))
+    for model_id, names in folders.items():  # every readout's papers read in one pass, not one per model
+        if REPLAYS_JSONL in names:
+            facts.papers.want(pid for call in out.traces.get(model_id, ()) for pid in call.returned_ids)
     for model_id in sorted(set(parsed.models) | set(folders)):
         folder, names = f"archive/models/{model_id}", folders.get(model_id, [])
         bad = [p for p in (model_file(model_id, n) for n in (MODEL_JSON, *names)) if p not in verified]
@@ -329,6 +332,7 @@ class _LazyPapers(Mapping[str, PaperText]):
         self.root, self.files = root, files
         self._text: dict[str, PaperText] = {}
         self._wanted: set[str] = set()
+        self.evidence_json: dict[str, bytes] = {}  # each paper's canonical evidence JSON, shared by the models' hashers
 
     def want(self, ids) -> None:
         self._wanted.update(i for i in ids if i not in self._text)

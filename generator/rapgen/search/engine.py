@@ -114,6 +114,27 @@ def _parse_bound(args: Mapping[str, Any], key: str) -> date | None:
 
 
 def validate_call(args: object) -> CallArgs:
+    """:func:`check_call`, its verdict on arguments of text or null values remembered: verify,
+    replay and the counterfactual judge the same recorded calls (a forked replay worker inherits
+    the verdicts). Raises the same :class:`CallProblem` (message and ``recordable``)."""
+    key = _call_key(args)
+    if key is None:
+        return check_call(args)
+    found = _verdict(key[0])
+    if type(found) is tuple:
+        raise CallProblem(found[0], recordable=found[1])
+    return found
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _verdict(items: tuple) -> CallArgs | tuple[str, bool]:
+    try:
+        return check_call(dict(items))
+    except CallProblem as exc:
+        return str(exc), exc.recordable  # not the exception: it would keep its frames alive
+
+
+def check_call(args: object) -> CallArgs:
     """Check a call's arguments against the tool schema (SEARCH.md, A Search call):
     the one validator of Search calls. Returns the parsed call, or raises
     :class:`CallProblem` (a one-line reason; ``recordable`` as documented there).
@@ -171,6 +192,7 @@ def call_is_malformed(call: Any) -> bool:
     return False
 
 
+
 class Shard:
     """One (field, origin, regime) shard: a date range over a field's members."""
 
@@ -191,6 +213,10 @@ class Shard:
         self._lookup = lookup
         # A query's match and a call's answer depend on the shard and the call only: repeats are looked up.
         self._matched: dict[tuple[str, ...], _Matched] = {}
+        # A term's clauses (its postings on the shard) and their BM25 leaves depend on the shard and
+        # the term only: queries sharing a term compute them once.
+        self._term_clauses: dict[str, tuple[tuple[str, np.ndarray, np.ndarray], ...]] = {}
+        self._leaves: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._answers: dict[tuple, SearchResult] = {}
         self._effective: dict[tuple, SearchResult] = {}
 
@@ -251,20 +277,48 @@ class Shard:
 
     # -------------------------------------------------------------- core
     def _clauses(self, terms: tuple[str, ...]) -> list[tuple[str, np.ndarray, np.ndarray]]:
-        out = []
-        member = None if self.n == self.index.n else self.member  # a shard of every member filters nothing
+        out: list[tuple[str, np.ndarray, np.ndarray]] = []
         for term in terms:
-            tid = self._lookup(term)
-            for fname in FIELDS:
-                if tid is None:
-                    out.append((fname, _NONE_I, _NONE_F))
-                    continue
-                docs, tfs = self.index.postings(fname, tid)
-                if member is not None and len(docs):
-                    keep = member[docs]
-                    docs, tfs = docs[keep], tfs[keep]
-                out.append((fname, docs, tfs))
+            found = self._term_clauses.get(term)
+            if found is None:
+                found = self._term_postings(term)
+                _remember(self._term_clauses, term, found)
+            out.extend(found)
         return out
+
+    def _term_postings(self, term: str) -> tuple[tuple[str, np.ndarray, np.ndarray], ...]:
+        """The term's clause per scored field: its postings among the shard's members."""
+        tid = self._lookup(term)
+        if tid is None:
+            return tuple((fname, _NONE_I, _NONE_F) for fname in FIELDS)
+        member = None if self.n == self.index.n else self.member  # a shard of every member filters nothing
+        out = []
+        for fname in FIELDS:
+            docs, tfs = self.index.postings(fname, tid)
+            if member is not None and len(docs):
+                keep = member[docs]
+                docs, tfs = docs[keep], tfs[keep]
+            out.append((fname, docs, tfs))
+        return tuple(out)
+
+    def _leaf(self, fname: str, docs: np.ndarray, tfs: np.ndarray, k1: float, b: float) -> np.ndarray | None:
+        """One clause's BM25 scores of its documents (None for an empty clause); a clause is one
+        cached postings pair, so its identity keys the cache (the arrays live as long as the shard's
+        term cache holds them, and an entry is dropped with them)."""
+        df = len(docs)
+        if df == 0:
+            return None
+        key = (id(docs), fname, k1, b)
+        found = self._leaves.get(key)
+        if found is not None and found[0] is docs:
+            return found[1]
+        idf = math.log(self.n / (df + 1)) + 1  # WeightingModel.idf, in Python floats
+        fl = self.index.quant_len[fname][docs]
+        avgfl = self.avgfl[fname]
+        # scoring.bm25, same operation order, element-wise IEEE doubles
+        leaf = idf * ((tfs * (k1 + 1)) / (tfs + k1 * ((1 - b) + b * fl / avgfl)))
+        _remember(self._leaves, key, (docs, leaf))
+        return leaf
 
     def _scores(self, clauses: list[tuple[str, np.ndarray, np.ndarray]], union: np.ndarray, k1: float, b: float) -> np.ndarray:
         """The BM25 score of each document of ``union`` (the matching members, ascending).
@@ -275,17 +329,7 @@ class Shard:
         n_docs = len(union)
         where = np.empty(self.index.n, dtype=np.int64)
         where[union] = np.arange(n_docs)
-        leaves: list[np.ndarray | None] = []
-        for fname, docs, tfs in clauses:
-            df = len(docs)
-            if df == 0:
-                leaves.append(None)
-                continue
-            idf = math.log(self.n / (df + 1)) + 1  # WeightingModel.idf, in Python floats
-            fl = self.index.quant_len[fname][docs]
-            avgfl = self.avgfl[fname]
-            # scoring.bm25, same operation order, element-wise IEEE doubles
-            leaves.append(idf * ((tfs * (k1 + 1)) / (tfs + k1 * ((1 - b) + b * fl / avgfl))))
+        leaves = [self._leaf(fname, docs, tfs, k1, b) for fname, docs, tfs in clauses]
         if len(clauses) >= TOO_MANY_CLAUSES or (self.n <= PRELOADED_OR_MAX_DOCS and len(clauses) != 2):
             acc = np.zeros(n_docs)  # ArrayUnionMatcher: a[i] += m.score() in clause order
             for (_, docs, _), leaf in zip(clauses, leaves):
