@@ -267,6 +267,31 @@ def live_cmd(root: Path, as_of: int | None, as_json: bool, debug: bool) -> None:
                    f"{'on time' if e.on_time else 'late'} (closes {e.closes}); {e.status.value}")
 
 
+@release.command(name="window", epilog=EPILOG)
+@benchmark_root_option
+@click.option("--papers", "papers_file", type=click.Path(dir_okay=False, exists=True, path_type=Path), required=True,
+              help="A parquet of new papers in the benchmark's papers columns (any dates; the month's are kept).")
+@click.option("--month", type=DATE, required=True, help="The window's first day (the open cutoff, a first of a month).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder for the window's two files.")
+@debug_option
+@handle_errors
+def window_cmd(root: Path, papers_file: Path, month, out: Path, debug: bool) -> None:
+    """Write an Ideas window folder for 'rapgen release roll': the month's papers and their phrase-v1 rows.
+
+    \b
+      rapgen release window --benchmark ideas --papers new.parquet --month 2025-07-01 --out w/
+      rapgen release roll --benchmark ideas --window w/ --date 2025-08-01
+    """
+    from rapgen.kinds.ideas.archive.history import IDEAS_HISTORY, window_folder
+
+    if _spec(root) is not IDEAS_HISTORY:
+        kind = _kind(root)
+        fail(f"{root}: 'rapgen release window' builds Ideas windows (phrase-v1 rows); this root is of kind "
+             f"{kind.name if kind else 'unknown'!r}", 2)
+    n, rows = window_folder(root, papers_file, month, out)
+    click.echo(f"Wrote {out}: {n} papers of {month:%Y-%m}, {rows} topic memberships.")
+
+
 @release.command(name="sample-history", epilog=EPILOG)
 @click.option("--source", type=click.Path(file_okay=False, exists=True, path_type=Path), default=Path("."), show_default=True,
               help="Root of a verified format-1 archive with origins six months apart (the committed sample, or rapgen synth output).")

@@ -190,7 +190,7 @@ def _finish(root: Path, loaded: LoadedHistory, stage: _Stage, record: ReleaseRec
     sums.update(stage.digests)
     previous = loaded.input.manifests.get(k - 1, {})
     added = tuple(sorted(p for p, d in manifest.items() if previous.get(p) != d))
-    stage.commit(sums, _check_after(root, kinds))
+    stage.commit(sums, _check_after(root) if kinds is None else _check_after(root, kinds))
     return ReleaseResult(record, added)
 
 
