@@ -14,7 +14,6 @@ what it adds, re-seals and verifies again, and leaves nothing behind on error
 
 from __future__ import annotations
 
-import json
 from datetime import date
 from pathlib import Path
 from typing import Sequence
@@ -32,13 +31,14 @@ from rapgen.archive.history.ops import (
     _open,
     _Stage,
     cut_release,
+    refuse_history,
     roll_release,
+    stage_format2,
     start_history,
     verified_root,
 )
 from rapgen.archive.history.records import WINDOW_FILES, ReleaseKind, ReleaseRecord, manifest_path, window_path
 from rapgen.archive.history.spec import RAP_HISTORY, HistorySpec, WindowFiles
-from rapgen.archive.layout import ARCHIVE_JSON, CROISSANT_JSON
 from rapgen.errors import ArchiveError, UsageProblem
 
 NO_ROLLS = ("{root}: a roll ingests a window of a time key, and the {kind} benchmark has none: its releases are initial, "
@@ -57,16 +57,11 @@ def start(root: str | Path, *, kinds: Kinds = None, release_date: date | None = 
     loaded, spec = verified_root(root, kinds)
     if _is_rap(spec):
         return start_history(root, release_date=release_date, open_next=open_next, closes=closes, simulated=simulated, notes=notes)
-    if loaded.is_history:
-        raise UsageProblem(f"{root}: the archive already has releases (latest {loaded.latest.release if loaded.latest else '?'})")
+    refuse_history(root, loaded)
     when = release_date or date.today()
     stage = _Stage(root)
     try:
-        info = json.loads((root / ARCHIVE_JSON).read_text(encoding="utf-8"))
-        info["format_version"] = 2
-        stage.put(ARCHIVE_JSON, (json.dumps(info, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
-        if CROISSANT_JSON in loaded.input.root:
-            stage.removed.append(CROISSANT_JSON)
+        stage_format2(stage, root, loaded)
         resolved: tuple[date, ...] = ()
         opened = None
         if spec.rolls and spec.hooks is not None:

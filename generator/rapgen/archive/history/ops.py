@@ -232,6 +232,22 @@ def _check_date(when: date, latest: ReleaseRecord) -> None:
         raise UsageProblem(f"release date {when} is before release {latest.release}'s date {latest.date}; release dates never decrease")
 
 
+def refuse_history(root: Path, loaded: LoadedHistory) -> None:
+    """``release start`` takes a format-1 archive only."""
+    if loaded.is_history:
+        raise UsageProblem(f"{root}: the archive already has releases (latest {loaded.latest.release if loaded.latest else '?'})")
+
+
+def stage_format2(stage: _Stage, root: Path, loaded: LoadedHistory) -> None:
+    """Release 1's own changes: ARCHIVE.json at format_version 2, archive/croissant.json dropped
+    (superseded by release 1's own Croissant file)."""
+    info = json.loads((root / ARCHIVE_JSON).read_text(encoding="utf-8"))
+    info["format_version"] = 2
+    stage.put(ARCHIVE_JSON, (json.dumps(info, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    if CROISSANT_JSON in loaded.input.root:
+        stage.removed.append(CROISSANT_JSON)
+
+
 # ---------------------------------------------------------------- operations
 def start_history(
     root: str | Path, *, release_date: date | None = None, open_next: bool = True, closes: date | None = None,
@@ -244,17 +260,12 @@ def start_history(
     """
     root = Path(root)
     loaded = _verified_history(root)
-    if loaded.is_history:
-        raise UsageProblem(f"{root}: the archive already has releases (latest {loaded.latest.release if loaded.latest else '?'})")
+    refuse_history(root, loaded)
     origins = loaded.origins
     when = release_date or date.today()
     stage = _Stage(root)
     try:
-        info = json.loads((root / ARCHIVE_JSON).read_text(encoding="utf-8"))
-        info["format_version"] = 2
-        stage.put(ARCHIVE_JSON, (json.dumps(info, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
-        if CROISSANT_JSON in loaded.input.root:  # superseded by release 1's own Croissant file
-            stage.removed.append(CROISSANT_JSON)
+        stage_format2(stage, root, loaded)
         nxt = add_months(origins.origins[-1], origins.window_months) if open_next else None
         if nxt is not None:
             ledger = UnionLedger(root / PAPERS_PARQUET, root / ASSIGNMENTS_PARQUET, [], _field_ids(root))
