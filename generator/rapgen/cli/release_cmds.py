@@ -282,7 +282,7 @@ def window_cmd(root: Path, papers_file: Path, month, out: Path, debug: bool) -> 
       rapgen release window --benchmark ideas --papers new.parquet --month 2025-07-01 --out w/
       rapgen release roll --benchmark ideas --window w/ --date 2025-08-01
     """
-    from rapgen.kinds.ideas.archive.history import IDEAS_HISTORY, window_folder
+    from rapgen.kinds.ideas import IDEAS_HISTORY, window_folder
 
     if _spec(root) is not IDEAS_HISTORY:
         kind = _kind(root)
