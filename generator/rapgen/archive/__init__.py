@@ -20,7 +20,7 @@ from rapgen.archive.layout import *  # noqa: F403 - every path and name of the l
 from rapgen.archive.evidence import (
     PaperText, build_evidence, build_oracle_block, call_arguments, canonical_counts, canonical_hash, canonical_json, oracle_windows,
 )
-from rapgen.archive.history.check import HistoryInput
+from rapgen.archive.history.check import HistoryInput, first_release
 from rapgen.archive.history.digests import digest_copies
 from rapgen.archive.history.live import LiveEntry, LiveStatus, judge_deadline, live_entries, opening_records
 from rapgen.archive.history.load import LoadedHistory, load_history, read_root_sums
@@ -48,7 +48,8 @@ from rapgen.archive.parse import (
     parse_traces,
     renormalise,
 )
-from rapgen.archive.history.spec import RAP_HISTORY, HistorySpec
+from rapgen.archive.history.spec import RAP_HISTORY, HistoryHooks, HistorySpec, WindowFiles
+from rapgen.archive.history.kinded import NO_ROLLS, cut as release_cut, roll as release_roll, start as release_start
 from rapgen.archive.kind import ArchiveKind, CallValidator, CheckInput, KindCheck
 from rapgen.archive.rap_release import RAP_ARCHIVE, RapRelease
 from rapgen.archive.reader import Archive
@@ -66,11 +67,12 @@ from rapgen.archive.verify import VerifyReport, format_finding, is_valid, open_r
 __all__ = [
     "Archive", "VerifiedRoot", "Release", "RapRelease", "open_verified", "open_release", "verify_archive", "is_valid",
     "VerifyReport", "format_finding", "seal_archive", "SealResult",
-    "ArchiveKind", "CallValidator", "CheckInput", "KindCheck", "HistorySpec", "RAP_ARCHIVE", "RAP_HISTORY",
+    "ArchiveKind", "CallValidator", "CheckInput", "KindCheck", "HistoryHooks", "HistorySpec", "NO_ROLLS", "WindowFiles",
+    "release_cut", "release_roll", "release_start", "RAP_ARCHIVE", "RAP_HISTORY",
     "add_months", "history_windows", "recent_window", "target_window",
     "Commitment", "OpenOrigin", "ReleaseKind", "ReleaseRecord", "commitment_path", "format_commitment", "manifest_path",
     "parse_commitment", "record_path", "reveal_path", "superseded_path",
-    "HistoryInput", "digest_copies", "LiveEntry", "LiveStatus", "LoadedHistory", "ReleaseResult", "Replacement",
+    "HistoryInput", "first_release", "digest_copies", "LiveEntry", "LiveStatus", "LoadedHistory", "ReleaseResult", "Replacement",
     "cut_release", "judge_deadline", "live_entries", "load_history", "opening_records", "read_root_sums", "roll_release", "start_history",
     "PaperText", "build_evidence", "build_oracle_block", "call_arguments", "canonical_counts", "canonical_hash", "canonical_json",
     "oracle_windows", "calls_by_unit", "replay_pairs", "InterventionRecords",

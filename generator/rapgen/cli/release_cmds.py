@@ -1,4 +1,10 @@
-"""Commands of a format-2 archive's history: ``rapgen release start|roll|cut|verify|list``."""
+"""Commands of a format-2 archive's history: ``rapgen release start|roll|cut|verify|list|live``, for every kind.
+
+Each command takes ``--benchmark SLUG`` (rapgen.toml) or ``--root DIR``; the archive's
+``format`` picks its kind, whose :class:`~rapgen.archive.HistorySpec` says what a
+release may add (RAP: six-month origins; Ideas: monthly cutoffs resolved four
+months later; Inspire: no time key, so no rolls).
+"""
 
 from __future__ import annotations
 
@@ -8,8 +14,8 @@ from pathlib import Path
 
 import click
 
-from rapgen.cli.benchmarks import benchmark_root_option, rap_only
-from rapgen.cli.common import EPILOG, benchmark_kinds, debug_option, echo_json, handle_errors, json_option
+from rapgen.cli.benchmarks import benchmark_root_option
+from rapgen.cli.common import EPILOG, benchmark_kinds, debug_option, echo_json, fail, handle_errors, json_option
 
 
 class DateType(click.ParamType):
@@ -49,6 +55,36 @@ def _echo_result(result, as_json: bool) -> None:
         click.echo(line)
 
 
+def _formats():
+    return benchmark_kinds().formats
+
+
+def _kind(root: Path):
+    """The installed kind of the archive at ``root`` (by ARCHIVE.json's ``format``), or None when the
+    file cannot be read (verify then names the problem)."""
+    import json
+
+    try:
+        fmt = json.loads((Path(root) / "archive" / "ARCHIVE.json").read_bytes()).get("format")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return next((k for k in benchmark_kinds().values() if k.format == fmt), None)
+
+
+def _spec(root: Path):
+    """The root's HistorySpec (RAP's when its kind is unknown)."""
+    from rapgen.archive import RAP_HISTORY
+
+    kind = _kind(root)
+    return (kind.archive.history if kind is not None else None) or RAP_HISTORY
+
+
+def _loaded(root: Path):
+    from rapgen.archive import load_history
+
+    return load_history(root, with_ledger=False, spec=_spec(root))
+
+
 @click.group(epilog=EPILOG)
 def release() -> None:
     """Cut, roll and check the releases of a format-2 archive (RELEASES.md).
@@ -58,6 +94,7 @@ def release() -> None:
       rapgen release roll --window new-window/    # ingest the open origin's target window
       rapgen release cut --kind models            # release merged submissions and commitments
       rapgen release verify                       # verify plus every history rule
+      rapgen release roll --benchmark ideas --window 2025-07/   # any benchmark of rapgen.toml
     """
 
 
@@ -78,10 +115,9 @@ def start(root: Path, release_date, closes, no_open: bool, simulated: bool, note
     its Search manifests built from the ledger, unless --no-open is given.
     Release 1's Croissant file replaces a format-1 archive/croissant.json.
     """
-    from rapgen.archive import start_history
+    from rapgen.archive import release_start
 
-    rap_only(root, "rapgen release start")
-    _echo_result(start_history(root, release_date=release_date, open_next=not no_open, closes=closes,
+    _echo_result(release_start(root, kinds=_formats(), release_date=release_date, open_next=not no_open, closes=closes,
                                simulated=simulated, notes=notes), as_json)
 
 
@@ -106,11 +142,14 @@ def roll(root: Path, window_dir: Path, closes, no_open: bool, release_date, simu
     Croissant file and its manifest, and re-seals SHA256SUMS; on any error
     nothing is written.
     """
-    from rapgen.archive import roll_release
+    from rapgen.archive import NO_ROLLS, release_roll
 
-    rap_only(root, "rapgen release roll")
-    _echo_result(roll_release(root, window_dir, closes=closes, release_date=release_date, open_next=not no_open,
-                              simulated=simulated, notes=notes), as_json)
+    spec = _spec(root)
+    if not spec.rolls:
+        kind = _kind(root)
+        fail(NO_ROLLS.format(root=root, kind=kind.name if kind is not None else "this"), 2)
+    _echo_result(release_roll(root, window_dir, kinds=_formats(), closes=closes, release_date=release_date,
+                              open_next=not no_open, simulated=simulated, notes=notes), as_json)
 
 
 @release.command(epilog=EPILOG)
@@ -137,9 +176,8 @@ def cut(root: Path, kind: str, replacements: tuple[str, ...], reasons: tuple[str
       rapgen release cut --kind models --date 2026-01-15
       rapgen release cut --kind errata --replace archive/models/m/model.json=fixed.json --reason "wrong cut-off"
     """
-    from rapgen.archive import Replacement, cut_release
+    from rapgen.archive import Replacement, release_cut
 
-    rap_only(root, "rapgen release cut")
     if len(replacements) != len(reasons):
         raise click.UsageError(f"give one --reason per --replace ({len(replacements)} --replace, {len(reasons)} --reason)")
     replaced = []
@@ -148,7 +186,8 @@ def cut(root: Path, kind: str, replacements: tuple[str, ...], reasons: tuple[str
         if not sep or not path or not source:
             raise click.UsageError(f"--replace {spec!r}: expected PATH=FILE")
         replaced.append(Replacement(path, reason, Path(source)))
-    _echo_result(cut_release(root, kind, replaced=replaced, release_date=release_date, simulated=simulated, notes=notes), as_json)
+    _echo_result(release_cut(root, kind, kinds=_formats(), replaced=replaced, release_date=release_date, simulated=simulated,
+                             notes=notes), as_json)
 
 
 @release.command(name="verify", epilog="Exit codes: 0 verified; 1 any finding; 2 usage error; 3 internal error.")
@@ -165,7 +204,7 @@ def verify_cmd(root: Path, as_json: bool, debug: bool) -> None:
     from rapgen.archive import format_finding, verify_archive
     from rapgen.search import validate_call
 
-    report = verify_archive(root, validate_call=validate_call, kinds=benchmark_kinds().formats)
+    report = verify_archive(root, validate_call=validate_call, kinds=_formats())
     if as_json:
         echo_json(report.to_dict())
         sys.exit(0 if report.ok else 1)
@@ -187,9 +226,7 @@ def verify_cmd(root: Path, as_json: bool, debug: bool) -> None:
 @handle_errors
 def list_cmd(root: Path, as_json: bool, debug: bool) -> None:
     """List the releases of an archive: number, date, kind, origins and manifest digest (nothing is verified)."""
-    from rapgen.archive import load_history
-
-    loaded = load_history(root, with_ledger=False)
+    loaded = _loaded(root)
     rows = []
     for k, record in sorted(loaded.input.records.items()):
         rows.append({**record.to_dict(), "manifest_sha256": loaded.input.root.get(f"archive/releases/{k:04d}.SHA256SUMS")})
@@ -200,7 +237,8 @@ def list_cmd(root: Path, as_json: bool, debug: bool) -> None:
         click.echo("format 1: one implicit release (number 1, kind initial)")
     for r in rows:
         open_ = f" open {r['open_origin']['origin']} until {r['open_origin']['closes']}" if r["open_origin"] else ""
-        click.echo(f"{r['release']:>4} {r['date']} {r['kind']:<8} resolved {r['resolved_origins'][-1]}{open_} "
+        resolved = f"resolved {r['resolved_origins'][-1]}" if r["resolved_origins"] else "no time key"
+        click.echo(f"{r['release']:>4} {r['date']} {r['kind']:<8} {resolved}{open_} "
                    f"{(r['manifest_sha256'] or '?')[:12]}{' (simulated)' if r['simulated'] else ''}")
 
 
@@ -216,9 +254,8 @@ def live_cmd(root: Path, as_of: int | None, as_json: bool, debug: bool) -> None:
     Sealed entries never revealed after their origin resolved are listed as unrevealed, never dropped.
     """
     from rapgen.archive import live_entries
-    from rapgen.archive import load_history
 
-    entries = live_entries(load_history(root, with_ledger=False).input, as_of=as_of)
+    entries = live_entries(_loaded(root).input, as_of=as_of)
     if as_json:
         echo_json([{**e.__dict__, "status": e.status.value} for e in entries])
         return
@@ -228,6 +265,31 @@ def live_cmd(root: Path, as_of: int | None, as_json: bool, debug: bool) -> None:
         receipt = f"release {e.receipt} ({e.receipt_date})" if e.receipt else "not yet released"
         click.echo(f"{e.origin} {e.model_id:<24} {'sealed' if e.sealed else 'open':<6} {receipt}; "
                    f"{'on time' if e.on_time else 'late'} (closes {e.closes}); {e.status.value}")
+
+
+@release.command(name="window", epilog=EPILOG)
+@benchmark_root_option
+@click.option("--papers", "papers_file", type=click.Path(dir_okay=False, exists=True, path_type=Path), required=True,
+              help="A parquet of new papers in the benchmark's papers columns (any dates; the month's are kept).")
+@click.option("--month", type=DATE, required=True, help="The window's first day (the open cutoff, a first of a month).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder for the window's two files.")
+@debug_option
+@handle_errors
+def window_cmd(root: Path, papers_file: Path, month, out: Path, debug: bool) -> None:
+    """Write an Ideas window folder for 'rapgen release roll': the month's papers and their phrase-v1 rows.
+
+    \b
+      rapgen release window --benchmark ideas --papers new.parquet --month 2025-07-01 --out w/
+      rapgen release roll --benchmark ideas --window w/ --date 2025-08-01
+    """
+    from rapgen.kinds.ideas import IDEAS_HISTORY, window_folder
+
+    if _spec(root) is not IDEAS_HISTORY:
+        kind = _kind(root)
+        fail(f"{root}: 'rapgen release window' builds Ideas windows (phrase-v1 rows); this root is of kind "
+             f"{kind.name if kind else 'unknown'!r}", 2)
+    n, rows = window_folder(root, papers_file, month, out)
+    click.echo(f"Wrote {out}: {n} papers of {month:%Y-%m}, {rows} topic memberships.")
 
 
 @release.command(name="sample-history", epilog=EPILOG)

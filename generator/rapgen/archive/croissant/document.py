@@ -164,7 +164,8 @@ def format_croissant(doc: dict) -> bytes:
 def release_summary(record: ReleaseRecord) -> str:
     """One sentence on what release ``record`` holds."""
     origins = ", ".join(o.isoformat() for o in record.resolved_origins)
-    text = f"Release {record.release} ({record.kind.value}, {record.date.isoformat()}): origins {origins} resolved"
+    text = f"Release {record.release} ({record.kind.value}, {record.date.isoformat()})"
+    text += f": origins {origins} resolved" if origins else ": no time key (no origins)"
     if record.open_origin is not None:
         text += f"; origin {record.open_origin.origin.isoformat()} open until {record.open_origin.closes.isoformat()}"
     text += "."

@@ -72,6 +72,11 @@ class HistoryInput:
     unparsed: frozenset[str] = frozenset()  # release files already reported (did not verify or parse)
     spec: HistorySpec = RAP_HISTORY  # the kind's rhythm: what a roll resolves, opens and adds (window_months above wins)
 
+    @property
+    def answer_months(self) -> int:
+        """Months from a key until its answers are known: the kind's target (RAP: its window, as origins.json sets it)."""
+        return self.spec.target_months if self.spec.target_months is not None else self.window_months
+
     def roll_keys(self, open_key: date) -> tuple[date, date]:
         """(the key a roll resolves, the key it opens) when ``open_key`` was open: the roll ingests
         [open_key, open_key + window), resolving open_key + window − target and opening open_key + window."""
@@ -112,7 +117,7 @@ def check_history(inp: HistoryInput) -> list[Finding]:
     _check_windows(inp, out)
     _check_opened(inp, out)
     _check_commitments(inp, out)
-    out.extend(check_dates(inp.records, inp.manifests, inp.window_months))  # every rule about dates, in one module
+    out.extend(check_dates(inp.records, inp.manifests, inp.answer_months))  # every rule about dates, in one module
     return out
 
 

@@ -101,7 +101,7 @@ def load_history(
     records: dict[int, ReleaseRecord] = {}
     manifests: dict[int, dict[str, str]] = {}
     for k in release_numbers(sums):
-        _read_release(k, read, records, manifests, findings, unparsed)
+        _read_release(k, read, records, manifests, findings, unparsed, spec.rolls)
     origins = origins if origins is not None else _read_origins(read)
     format_version = _format_version(read(ARCHIVE_JSON)) if ARCHIVE_JSON in sums else None
     commitments = _read_commitments(sums, read, findings)
@@ -126,10 +126,10 @@ def _require_root(root: Path) -> None:
         raise ArchiveError(f"{escape(str(root))}: no {SUMS} at the root, so it is not an archive (run 'rapgen seal' to create it)")
 
 
-def _read_release(k, read, records, manifests, findings, unparsed) -> None:
+def _read_release(k, read, records, manifests, findings, unparsed, keyed: bool = True) -> None:
     data = read(record_path(k))
     if data is not None:
-        record, problems = parse_release_record(record_path(k), data)
+        record, problems = parse_release_record(record_path(k), data, keyed=keyed)
         findings.extend(_tag(problems, k))
         if record is not None:
             records[k] = record

@@ -16,12 +16,13 @@ import tempfile
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from rapgen.archive.calendar import add_months
 from rapgen.archive.history.dates import deadline_problem, roll_date_problem
 from rapgen.archive.history.ledger import UnionLedger, WindowSource
 from rapgen.archive.history.load import LoadedHistory
+from rapgen.archive.history.spec import RAP_HISTORY, HistorySpec
 from rapgen.archive.history.records import (
     SEARCH_FILES,
     WINDOW_FILES,
@@ -44,6 +45,7 @@ from rapgen.archive.writer import write_assignments, write_papers
 from rapgen.errors import ArchiveError, UsageProblem
 from rapgen.io import atomic_write_bytes, dumps_line
 
+Kinds = Optional[Mapping[str, Any]]  # format -> ArchiveKind (rapgen.kinds.registry().formats); None: RAP alone
 DEFAULT_CLOSES_DAYS = 14  # RELEASES.md: --closes defaults to origin + 14 days
 _SHOWN = 3
 
@@ -64,7 +66,8 @@ class ReleaseResult:
 
     def summary(self) -> list[str]:
         r = self.record
-        head = f"release {r.release} ({r.kind.value}, {r.date}): resolved {', '.join(o.isoformat() for o in r.resolved_origins)}"
+        resolved = f"resolved {', '.join(o.isoformat() for o in r.resolved_origins)}" if r.resolved_origins else "no time key"
+        head = f"release {r.release} ({r.kind.value}, {r.date}): {resolved}"
         if r.open_origin is not None:
             head += f"; open {r.open_origin.origin} until {r.open_origin.closes}"
         return [head] + [f"added {p}" for p in self.added]
@@ -143,28 +146,38 @@ def _make_parents(folder: Path) -> list[Path]:
 
 
 # ---------------------------------------------------------------- shared steps
-def _verified_history(root: Path) -> LoadedHistory:
+def _verified_history(root: Path, kinds: Kinds = None) -> LoadedHistory:
+    return verified_root(root, kinds)[0]
+
+
+def verified_root(root: Path, kinds: Kinds = None) -> tuple[LoadedHistory, HistorySpec]:
+    """The history of a root that verifies (``kinds``: format -> ArchiveKind; None: RAP alone), and its
+    kind's :class:`HistorySpec`; an archive that does not verify is refused, naming its first finding."""
     if not root.is_dir():
         raise UsageProblem(f"{root}: the root is not a directory")
-    report = verify_archive(root)
+    report = verify_archive(root, kinds=kinds)
     if not report.ok:
         primary = [f for f in report.errors if f.category.value != "NOT-EVALUATED"] or report.errors
         first = format_finding(primary[0])
         raise ArchiveError(f"{root}: the archive does not verify ({len(report.errors)} finding"
                            f"{'s' * (len(report.errors) != 1)}, first: {first}); run 'rapgen release verify' and fix it first")
-    return report.history
+    verified = report.verified
+    spec = (verified.kind.history if verified is not None else None) or RAP_HISTORY
+    loaded = report.history if report.history is not None else LoadedHistory(verified.history if verified is not None else None)
+    return loaded, spec
 
 
-def _check_after(root: Path) -> Callable[[], None]:
+def _check_after(root: Path, kinds: Kinds = None) -> Callable[[], None]:
     def check() -> None:
-        report = verify_archive(root)
+        report = verify_archive(root, kinds=kinds)
         if not report.ok:
             raise ArchiveError("the new release would not verify, so nothing was written: "
                                + "; ".join(format_finding(f) for f in report.errors[:_SHOWN]))
     return check
 
 
-def _finish(root: Path, loaded: LoadedHistory, stage: _Stage, record: ReleaseRecord, base: dict[str, str]) -> ReleaseResult:
+def _finish(root: Path, loaded: LoadedHistory, stage: _Stage, record: ReleaseRecord, base: dict[str, str],
+            kinds: Kinds = None) -> ReleaseResult:
     """Write record k and manifest k = ``base`` + staged files + record; re-seal the root; verify."""
     k = record.release
     stage.put(record_path(k), format_record(record))
@@ -177,7 +190,7 @@ def _finish(root: Path, loaded: LoadedHistory, stage: _Stage, record: ReleaseRec
     sums.update(stage.digests)
     previous = loaded.input.manifests.get(k - 1, {})
     added = tuple(sorted(p for p, d in manifest.items() if previous.get(p) != d))
-    stage.commit(sums, _check_after(root))
+    stage.commit(sums, _check_after(root) if kinds is None else _check_after(root, kinds))
     return ReleaseResult(record, added)
 
 
@@ -219,6 +232,22 @@ def _check_date(when: date, latest: ReleaseRecord) -> None:
         raise UsageProblem(f"release date {when} is before release {latest.release}'s date {latest.date}; release dates never decrease")
 
 
+def refuse_history(root: Path, loaded: LoadedHistory) -> None:
+    """``release start`` takes a format-1 archive only."""
+    if loaded.is_history:
+        raise UsageProblem(f"{root}: the archive already has releases (latest {loaded.latest.release if loaded.latest else '?'})")
+
+
+def stage_format2(stage: _Stage, root: Path, loaded: LoadedHistory) -> None:
+    """Release 1's own changes: ARCHIVE.json at format_version 2, archive/croissant.json dropped
+    (superseded by release 1's own Croissant file)."""
+    info = json.loads((root / ARCHIVE_JSON).read_text(encoding="utf-8"))
+    info["format_version"] = 2
+    stage.put(ARCHIVE_JSON, (json.dumps(info, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    if CROISSANT_JSON in loaded.input.root:
+        stage.removed.append(CROISSANT_JSON)
+
+
 # ---------------------------------------------------------------- operations
 def start_history(
     root: str | Path, *, release_date: date | None = None, open_next: bool = True, closes: date | None = None,
@@ -231,17 +260,12 @@ def start_history(
     """
     root = Path(root)
     loaded = _verified_history(root)
-    if loaded.is_history:
-        raise UsageProblem(f"{root}: the archive already has releases (latest {loaded.latest.release if loaded.latest else '?'})")
+    refuse_history(root, loaded)
     origins = loaded.origins
     when = release_date or date.today()
     stage = _Stage(root)
     try:
-        info = json.loads((root / ARCHIVE_JSON).read_text(encoding="utf-8"))
-        info["format_version"] = 2
-        stage.put(ARCHIVE_JSON, (json.dumps(info, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
-        if CROISSANT_JSON in loaded.input.root:  # superseded by release 1's own Croissant file
-            stage.removed.append(CROISSANT_JSON)
+        stage_format2(stage, root, loaded)
         nxt = add_months(origins.origins[-1], origins.window_months) if open_next else None
         if nxt is not None:
             ledger = UnionLedger(root / PAPERS_PARQUET, root / ASSIGNMENTS_PARQUET, [], _field_ids(root))
@@ -354,9 +378,10 @@ def _stage_window(stage: _Stage, root: Path, loaded: LoadedHistory, window_dir: 
 
 def cut_release(
     root: str | Path, kind: str, *, replaced: Sequence[Replacement] = (), release_date: date | None = None,
-    simulated: bool | None = None, notes: str = "",
+    simulated: bool | None = None, notes: str = "", kinds: Kinds = None,
 ) -> ReleaseResult:
-    """Cut a ``models`` release (every unreleased line under models/ and commitments/) or an ``errata`` release."""
+    """Cut a ``models`` release (every unreleased line under models/ and commitments/) or an ``errata`` release
+    (``kinds``: format -> ArchiveKind, for an archive of any kind; None: RAP alone)."""
     root = Path(root)
     try:
         kind_ = ReleaseKind(kind)
@@ -368,7 +393,7 @@ def cut_release(
         raise UsageProblem("an errata release names at least one replaced file (--replace PATH=FILE --reason TEXT)")
     if kind_ is ReleaseKind.MODELS and replaced:
         raise UsageProblem("a models release replaces nothing; cut an errata release to replace files")
-    loaded = _verified_history(root)
+    loaded = _verified_history(root, kinds)
     latest = loaded.latest
     if latest is None:
         raise ArchiveError(f"{root}: a format-1 archive has no releases to add to; run 'rapgen release start' first")
@@ -392,7 +417,7 @@ def cut_release(
             tuple(Replaced(r.path, r.reason) for r in replaced), latest.simulated if simulated is None else simulated,
             notes or ("submissions merged since the last release" if kind_ is ReleaseKind.MODELS else "files replaced; old bytes kept"),
         )
-        return _finish(root, loaded, stage, record, base)
+        return _finish(root, loaded, stage, record, base, kinds)
     finally:
         stage.discard()
 

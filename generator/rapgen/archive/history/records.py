@@ -56,7 +56,7 @@ class ReleaseRecord:
     date: date
     kind: ReleaseKind
     resolved_origins: tuple[date, ...]
-    strict_origin: date
+    strict_origin: date | None  # None only in a history without a time key (resolved_origins empty)
     open_origin: OpenOrigin | None
     parent_sha256: str | None
     replaced: tuple[Replaced, ...] = ()
@@ -70,7 +70,7 @@ class ReleaseRecord:
             "date": self.date.isoformat(),
             "kind": self.kind.value,
             "resolved_origins": [o.isoformat() for o in self.resolved_origins],
-            "strict_origin": self.strict_origin.isoformat(),
+            "strict_origin": None if self.strict_origin is None else self.strict_origin.isoformat(),
             "open_origin": None if self.open_origin is None
             else {"origin": self.open_origin.origin.isoformat(), "closes": self.open_origin.closes.isoformat()},
             "parent_sha256": self.parent_sha256,
@@ -269,12 +269,26 @@ def _parsed(path: str, data: bytes, build: Callable[[dict], Any]) -> tuple[Any, 
         return None, findings
 
 
-def parse_release_record(path: str, data: bytes) -> tuple[ReleaseRecord | None, list[Finding]]:
-    """Strictly parse ``releases/NNNN.json``; the record's number must match the file name."""
-    return _parsed(path, data, lambda obj: _build_record(obj, release_number(path)))
+def parse_release_record(path: str, data: bytes, *, keyed: bool = True) -> tuple[ReleaseRecord | None, list[Finding]]:
+    """Strictly parse ``releases/NNNN.json``; the record's number must match the file name. ``keyed``
+    False: a history without a time key (no rolls), whose records resolve and open nothing."""
+    return _parsed(path, data, lambda obj: _build_record(obj, release_number(path), keyed))
 
 
-def _build_record(obj: dict, expected_number: int | None) -> ReleaseRecord:
+def _unkeyed(obj: dict) -> None:
+    """A history without a time key: no origin resolved, none strict, none open."""
+    if obj["resolved_origins"] != []:
+        raise _Bad("resolved_origins", "'resolved_origins' must be [] in a benchmark without a time key (no rolls), "
+                                       f"found {json.dumps(obj['resolved_origins'])[:80]}")
+    if obj.get("strict_origin") is not None:
+        raise _Bad("strict_origin", "'strict_origin' must be null in a benchmark without a time key (no rolls)")
+    if obj["open_origin"] is not None:
+        raise _Bad("open_origin", "'open_origin' must be null in a benchmark without a time key: nothing opens for Live forecasts")
+    if obj["kind"] == ReleaseKind.ROLL.value:
+        raise _Bad("kind", "'kind' is 'roll', but a benchmark without a time key has no rolls (initial, models, errata only)")
+
+
+def _build_record(obj: dict, expected_number: int | None, keyed: bool = True) -> ReleaseRecord:
     _check_keys(obj, RECORD_KEYS, optional=("strict_origin",))
     number = obj["release"]
     if not isinstance(number, int) or isinstance(number, bool) or number < 1:
@@ -290,6 +304,10 @@ def _build_record(obj: dict, expected_number: int | None) -> ReleaseRecord:
         raise _Bad("kind", f"only release 1 may be 'initial'; release {number} is")
     if number == 1 and kind is not ReleaseKind.INITIAL:
         raise _Bad("kind", f"release 1 must be 'initial', found {kind.value!r}")
+    if not keyed:
+        _unkeyed(obj)
+        return ReleaseRecord(number, when, kind, (), None, None, _parent(obj["parent_sha256"], kind),
+                             _replaced(obj["replaced"], kind), _simulated(obj["simulated"]), _text(obj["notes"], "notes"))
     resolved = obj["resolved_origins"]
     if not isinstance(resolved, list) or not resolved:
         raise _Bad("resolved_origins", "'resolved_origins' must be a non-empty list of origins")
@@ -301,19 +319,26 @@ def _build_record(obj: dict, expected_number: int | None) -> ReleaseRecord:
     if strict_origin not in origins:
         raise _Bad("strict_origin", f"'strict_origin' {strict_origin} is not one of resolved_origins")
     open_origin = _open_origin(obj["open_origin"], origins)
-    parent = obj["parent_sha256"]
+    parent = _parent(obj["parent_sha256"], kind)
+    replaced = _replaced(obj["replaced"], kind)
+    return ReleaseRecord(
+        number, when, kind, origins, strict_origin, open_origin, parent, replaced, _simulated(obj["simulated"]),
+        _text(obj["notes"], "notes"),
+    )
+
+
+def _parent(parent: Any, kind: ReleaseKind) -> str | None:
     if kind is ReleaseKind.INITIAL:
         if parent is not None:
             raise _Bad("parent_sha256", "'parent_sha256' must be null for the initial release")
-    else:
-        parent = _hex(parent, "parent_sha256")
-    replaced = _replaced(obj["replaced"], kind)
-    simulated = obj["simulated"]
+        return None
+    return _hex(parent, "parent_sha256")
+
+
+def _simulated(simulated: Any) -> bool:
     if not isinstance(simulated, bool):
         raise _Bad("simulated", f"'simulated' must be true or false, found {json.dumps(simulated)}")
-    return ReleaseRecord(
-        number, when, kind, origins, strict_origin, open_origin, parent, replaced, simulated, _text(obj["notes"], "notes"),
-    )
+    return simulated
 
 
 def _open_origin(value: Any, resolved: tuple[date, ...]) -> OpenOrigin | None:

@@ -13,10 +13,40 @@ opened or resolved key (ISO dates), ``{model}`` a model id.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 
 from rapgen.archive.layout import ORIGIN_FILES, REGIMES, SEARCH_DIR, WINDOW_FILES, WINDOWS_DIR
+
+
+@dataclass(frozen=True)
+class WindowFiles:
+    """One window's two tables on disk: its first day and the papers and assignments files."""
+
+    start: date
+    papers: Path
+    assignments: Path
+
+
+@dataclass(frozen=True)
+class HistoryHooks:
+    """How a kind other than RAP builds the files a release adds (the release operations call them;
+    RAP's are built in). Each returns archive path -> bytes, or raises a ``RapgenError`` naming the
+    file and the problem.
+
+    - ``initial(root)``: release 1's resolved keys (ascending) of a format-1 root;
+    - ``window(root, folder, start, end, windows)``: the canonical bytes of the window [start, end)
+      read from ``folder`` (its papers and assignments), checked against the root and ``windows``;
+    - ``opened(root, key, windows)``: the files that open ``key`` (``windows``: every window listed,
+      the staged one included);
+    - ``resolved(root, key, windows)``: the files that resolve ``key``."""
+
+    initial: Callable[[Path], tuple[date, ...]]
+    window: Callable[[Path, Path, date, date, Sequence[WindowFiles]], Mapping[str, bytes]]
+    opened: Callable[[Path, date, Sequence[WindowFiles]], Mapping[str, bytes]]
+    resolved: Callable[[Path, date, Sequence[WindowFiles]], Mapping[str, bytes]]
 
 
 @dataclass(frozen=True)
@@ -31,6 +61,12 @@ class HistorySpec:
     resolved_files: tuple[str, ...] = ()  # added by the roll that resolves {key}
     reveal_files: tuple[str, ...] = ()  # a model's files for one later key, with {model} and {key}
     rolls: bool = True
+    hooks: HistoryHooks | None = field(default=None, repr=False, compare=False)  # None: RAP's built-in operations
+
+    @property
+    def answer_months(self) -> int:
+        """Months from a key until its answers are known (the target; RAP: the window)."""
+        return self.target_months if self.target_months is not None else self.window_months
 
     def window_paths(self, start: date) -> tuple[str, ...]:
         return tuple(p.format(start=start.isoformat()) for p in self.window_files)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from rapgen.kinds.base import BenchmarkKind
 from rapgen.kinds.ideas.archive.config import GATE_NAMES
+from rapgen.kinds.ideas.archive.history import IDEAS_HISTORY, window_folder
 from rapgen.kinds.ideas.archive.kind import ARCHIVE, IdeasRelease
 from rapgen.kinds.ideas.sample.build import sample as sample_step
 from rapgen.kinds.ideas.scores.kind import AXES, CLUSTERS, FILES, PRIMARY, TRACKS, IdeasScores, score, summary, write_scores
@@ -47,4 +48,4 @@ KIND = BenchmarkKind(
     score=score, write_scores=write_scores, summary=summary, sample=sample_step, site=SITE, vocabulary=VOCABULARY,
 )
 
-__all__ = ["KIND", "VOCABULARY", "IdeasRelease", "IdeasScores"]
+__all__ = ["IDEAS_HISTORY", "KIND", "VOCABULARY", "IdeasRelease", "IdeasScores", "window_folder"]

@@ -67,6 +67,7 @@ class ModelFiles:
     raw: dict[tuple[str, str, int], RawIdea] | None = None
     features: dict[tuple[str, str, int], float] | None = None
     evals: dict[str, tuple[CandidateTable, JudgmentTable]] = field(default_factory=dict)  # judge_id -> files, as columns
+    parts: dict[str, "ModelFiles"] = field(default_factory=dict)  # unit group folder -> its files (a release view re-merges them)
 
 
 @dataclass
@@ -83,6 +84,7 @@ class IdeasArchive:
     clusters: dict[str, dict[str, int]] | None = None  # episode -> paper -> cluster
     models: dict[str, ModelFiles] = field(default_factory=dict)
     resolved: tuple[date, ...] = ()
+    episode_files: frozenset[str] = frozenset()  # the cutoffs/<t>/episodes.jsonl files read (a release lists some)
 
 
 def _not_evaluated(path: str, what: str, inputs: Sequence[str]) -> Finding:
@@ -167,6 +169,7 @@ def _papers(run: _Run, out: IdeasArchive) -> None:
 def _benchmark(run: _Run, out: IdeasArchive, resolved: Sequence[date] | None) -> None:
     episodes = run.parse(EPISODES_JSONL, parse_episodes) or []
     futures = run.parse(FUTURES_JSONL, parse_futures) or []
+    out.episode_files = frozenset(p for p in run.files if (m := CUTOFF_FILE.match(p)) and m.group(2) == "episodes")
     for m in sorted({m.groups() for p in run.files if (m := CUTOFF_FILE.match(p))}):
         parser = parse_episodes if m[1] == "episodes" else parse_futures
         (episodes if m[1] == "episodes" else futures).extend(run.parse(f"{BENCHMARK}/cutoffs/{m[0]}/{m[1]}.jsonl", parser) or [])
@@ -219,7 +222,19 @@ def _model(run: _Run, out: IdeasArchive, model_id: str) -> ModelFiles:
         parts.append(_unit_group(run, out, f"{folder}/{prefix}".rstrip("/"), groups[prefix], cutoffs))
     if any(part is None for part in parts):
         return mf  # no predictions: a model with a broken group is not scored
+    mf.parts = {part.model_id: part for part in parts}  # type: ignore[union-attr]
     return _merged(mf, parts)  # type: ignore[arg-type]
+
+
+def merge_parts(mf: ModelFiles, parts: list[ModelFiles], listed: Collection[str]) -> ModelFiles:
+    """``mf`` as a release lists it: the unit groups ``parts`` and, of their evaluator folders, those in ``listed``."""
+    kept = []
+    for part in parts:
+        evals = {j: t for j, t in part.evals.items() if f"{part.model_id}/eval/{j}/judgments.parquet" in listed}
+        kept.append(ModelFiles(part.model_id, part.info, part.predictions, part.raw, part.features, evals))
+    out = _merged(ModelFiles(mf.model_id, mf.info), kept)
+    out.parts = dict(mf.parts)
+    return out
 
 
 def _unit_group(run: _Run, out: IdeasArchive, base: str, names: set[str], cutoffs: set[date]) -> ModelFiles | None:

@@ -8,42 +8,39 @@ bytes did not verify was reported by verify already: it is not read, and what
 depends on it is not evaluated.
 
 Format 1 is one implicit release (every cutoff of ``config.json`` resolved).
-The release rhythm of format 2 is declared (:data:`IDEAS_HISTORY`: monthly
-windows, a cutoff resolved four months after it opened) but its archives are
-not read yet: a format-2 ``ARCHIVE.json`` is one finding.
+Format 2 records its history (:data:`~.history.IDEAS_HISTORY`: monthly windows,
+a cutoff resolved four months after it opened): verify walks the hash chain
+and what each release added, and the files are checked against the cutoffs
+the latest release resolves. ``root.release(n)`` is release n as a view of the
+same parsed files: its listed episodes, the futures of its resolved cutoffs and
+the model files it listed (:class:`IdeasRelease`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
+from functools import cached_property
 from typing import Any
 
-from rapgen.archive import ARCHIVE_JSON, ArchiveKind, CheckInput, Finding, HistorySpec, KindCheck, Release
+from rapgen.archive import ARCHIVE_JSON, ArchiveKind, CheckInput, Finding, KindCheck, Release, load_history
+from rapgen.errors import ArchiveError
 from rapgen.kinds.ideas.archive.check import (
-    BENCHMARK,
     EVAL_FILES,
     FORMAT,
     MODEL_FILES,
     REQUIRED_FILES,
     IdeasArchive,
     check_archive,
+    merge_parts,
 )
+from rapgen.kinds.ideas.archive.history import IDEAS_HISTORY, episodes_path, history_findings, resolved_keys
 from rapgen.kinds.ideas.archive.lines import Bad, day, integer, invariant, read_document, string
 
-FORMAT_VERSIONS = (1,)
+FORMAT_VERSIONS = (1, 2)
 ARCHIVE_KEYS = ("format", "format_version", "name", "created")
 TABLE_SUFFIX = ".parquet"
 
-# IDEAS.md §6 / KINDS.md §5: a roll ingests month M, opens M + 1 and resolves M − 3.
-IDEAS_HISTORY = HistorySpec(
-    window_months=1,
-    target_months=4,
-    window_files=(f"{BENCHMARK}/windows/{{start}}/papers.parquet", f"{BENCHMARK}/windows/{{start}}/assignments.parquet"),
-    opened_files=(f"{BENCHMARK}/cutoffs/{{key}}/episodes.jsonl",),
-    resolved_files=(f"{BENCHMARK}/cutoffs/{{key}}/futures.jsonl",),
-    reveal_files=("archive/models/{model}/origins/{key}/predictions.jsonl",),
-)
 
 
 @dataclass(frozen=True)
@@ -75,7 +72,7 @@ def parse_archive_json(path: str, data: bytes) -> tuple[ArchiveInfo | None, list
     info = read_document(path, data, findings, build)
     if info is not None and info.format_version not in FORMAT_VERSIONS:
         findings.append(invariant(path, None, f"format_version {info.format_version}: this rapgen reads Ideas archives of format "
-                                              f"{', '.join(map(str, FORMAT_VERSIONS))} (one implicit release)"))
+                                              f"{', '.join(map(str, FORMAT_VERSIONS))}"))
     return info, findings
 
 
@@ -90,16 +87,69 @@ def check(inp: CheckInput) -> KindCheck:
     files = {p: b for p, b in inp.documents.items() if p in inp.verified}
     files.update(_tables(inp))
     unverified = frozenset(inp.listed) - inp.verified
-    archive, found = check_archive(files, unverified=unverified)
-    return KindCheck(findings + found, None, info.raw if info is not None else None, archive)
+    history = load_history(inp.root, set(inp.verified), with_ledger=False, sums=inp.listed, documents=inp.documents,
+                           spec=IDEAS_HISTORY)
+    findings += history.findings + history_findings(history.input)
+    if info is not None and history.is_history != (info.format_version == 2):
+        findings.append(invariant(ARCHIVE_JSON, None, f"format_version {info.format_version}, but the archive "
+                                  f"{'records' if history.is_history else 'has no'} release history (format 2 has one, format 1 none)"))
+    archive, found = check_archive(files, unverified=unverified, resolved=resolved_keys(history.input))
+    return KindCheck(findings + found, history if history.is_history else None, info.raw if info is not None else None, archive)
 
 
 class IdeasRelease(Release):
-    """One release of an Ideas root: the parsed archive verify checked (``archive``)."""
+    """One release of an Ideas root: the parsed archive verify checked (``archive``), as this release listed it.
 
-    @property
+    The archive as it stands is what verify parsed. A past release is a view of the same parsed files:
+    the episodes it listed, the futures of the cutoffs it resolved, and each model's unit groups and
+    evaluator folders it listed. A release whose listed bytes an errata replaced since is parsed once
+    from the bytes it listed (kept under ``releases/NNNN/superseded/``)."""
+
+    @cached_property
     def archive(self) -> IdeasArchive:
-        return self.verified.state
+        state: IdeasArchive = self.verified.state
+        if self.current:
+            return state
+        listed = set(self.files)
+        if not all(self.is_own(p) for p in listed if not p.startswith("archive/releases/")):
+            return self._reparsed()
+        resolved = tuple(self.record.resolved_origins) or state.resolved
+        pools = state.pools
+        if pools is not None:
+            episodes = tuple(e for e in pools.episodes if _episode_listed(e.cutoff, state, listed))
+            kept = {e.episode_id for e in episodes}
+            futures = tuple(f for f in pools.futures if f.episode_id in kept and _cutoff_of(f.episode_id) in set(resolved))
+            pools = replace(pools, episodes=episodes, futures=futures)
+        models = {}
+        for model_id, mf in state.models.items():
+            parts = [part for base, part in mf.parts.items() if f"{base}/predictions.jsonl" in listed]
+            if not parts:
+                continue
+            models[model_id] = merge_parts(mf, parts, listed)
+        return replace(state, pools=pools, models=models, resolved=resolved)
+
+    def _reparsed(self) -> IdeasArchive:
+        files = {}
+        for path in self.files:
+            if path.startswith("archive/releases/"):
+                continue
+            data = self.verified.documents.get(self.source(path))
+            files[path] = data if data is not None else self.disk_path(path).read_bytes()
+        archive, findings = check_archive(files, resolved=self.record.resolved_origins or None)
+        if findings:
+            first = findings[0]
+            raise ArchiveError(f"release {self.number}: {first.path}: {first.detail} (the bytes it listed do not check)")
+        return archive
+
+
+def _cutoff_of(episode_id: str) -> date:
+    return date.fromisoformat(episode_id.rsplit("@", 1)[1])
+
+
+def _episode_listed(cutoff: date, state: IdeasArchive, listed: set[str]) -> bool:
+    """A cutoff's episodes are in the release when it lists their file (base episodes.jsonl holds the rest)."""
+    path = episodes_path(cutoff)
+    return path in listed if path in state.episode_files else True
 
 
 ARCHIVE = ArchiveKind(FORMAT, FORMAT_VERSIONS, REQUIRED_FILES, (*MODEL_FILES, *(f"eval/{{judge}}/{n}" for n in EVAL_FILES)),

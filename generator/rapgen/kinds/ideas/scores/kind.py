@@ -28,6 +28,7 @@ from rapgen.kinds.ideas.archive.kind import IdeasRelease
 from rapgen.kinds.ideas.archive.tables import DATE, DOUBLE, INT, STRING
 from rapgen.kinds.ideas.archive.writers import columns_parquet_bytes, json_bytes
 from rapgen.kinds.ideas.scores import diagnostics as diag
+from rapgen.kinds.ideas.scores.live import live_tracks
 from rapgen.kinds.ideas.scores.metrics import METRICS, PRIMARY_METRIC
 from rapgen.kinds.ideas.scores.score import archive_draws, archive_tracks, judge_order, per_model_values, resolved_items, score_archive
 from rapgen.kinds.ideas.scores.units import ALL_CUTOFF, AXES as AXIS_NAMES, FORECAST_STRICT, LIVE, MODEL_KIND, SPLIT
@@ -70,8 +71,9 @@ def score(release: IdeasRelease, *, resamples: int | None = None, **_options: An
     values = per_model_values(archive)
     judges = judge_order(archive)
     R = resamples or archive.ledger.resamples
-    tracks, draws = archive_tracks(archive, items), archive_draws(archive, items, R)
-    scored = score_archive(archive, values=values, draws=draws)
+    live = live_tracks(release, items)
+    tracks, draws = archive_tracks(archive, items, live), archive_draws(archive, items, R)
+    scored = score_archive(archive, values=values, draws=draws, extra_tracks=live)
     meta = _meta(release, archive, scored, judges, R, len(items))
     diagnostics = {
         "schema_version": SCHEMA_VERSION, "manifest_sha256": release.manifest_sha256, "diagnostics_version": diag.DIAGNOSTICS_VERSION,
