@@ -13,10 +13,12 @@ a preview of the first ideas.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from rapgen.archive import ProblemKind
 from rapgen.kinds.base import ReviewSpec, ReviewTable
 from rapgen.kinds.ideas.archive.check import IdeasArchive, ModelFiles, _model, _Run
+from rapgen.kinds.ideas.archive.predictions import parse_predictions
 
 MiB = 1 << 20
 FILES = ("model.json", "predictions.jsonl", "raw.jsonl", "features.parquet", "eval/*/candidates.parquet", "eval/*/judgments.parquet")
@@ -45,8 +47,28 @@ def parse(release, files: dict[str, bytes], model_id: str):
     run = _Run({f"{folder}/{name}": data for name, data in files.items()})
     model = _model(run, archive, model_id)
     own = f"{folder}/model.json"  # the engine's check of model.json reports its problems once
-    findings = [f for f in run.findings if f.path != own]
+    findings = _coverage_lines([f for f in run.findings if f.path != own], archive, files, folder)
     return Reviewed(model, archive), findings
+
+
+def _coverage_lines(findings: list, archive: IdeasArchive, files: dict[str, bytes], folder: str) -> list:
+    """A claimed strategy missing an episode is reported at the first line of that strategy (the
+    parser names the file only): the coverage findings come one per incomplete strategy, in order."""
+    path = f"{folder}/predictions.jsonl"
+    gaps = [f for f in findings if f.path == path and f.line is None and f.kind is ProblemKind.COVERAGE]
+    if not gaps or archive.config is None or archive.pools is None:
+        return findings
+    resolved = set(archive.config.cutoffs)
+    episodes = {e.episode_id: e for e in archive.pools.episodes if e.cutoff in resolved}
+    parsed, _ = parse_predictions(path, files["predictions.jsonl"], episodes, archive.config.top_k)
+    first: dict[str, int] = {}
+    for (e, c), ideas in parsed.ideas.items():
+        first[c] = min([first.get(c, ideas[0].line), *(i.line for i in ideas)])
+    for (e, c), line in parsed.empty.items():
+        first[c] = min(first.get(c, line), line)
+    incomplete = [c for c in parsed.conditions if any((e, c) not in parsed.ideas and (e, c) not in parsed.empty for e in episodes)]
+    lines = dict(zip(map(id, gaps), (first.get(c) for c in incomplete))) if len(incomplete) == len(gaps) else {}
+    return [replace(f, line=lines[id(f)]) if lines.get(id(f)) else f for f in findings]
 
 
 def _episodes(state: Reviewed) -> list[str]:
