@@ -80,8 +80,8 @@ def test_benchmark_selects_a_root_and_the_default_needs_no_option(site):
     (("verify", "--benchmark", "ideas", "--root", "ideas-root"), "Error: give --root or --benchmark, not both"),
     (("score", "--benchmark", "inspire", "--out", "out"), "Error: benchmark 'inspire' is of kind 'not-installed'"),
     (("submit", "check", "--benchmark", "nope", "some-model"), "Error: --benchmark 'nope': rapgen.toml lists no such benchmark"),
-    (("submit", "check", "--benchmark", "ideas", "ideas-root/archive/models/recent-titles"),
-     "Error: ideas-root: the submission check reads RAP archives only in this rapgen; this root is of kind 'ideas'"),
+    (("submit", "check", "--benchmark", "ideas", "ideas-root/archive/models/absent"),
+     "Error: ideas-root/archive/models/absent: the model folder does not exist or is not a directory"),
     (("release", "start", "--benchmark", "ideas"), "Error: ideas-root: rapgen release start reads RAP archives only"),
     (("replay", "--benchmark", "ideas"), "Error: ideas-root: rapgen replay reads RAP archives only"),
 ])

@@ -24,6 +24,7 @@ def submit() -> None:
       rapgen submit init my-model            # model.json template + next steps
       rapgen submit check my-model           # everything a reviewer checks
       rapgen submit check --base origin/main archive/models/my-model
+      rapgen submit check --benchmark ideas my-ideas-model
       rapgen submit commit my-model          # seal my-model's open-origin files (Live)
     """
 
@@ -63,16 +64,24 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
     <model_id>.json) or an open submission for the open origin must be dated
     on or before the origin's closes date, judged by --now (default: today in
     UTC); a reveal must match the committed digests.
+
+    \b
+    For the other benchmarks (--benchmark ideas|inspire) the same sections
+    run through the kind's own checks: only the files the kind allows, every
+    line parsed as verify parses it, coverage of every claimed condition,
+    the kind's accounting and a preview, the scores, a replay of every
+    recorded Search call (Inspire) and the render; the last line names the
+    first problem's file and line.
     """
     import json
 
     from rapgen.io import atomic_write_bytes
     from rapgen.submit import check_submission, parse_now, render_report
+    from rapgen.submit.review.result import problem_order
     from rapgen.text import escape_terminal
 
     if report_path is not None and report_path.parent.exists() and not report_path.parent.is_dir():
         fail(f"--report {escape_terminal(str(report_path))}: {escape_terminal(str(report_path.parent))} is not a folder", 2)
-    rap_only(root, "the submission check")
     now = parse_now(now_text) if now_text is not None else None
     wanted = not no_scores
     result = check_submission(root, model_dir, base=base, run_scores=wanted, run_replay=wanted, run_site=wanted, resamples=resamples,
@@ -90,6 +99,10 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
         click.echo(report, nl=False)
     if not result.ok:
         n = len(result.problems)
+        if result.kind is not None:  # the first problem on one line: file, line and what is wrong
+            first = min(result.problems, key=problem_order)
+            fail(f"{escape_terminal(first.location())}: {escape_terminal(first.detail)} ({first.keyword}; "
+                 f"{n} problem{'s' * (n != 1)} in all, see the report above)", 1)
         fail(f"submission {escape_terminal(result.model_id)} has {n} problem{'s' * (n != 1)}; see the report above", 1)
 
 

@@ -20,7 +20,7 @@ HistorySpec         ``rapgen.archive.history``     releases, rolls, ``--release 
 MetricSpec, …       ``rapgen.scores.spec``         the scorer (KINDS.md §4)
 PageSpec, SiteSpec  ``rapgen.site.spec``           ``render``
 SearchSpec          ``rapgen.search.spec``         Search and the kit (a later phase)
-ReviewSpec          here                           ``submit check`` (a later phase)
+ReviewSpec          here                           ``submit check``
 ==================  =============================  ======================================
 
 The unit of a kind is a tuple of key names (RAP: field_id, origin, condition); its
@@ -54,16 +54,42 @@ from rapgen.site import PageSpec, SiteSpec
 
 __all__ = [
     "ArchiveKind", "AxisSpec", "BenchmarkKind", "CheckInput", "ClusterSpec", "HistorySpec", "KindCheck", "MetricSpec",
-    "PageSpec", "Primary", "Release", "ReviewSpec", "SearchSpec", "SiteSpec", "TrackSpec", "VerifiedRoot",
+    "PageSpec", "Primary", "Release", "ReviewSpec", "ReviewTable", "SearchSpec", "SiteSpec", "TrackSpec", "VerifiedRoot",
 ]
+
+
+@dataclass(frozen=True)
+class ReviewTable:
+    """A table of the pull-request report: a title, column names, rows of plain values (each
+    text escaped when rendered) and a note printed under it."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    note: str = ""
 
 
 @dataclass(frozen=True)
 class ReviewSpec:
     """What ``submit check`` reads of a kind (KINDS.md §6): the files a submission holds and
-    their size limits, and the kind's parsing, coverage, accounting and preview steps."""
+    their size limits, and the kind's parsing, coverage, accounting and preview steps.
+
+    ``files`` are the names a model folder may hold, relative to it (``*`` stands for one
+    path segment, e.g. ``eval/*/judgments.parquet``); ``required`` those it must hold;
+    ``size_limits`` (pattern, bytes) pairs, the first match applying (a file no pattern
+    matches holds at most 64 MiB). The steps, called by the engine in this order:
+
+    - ``parse(release, files, model_id) -> (state, findings)``: the folder's files (name ->
+      bytes; model.json is the engine's) read with the kind's own parsers and checked against
+      ``release``, the verified base archive, exactly as verify checks a listed model; every
+      finding's path is the archive path ``archive/models/<model_id>/<name>``;
+    - ``coverage(release, state)``, ``accounting(release, state)`` and ``preview_row(release,
+      state, limit)`` -> a :class:`ReviewTable` each (None: nothing to show); called only when
+      ``parse`` found no problem, so they may assume a well-formed submission.
+    """
 
     files: tuple[str, ...]
+    required: tuple[str, ...] = ()
     size_limits: tuple[tuple[str, int], ...] = ()
     parse: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     coverage: Callable[..., Any] | None = field(default=None, repr=False, compare=False)

@@ -15,7 +15,8 @@ Subpackages, by the stage each feeds (KINDS.md §9):
 * :mod:`.search` — the corpus shard of an instance, trace replay against any
   search callable, and the deterministic reference agents;
 * :mod:`.sample` — the sample archive built from the committed cs.CL papers;
-* :mod:`.site` — the pages under ``/inspire/``, in English and Chinese.
+* :mod:`.site` — the pages under ``/inspire/``, in English and Chinese;
+* :mod:`.review` — what the pull-request check reads of a model folder.
 
 This module declares the kind (:data:`KIND`, KINDS.md §3) for the registry; the
 entry points the commands call are its fields: ``KIND.archive.check`` (verify's
@@ -33,6 +34,7 @@ import rapgen.kinds.inspire.kit as kit
 from rapgen.kinds.base import AxisSpec, BenchmarkKind, ClusterSpec, MetricSpec, Primary, SearchSpec, TrackSpec
 from rapgen.kinds.inspire.archive import layout
 from rapgen.kinds.inspire.archive.kind import INSPIRE_ARCHIVE, INSPIRE_HISTORY, InspireRelease, check_inspire
+from rapgen.kinds.inspire.review import REVIEW
 from rapgen.kinds.inspire.scores import METRICS, PRIMARY, view_mask
 from rapgen.kinds.inspire.scores.columns import item_values
 from rapgen.kinds.inspire.scores.score import HEADLINE, InspireScores, score, score_files, summary, write_scores
@@ -106,7 +108,7 @@ KIND = BenchmarkKind(
     clusters=(ClusterSpec("target", lambda target: target.instance_id, primary=True),
               ClusterSpec("topic", lambda target: target.topic)),
     score=score, write_scores=write_scores, summary=summary, replay=_replay, search=SEARCH, kit=kit, sample=_sample,
-    site=SITE, vocabulary=VOCABULARY,
+    site=SITE, review=REVIEW, vocabulary=VOCABULARY,
 )
 
 __all__ = ["KIND", "SEARCH", "VOCABULARY", "Vocabulary", "INSPIRE_HISTORY", "InspireRelease", "InspireScores", "check_inspire",

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from rapgen.archive import MODELS_PREFIX, Archive, sha256_bytes, sha256_file, sums_lines, load_history
 from rapgen.errors import ArchiveError, RapgenError, UsageProblem
-from rapgen.submit.review import checks, files, live, origins, overlay, traces
+from rapgen.submit.review import checks, files, kind_check, live, origins, overlay, traces
 from rapgen.submit.review.checks import visible
 from rapgen.submit.review.result import CheckResult, StageStatus
 
@@ -115,6 +115,10 @@ def check_submission(
     """
     root, model_dir = Path(root), Path(model_dir)
     model_id, in_archive = _open_folder(root, model_dir)
+    kind = kind_check.kind_of_root(root)
+    if kind is not None:  # another kind: its ReviewSpec drives the same sections
+        return kind_check.check_kind_submission(kind, root, model_dir, model_id, in_archive, base=base, run_scores=run_scores,
+                                                run_replay=run_replay, run_site=run_site, resamples=resamples)
     result = CheckResult(root=root, model_dir=model_dir, model_id=model_id, in_archive=in_archive, base=base)
     result.now, result.now_source = (now or live.today_utc()).isoformat(), "--now" if now else "today (UTC)"
     prefix = f"{MODELS_PREFIX}{model_id}/"

@@ -58,10 +58,15 @@ def render_report(result: CheckResult, *, max_problems: int | None = 200) -> str
     verdict = f"## ✅ Submission {mid} passes `rapgen submit check`" if result.ok else f"## ❌ Submission {mid}: {n} problem{'s' * (n != 1)} found"
     out: list[str] = [MARKER, verdict, "", " · ".join(_facts(result)), ""]
     out += _sections_table(result)
-    out += _leaderboard_section(result)
-    out += _validity_section(result)
-    out += _origins_section(result)
-    out += _live_section(result)
+    if result.kind is not None:
+        from rapgen.submit.review.kind_report import kind_sections
+
+        out += kind_sections(result)
+    else:
+        out += _leaderboard_section(result)
+        out += _validity_section(result)
+        out += _origins_section(result)
+        out += _live_section(result)
     out += _warnings_section(result)
     out += _problems_section(result, max_problems)
     if result.sums_lines:

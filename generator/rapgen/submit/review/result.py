@@ -124,6 +124,9 @@ class CheckResult:
     unrevealed: list[dict] = field(default_factory=list)  # every sealed entry of the archive never revealed
     now: str = ""  # the date the Live deadline was judged by
     now_source: str = ""  # "--now" or "today (UTC)"
+    kind: str | None = None  # a kind other than RAP, checked through its ReviewSpec (kind_check)
+    tables: list = field(default_factory=list)  # that kind's coverage, accounting and preview (ReviewTable)
+    headline: dict = field(default_factory=dict)  # the leaderboard.csv cell of its headline rows
 
     @property
     def ok(self) -> bool:
@@ -139,6 +142,16 @@ class CheckResult:
         return [p for p in self.problems if p.stage == stage]
 
     def to_dict(self) -> dict:
+        out = self._common_dict()
+        if self.kind is not None:
+            out.update({"kind": self.kind, "headline": self.headline,
+                        "tables": [{"title": t.title, "columns": list(t.columns), "rows": [list(r) for r in t.rows], "note": t.note}
+                                   for t in self.tables]})
+            for key in ("validity", "origins", "live", "unrevealed", "now", "now_source"):
+                out.pop(key)  # RAP's Live and per-origin sections
+        return out
+
+    def _common_dict(self) -> dict:
         return {
             "schema_version": 1,
             "ok": self.ok,
