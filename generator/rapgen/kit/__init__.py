@@ -18,6 +18,8 @@ Public surface:
   :func:`oracle_template_sha256`).
 - :func:`init_submission`, :func:`model_record`, :func:`write_model_json` — the
   one model.json writer (``rapgen submit init``, the driver, the reference agents).
+- :class:`KitSpec` / :class:`KitCommand` — what the kit's commands read of a kind
+  (KINDS.md §7), and RAP's steps (:func:`rap_prompt`, :func:`rap_serve`, :func:`rap_run`).
 - :class:`ChatClient` (with :class:`EndpointError`, :class:`ReplyProblem`,
   :func:`read_turn`, :func:`decode_json`) and :class:`LineAppender` — the
   OpenAI-compatible client and the durable JSONL journal, for other drivers
@@ -43,6 +45,10 @@ from rapgen.kit.intervention_prompts import (
 from rapgen.kit.intervention_runner import run_oracle, run_readouts
 from rapgen.kit.intervention_inputs import EvidenceBuilder, OracleBlocks, read_model_folder, readout_jobs
 from rapgen.kit.prompt import unit_context
+from rapgen.kit.spec import KitCommand, KitSpec, given_options
+from rapgen.kit.commands import (
+    PROMPT_OPTIONS, RUN_OPTIONS, SERVE_OPTIONS, Report, parse_date_option, rap_prompt, rap_run, rap_serve, safe, split_values,
+)
 
 
 def serve_mcp(*args, **kwargs):
@@ -61,4 +67,6 @@ __all__ = [
     "run_readouts", "run_oracle",
     "ChatClient", "EndpointError", "ReplyProblem", "decode_json", "read_turn", "LineAppender",
     "EvidenceBuilder", "OracleBlocks", "read_model_folder", "readout_jobs", "unit_context",
+    "KitCommand", "KitSpec", "given_options", "PROMPT_OPTIONS", "RUN_OPTIONS", "SERVE_OPTIONS", "Report", "parse_date_option",
+    "rap_prompt", "rap_run", "rap_serve", "safe", "split_values",
 ]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, ORACLE_CONDITIONS, SEARCH_CONDITIONS, SLOTS, SPLITS, STATE_CONDITIONS
 from rapgen.kinds.base import BenchmarkKind
 from rapgen.kinds.rap.archive import ARCHIVE
+from rapgen.kinds.rap.kit import KIT
 from rapgen.kinds.rap.replay import intervention_records, replay, write_counterfactual
 from rapgen.kinds.rap.scores import AXES, CLUSTERS, METRICS, PRIMARY, TRACKS, score, summary, write
 from rapgen.kinds.rap.search import SEARCH
@@ -53,5 +54,5 @@ KIND = BenchmarkKind(
     name="rap", archive=ARCHIVE, unit=("field_id", "origin", "condition"), item="field_id",
     metrics=METRICS, primary=PRIMARY, tracks=TRACKS, axes=AXES, clusters=CLUSTERS,
     score=score, write_scores=write, summary=summary, replay=replay,
-    search=SEARCH, site=SITE, vocabulary=VOCABULARY,
+    search=SEARCH, kit=KIT, site=SITE, vocabulary=VOCABULARY,
 )
