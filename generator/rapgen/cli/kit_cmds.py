@@ -119,7 +119,7 @@ def prompt(root: Path, as_json: bool, debug: bool, readout: str | None, budget: 
         return
     click.echo(f"prompt_sha256: {result.prompt_sha256}  template_sha256: {result.template_sha256}\n")
     click.echo(safe_lines(result.system), nl=not result.system.endswith("\n"))
-    click.echo("\n# User message\n\n" + safe(result.user) + "\n")
+    click.echo("\n# User message\n\n" + safe_lines(result.user) + "\n")
     click.echo("# Tool schemas\n")
     click.echo(json.dumps(result.tools, indent=2, ensure_ascii=False))
 

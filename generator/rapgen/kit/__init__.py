@@ -30,11 +30,11 @@ The kit imports the archive and Search stages only through their public faces.
 
 from rapgen.kit.chat import ChatClient, EndpointError, ReplyProblem, decode_json, read_turn
 from rapgen.kit.journal import LineAppender
-from rapgen.kit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Prompt, build_prompt, template_sha256, tool_schemas
-from rapgen.kit.scaffold import check_model_id, init_submission, model_record, write_model_json
+from rapgen.kit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Prompt, build_prompt, canonical_sha256, template_sha256, tool_schemas
+from rapgen.kit.scaffold import check_model_id, init_submission, model_json_bytes, model_record, write_model_json
 from rapgen.kit.session import SearchOutcome, SearchSession, ToolError, backend_executor
-from rapgen.kit.runner import AgentConfig, RunSummary, run_agent
-from rapgen.kit.serve import GuardedHandler, serve_search
+from rapgen.kit.runner import AgentConfig, RunSummary, UnitWriter, run_agent
+from rapgen.kit.serve import GuardedHandler, bind_loopback, check_loopback, open_traces, serve_search
 from rapgen.kit.intervention_prompts import (
     InterventionPrompt,
     build_oracle_prompt,
@@ -51,6 +51,9 @@ from rapgen.kit.commands import (
 )
 
 
+from rapgen.kit.mcp_server import refuse_existing_traces, run_mcp, tool_server  # the mcp package is imported on use
+
+
 def serve_mcp(*args, **kwargs):
     """See :func:`rapgen.kit.mcp_server.serve_mcp` (imported lazily: the ``mcp`` package is heavy)."""
     from rapgen.kit.mcp_server import serve_mcp as serve
@@ -59,10 +62,10 @@ def serve_mcp(*args, **kwargs):
 
 
 __all__ = [
-    "FINISH_TOOL_NAME", "SEARCH_TOOL_NAME", "Prompt", "build_prompt", "template_sha256", "tool_schemas",
-    "check_model_id", "init_submission", "model_record", "write_model_json",
+    "FINISH_TOOL_NAME", "SEARCH_TOOL_NAME", "Prompt", "build_prompt", "canonical_sha256", "template_sha256", "tool_schemas",
+    "check_model_id", "init_submission", "model_json_bytes", "model_record", "write_model_json",
     "SearchOutcome", "SearchSession", "ToolError", "backend_executor",
-    "AgentConfig", "RunSummary", "run_agent", "GuardedHandler", "serve_search", "serve_mcp",
+    "AgentConfig", "RunSummary", "UnitWriter", "run_agent", "GuardedHandler", "refuse_existing_traces", "run_mcp", "tool_server", "bind_loopback", "check_loopback", "open_traces", "serve_search", "serve_mcp",
     "InterventionPrompt", "build_readout_prompt", "build_oracle_prompt", "readout_template_sha256", "oracle_template_sha256",
     "run_readouts", "run_oracle",
     "ChatClient", "EndpointError", "ReplyProblem", "decode_json", "read_turn", "LineAppender",

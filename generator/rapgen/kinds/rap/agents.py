@@ -1,10 +1,8 @@
-"""RAP's kit (KINDS.md §7): the kit stage's RAP steps and the reference agents of :mod:`rapgen.agents`."""
+"""RAP's reference agents as steps of ``rapgen reference-agents`` (the agents live in :mod:`rapgen.agents`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-from rapgen.kit import PROMPT_OPTIONS, RUN_OPTIONS, SERVE_OPTIONS, KitCommand, KitSpec, rap_prompt, rap_run, rap_serve
 
 
 def reference_list() -> list[tuple[str, str, str]]:
@@ -21,12 +19,3 @@ def reference_run(root: Path, out: Path | None, *, agent_ids, into_archive: bool
     if into_archive:
         return add_agents_to_archive(root, agent_ids=agent_ids, cache_dir=cache_dir, submitted=submitted)
     return run_agents(root, out, agent_ids=agent_ids, cache_dir=cache_dir, submitted=submitted)
-
-
-KIT = KitSpec(
-    prompt=KitCommand(rap_prompt, PROMPT_OPTIONS),
-    serve=KitCommand(rap_serve, SERVE_OPTIONS),
-    run=KitCommand(rap_run, RUN_OPTIONS),
-    reference_list=reference_list,
-    reference_run=reference_run,
-)
