@@ -102,12 +102,11 @@ def reference_run(root: Path, out: Path | None, *, release: Callable, agent_ids,
     unknown = [n for n in names if n not in REFERENCE_AGENTS]
     if unknown:
         raise UsageProblem(f"no reference agent {unknown[0]!r} (choose from {', '.join(REFERENCE_AGENTS)})")
-    opened = release()
     base = Path(root) / "archive" / "models" if into_archive else Path(out)
-    if into_archive:
-        taken = [n for n in names if (base / n).exists()]
-        if taken:
-            raise UsageProblem(f"{base / taken[0]} already exists; remove it first (a reference agent's folder is written whole)")
+    taken = [n for n in names if (base / n).exists()]
+    if taken:
+        raise UsageProblem(f"{base / taken[0]} already exists; remove it first (a reference agent's folder is written whole)")
+    opened = release()
     backend = release_backend(opened, cache_dir=cache_dir)
     day = submitted.isoformat() if submitted is not None else None
     out_rows = []
