@@ -30,7 +30,7 @@ The kit imports the archive and Search stages only through their public faces.
 
 from rapgen.kit.chat import ChatClient, EndpointError, ReplyProblem, decode_json, read_turn
 from rapgen.kit.journal import LineAppender
-from rapgen.kit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Prompt, build_prompt, canonical_sha256, template_sha256, tool_schemas
+from rapgen.kit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Messages, Prompt, build_prompt, canonical_sha256, template_sha256, tool_schemas
 from rapgen.kit.scaffold import check_model_id, init_submission, model_json_bytes, model_record, write_model_json
 from rapgen.kit.session import SearchOutcome, SearchSession, ToolError, backend_executor
 from rapgen.kit.runner import AgentConfig, RunSummary, UnitWriter, run_agent
@@ -62,7 +62,7 @@ def serve_mcp(*args, **kwargs):
 
 
 __all__ = [
-    "FINISH_TOOL_NAME", "SEARCH_TOOL_NAME", "Prompt", "build_prompt", "canonical_sha256", "template_sha256", "tool_schemas",
+    "FINISH_TOOL_NAME", "SEARCH_TOOL_NAME", "Messages", "Prompt", "build_prompt", "canonical_sha256", "template_sha256", "tool_schemas",
     "check_model_id", "init_submission", "model_json_bytes", "model_record", "write_model_json",
     "SearchOutcome", "SearchSession", "ToolError", "backend_executor",
     "AgentConfig", "RunSummary", "UnitWriter", "run_agent", "GuardedHandler", "refuse_existing_traces", "run_mcp", "tool_server", "bind_loopback", "check_loopback", "open_traces", "serve_search", "serve_mcp",

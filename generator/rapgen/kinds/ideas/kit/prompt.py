@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from rapgen.errors import UsageProblem
-from rapgen.kit import canonical_sha256
+from rapgen.kit import Messages, canonical_sha256
 
 from rapgen.kinds.ideas.archive.config import future_end
 
@@ -61,7 +61,7 @@ def template_sha256(top_k: int = 5) -> str:
 
 
 @dataclass(frozen=True)
-class IdeasPrompt:
+class IdeasPrompt(Messages):
     """Everything a harness sends for one episode."""
 
     episode_id: str
@@ -73,14 +73,6 @@ class IdeasPrompt:
     system: str
     user: str
     tools: list[dict]
-
-    @property
-    def messages(self) -> list[dict]:
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
-
-    @property
-    def prompt_sha256(self) -> str:
-        return canonical_sha256({"messages": self.messages, "tools": self.tools})
 
     @property
     def template_sha256(self) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from rapgen.errors import UsageProblem
-from rapgen.kit import SEARCH_TOOL_NAME, canonical_sha256, tool_schemas as rap_tools
+from rapgen.kit import SEARCH_TOOL_NAME, Messages, canonical_sha256, tool_schemas as rap_tools
 
 from rapgen.kinds.inspire.archive import Instance, Ledger, layout
 
@@ -73,7 +73,7 @@ _TEMPLATE_SHA256 = template_sha256
 
 
 @dataclass(frozen=True)
-class InspirePrompt:
+class InspirePrompt(Messages):
     """Everything a harness sends for one unit."""
 
     instance_id: str
@@ -85,14 +85,6 @@ class InspirePrompt:
     max_calls: int
     top_k: int
     K: int
-
-    @property
-    def messages(self) -> list[dict]:
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
-
-    @property
-    def prompt_sha256(self) -> str:
-        return canonical_sha256({"messages": self.messages, "tools": self.tools})
 
     @property
     def template_sha256(self) -> str:
