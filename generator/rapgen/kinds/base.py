@@ -19,7 +19,8 @@ ArchiveKind         ``rapgen.archive.kind``        ``verify_archive``, ``root.re
 HistorySpec         ``rapgen.archive.history``     releases, rolls, ``--release N``
 MetricSpec, …       ``rapgen.scores.spec``         the scorer (KINDS.md §4)
 PageSpec, SiteSpec  ``rapgen.site.spec``           ``render``
-SearchSpec          ``rapgen.search.spec``         Search and the kit (a later phase)
+SearchSpec          ``rapgen.search.spec``         Search and the kit
+KitSpec, KitCommand ``rapgen.kit.spec``            ``rapgen prompt``, ``serve-search``, ``agent run``, ``reference-agents``
 ReviewSpec          here                           ``submit check``
 ==================  =============================  ======================================
 
@@ -49,11 +50,12 @@ from typing import Any
 
 from rapgen.archive import ArchiveKind, CheckInput, HistorySpec, KindCheck, Release, VerifiedRoot
 from rapgen.scores import AxisSpec, ClusterSpec, MetricSpec, Primary, TrackSpec
+from rapgen.kit import KitCommand, KitSpec
 from rapgen.search import SearchSpec
 from rapgen.site import PageSpec, SiteSpec
 
 __all__ = [
-    "ArchiveKind", "AxisSpec", "BenchmarkKind", "CheckInput", "ClusterSpec", "HistorySpec", "KindCheck", "MetricSpec",
+    "ArchiveKind", "AxisSpec", "BenchmarkKind", "CheckInput", "ClusterSpec", "HistorySpec", "KindCheck", "KitCommand", "KitSpec", "MetricSpec",
     "PageSpec", "Primary", "Release", "ReviewSpec", "ReviewTable", "SearchSpec", "SiteSpec", "TrackSpec", "VerifiedRoot",
 ]
 
@@ -124,7 +126,7 @@ class BenchmarkKind:
     clusters: tuple[ClusterSpec, ...] = ()
     review: ReviewSpec | None = None
     search: SearchSpec | None = None
-    kit: Any = None  # the submitter's kit of the kind (a later phase)
+    kit: KitSpec | None = None  # the kit's commands for a root of the kind (KINDS.md §7)
     site: SiteSpec | None = None
     replay: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     summary: Callable[[Any], tuple[dict, list[str]]] | None = field(default=None, repr=False, compare=False)

@@ -18,6 +18,8 @@ Public surface:
   :func:`oracle_template_sha256`).
 - :func:`init_submission`, :func:`model_record`, :func:`write_model_json` — the
   one model.json writer (``rapgen submit init``, the driver, the reference agents).
+- :class:`KitSpec` / :class:`KitCommand` — what the kit's commands read of a kind
+  (KINDS.md §7), and RAP's steps (:func:`rap_prompt`, :func:`rap_serve`, :func:`rap_run`).
 - :class:`ChatClient` (with :class:`EndpointError`, :class:`ReplyProblem`,
   :func:`read_turn`, :func:`decode_json`) and :class:`LineAppender` — the
   OpenAI-compatible client and the durable JSONL journal, for other drivers
@@ -28,11 +30,11 @@ The kit imports the archive and Search stages only through their public faces.
 
 from rapgen.kit.chat import ChatClient, EndpointError, ReplyProblem, decode_json, read_turn
 from rapgen.kit.journal import LineAppender
-from rapgen.kit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Prompt, build_prompt, template_sha256, tool_schemas
-from rapgen.kit.scaffold import check_model_id, init_submission, model_record, write_model_json
+from rapgen.kit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Messages, Prompt, build_prompt, canonical_sha256, template_sha256, tool_schemas
+from rapgen.kit.scaffold import check_model_id, init_submission, model_json_bytes, model_record, write_model_json
 from rapgen.kit.session import CallLog, SearchOutcome, SearchSession, ToolError, backend_executor
-from rapgen.kit.runner import AgentConfig, RunSummary, run_agent
-from rapgen.kit.serve import GuardedHandler, serve_search
+from rapgen.kit.runner import AgentConfig, RunSummary, UnitWriter, run_agent
+from rapgen.kit.serve import GuardedHandler, bind_loopback, check_loopback, open_traces, serve_search
 from rapgen.kit.intervention_prompts import (
     InterventionPrompt,
     build_oracle_prompt,
@@ -43,6 +45,13 @@ from rapgen.kit.intervention_prompts import (
 from rapgen.kit.intervention_runner import run_oracle, run_readouts
 from rapgen.kit.intervention_inputs import EvidenceBuilder, OracleBlocks, read_model_folder, readout_jobs
 from rapgen.kit.prompt import unit_context
+from rapgen.kit.spec import KitCommand, KitSpec, given_options
+from rapgen.kit.commands import (
+    PROMPT_OPTIONS, RUN_OPTIONS, SERVE_OPTIONS, Report, parse_date_option, rap_prompt, rap_run, rap_serve, safe, split_values,
+)
+
+
+from rapgen.kit.mcp_server import refuse_existing_traces, run_mcp, tool_server  # the mcp package is imported on use
 
 
 def serve_mcp(*args, **kwargs):
@@ -53,12 +62,14 @@ def serve_mcp(*args, **kwargs):
 
 
 __all__ = [
-    "FINISH_TOOL_NAME", "SEARCH_TOOL_NAME", "Prompt", "build_prompt", "template_sha256", "tool_schemas",
-    "check_model_id", "init_submission", "model_record", "write_model_json",
+    "FINISH_TOOL_NAME", "SEARCH_TOOL_NAME", "Messages", "Prompt", "build_prompt", "canonical_sha256", "template_sha256", "tool_schemas",
+    "check_model_id", "init_submission", "model_json_bytes", "model_record", "write_model_json",
     "CallLog", "SearchOutcome", "SearchSession", "ToolError", "backend_executor",
-    "AgentConfig", "RunSummary", "run_agent", "GuardedHandler", "serve_search", "serve_mcp",
+    "AgentConfig", "RunSummary", "UnitWriter", "run_agent", "GuardedHandler", "refuse_existing_traces", "run_mcp", "tool_server", "bind_loopback", "check_loopback", "open_traces", "serve_search", "serve_mcp",
     "InterventionPrompt", "build_readout_prompt", "build_oracle_prompt", "readout_template_sha256", "oracle_template_sha256",
     "run_readouts", "run_oracle",
     "ChatClient", "EndpointError", "ReplyProblem", "decode_json", "read_turn", "LineAppender",
     "EvidenceBuilder", "OracleBlocks", "read_model_folder", "readout_jobs", "unit_context",
+    "KitCommand", "KitSpec", "given_options", "PROMPT_OPTIONS", "RUN_OPTIONS", "SERVE_OPTIONS", "Report", "parse_date_option",
+    "rap_prompt", "rap_run", "rap_serve", "safe", "split_values",
 ]

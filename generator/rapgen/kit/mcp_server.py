@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rapgen.archive import Archive
 from rapgen.errors import UsageProblem
@@ -56,39 +56,73 @@ def _result(payload: dict, is_error: bool):
 
 def make_mcp_server(session: SearchSession, field_id: str, origin: str, condition: str):
     """An ``MCPServer`` with the one Search tool bound to a unit (a usage error if it names none)."""
-    import anyio.to_thread
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.tools import Tool
-    from mcp.types import ToolAnnotations
-
     try:
         unit = session.unit(field_id, origin, condition)
     except ToolError as exc:
         raise UsageProblem(str(exc)) from None
 
-    def call(arguments: Any):
+    def call(arguments: Any) -> tuple[dict, bool]:
         try:
             outcome = session.call(unit[0], unit[1].isoformat(), unit[2], arguments)
         except ToolError as exc:
-            return _result({"error": str(exc)}, True)
-        return _result(outcome.to_dict(), outcome.error is not None)
+            return {"error": str(exc)}, True
+        return outcome.to_dict(), outcome.error is not None
+
+    return tool_server(call, name=TOOL_NAME, description=tool_description(session, unit),
+                       parameters=search_schema()["function"]["parameters"],
+                       instructions=f"The RAP benchmark's frozen Search tool for {unit[0]} {unit[1]} {unit[2]}.")
+
+
+def tool_server(call: Callable[[Any], tuple[dict, bool]], *, name: str, description: str, parameters: dict, instructions: str,
+                server_name: str = SERVER_NAME):
+    """An ``MCPServer`` offering one read-only tool ``name`` with the JSON Schema ``parameters``.
+
+    ``call(arguments) -> (payload, is_error)`` runs in a worker thread and gets the arguments as
+    sent (no MCP-side validation: the kit's session is the one authority on a call); the payload is
+    the structured content and, as JSON, the text content of the result."""
+    import anyio.to_thread
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.tools import Tool
+    from mcp.types import ToolAnnotations
+
+    def answer(arguments: Any):
+        return _result(*call(arguments))
 
     class RawArgumentsTool(Tool):
         """Hands the arguments to the session as sent (no MCP-side validation)."""
 
         async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
-            return await anyio.to_thread.run_sync(call, arguments)
+            return await anyio.to_thread.run_sync(answer, arguments)
 
     def search(arguments: Any = None) -> Any:  # signature only; RawArgumentsTool.run does the work
-        return call(arguments)
+        return answer(arguments)
 
-    base = Tool.from_function(search, name=TOOL_NAME, description=tool_description(session, unit), structured_output=False,
+    base = Tool.from_function(search, name=name, description=description, structured_output=False,
                               annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
-    fields = {name: getattr(base, name) for name in Tool.model_fields}
-    fields["parameters"] = search_schema()["function"]["parameters"]
-    tool = RawArgumentsTool(**fields)
-    return MCPServer(SERVER_NAME, instructions=f"The RAP benchmark's frozen Search tool for {unit[0]} {unit[1]} {unit[2]}.",
-                     tools=[tool], log_level="WARNING")
+    fields = {key: getattr(base, key) for key in Tool.model_fields}
+    fields["parameters"] = parameters
+    return MCPServer(server_name, instructions=instructions, tools=[RawArgumentsTool(**fields)], log_level="WARNING")
+
+
+def run_mcp(server, *, http_port: int | None, host: str) -> None:
+    """Serve ``server`` over stdio (``http_port`` None) or streamable HTTP on loopback until stopped."""
+    try:
+        if http_port is None:
+            import anyio
+
+            from rapgen.kit.mcp_stdio import run_stdio
+
+            anyio.run(run_stdio, server)  # the library's stdio transport, answering every refused request
+        else:
+            server.run("streamable-http", host=host, port=http_port)
+    except KeyboardInterrupt:
+        pass
+
+
+def refuse_existing_traces(traces: str | Path | None) -> None:
+    """``--traces`` must name a new file (checked before any index is opened)."""
+    if traces is not None and (Path(traces).exists() or Path(traces).is_symlink()):
+        raise UsageProblem(f"--traces {traces}: already exists; choose a new file so that runs are never mixed")
 
 
 def serve_mcp(
@@ -104,8 +138,7 @@ def serve_mcp(
 ) -> None:
     """Serve over stdio (``http_port`` None) or streamable HTTP on loopback until stopped."""
     check_loopback(host)
-    if traces is not None and (Path(traces).exists() or Path(traces).is_symlink()):
-        raise UsageProblem(f"--traces {traces}: already exists; choose a new file so that runs are never mixed")
+    refuse_existing_traces(traces)
     archive = Archive(root)
     try:
         check_unit(archive, field_id, origin, condition)  # before the index is opened or any file made
@@ -116,16 +149,7 @@ def serve_mcp(
     appender = open_traces(traces)
     session.on_record = appender
     try:
-        if http_port is None:
-            import anyio
-
-            from rapgen.kit.mcp_stdio import run_stdio
-
-            anyio.run(run_stdio, server)  # the library's stdio transport, answering every refused request
-        else:
-            server.run("streamable-http", host=host, port=http_port)
-    except KeyboardInterrupt:
-        pass
+        run_mcp(server, http_port=http_port, host=host)
     finally:
         if appender is not None:
             appender.close()

@@ -61,8 +61,26 @@ def templates_dir() -> Path:
     return shipped() / "prompts"
 
 
+class Messages:
+    """A prompt's ``messages`` (system, then user) and ``prompt_sha256``, the identity of exactly what the
+    model is sent (canonical JSON of messages and tools), for any prompt with ``system``, ``user``, ``tools``."""
+
+    system: str
+    user: str
+    tools: list[dict]
+
+    @property
+    def messages(self) -> list[dict]:
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
+
+    @property
+    def prompt_sha256(self) -> str:
+        """The identity of exactly what the model is sent: messages and tools."""
+        return canonical_sha256({"messages": self.messages, "tools": self.tools})
+
+
 @dataclass(frozen=True)
-class Prompt:
+class Prompt(Messages):
     """Everything a harness sends for one unit: system and user messages, tools."""
 
     field_id: str
@@ -74,15 +92,6 @@ class Prompt:
     max_calls: int
     top_k: int
     template_sha256: str = ""
-
-    @property
-    def messages(self) -> list[dict]:
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
-
-    @property
-    def prompt_sha256(self) -> str:
-        """The identity of exactly what the model is sent: messages and tools."""
-        return canonical_sha256({"messages": self.messages, "tools": self.tools})
 
     def to_dict(self) -> dict:
         return {

@@ -302,7 +302,7 @@ class UnitWriter:
         return self.files[name]
 
     def unit(self, traces: list[dict], line: dict) -> None:
-        endpoint_failure = line.get("reason", "").startswith("endpoint error")
+        endpoint_failure = str(line.get("reason") or "").startswith("endpoint error")
         if not self.started and endpoint_failure and not traces:
             self.held.append((traces, line))
             if len(self.held) >= ABORT_AFTER:

@@ -76,10 +76,13 @@ def loopback_authority(value: str | None, port: int, *, scheme: str | None = Non
 class GuardedHandler(BaseHTTPRequestHandler):
     """What every loopback Search server of the kit shares: JSON answers, errors as JSON, the
     Host/Origin refusal, the whole-request watchdog and one failing request never ending the server.
-    A subclass routes inside :meth:`_guarded` and calls :meth:`_read_done` once it has read the request."""
+    A subclass routes inside :meth:`_guarded`, reads a POSTed call with :meth:`_read_envelope` (the
+    content type, the length, strict JSON, exactly :attr:`envelope_keys`) and calls :meth:`_read_done`
+    once it has read a request without a body."""
 
     timeout = REQUEST_TIMEOUT  # per read; the watchdog below bounds the whole request
     read_deadline = REQUEST_TIMEOUT
+    envelope_keys: tuple[str, ...] = ENVELOPE_KEYS  # the keys of a POSTed call (:meth:`_read_envelope`)
 
     def setup(self) -> None:
         super().setup()
@@ -134,6 +137,44 @@ class GuardedHandler(BaseHTTPRequestHandler):
             return True
         return False
 
+    def _read_envelope(self) -> dict | None:
+        """The request's JSON object, or None after answering with a 4xx."""
+        kind = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            self._send(415, {"error": "the request body must be sent as Content-Type: application/json"})
+            return None
+        raw = self.headers.get("Content-Length")
+        length = int(raw) if raw is not None and raw.strip().isdigit() else -1
+        if length < 0:
+            self._send(411, {"error": "a Content-Length header is required"})
+            return None
+        if length > MAX_BODY:
+            self._send(413, {"error": f"the request body is over {MAX_BODY} bytes"})  # at once, before reading any of it
+            self.connection.settimeout(1.0)  # then drop what the client already sent, briefly, so it reads the answer
+            self._discard(min(length, DRAIN_LIMIT))
+            return None
+        try:
+            data = self.rfile.read(length)
+            self._read_done()
+            body = decode_json(data)
+        except ValueError as exc:
+            self._send(400, {"error": f"the request body is not JSON ({exc})"})
+            return None
+        if not isinstance(body, dict) or sorted(body) != sorted(self.envelope_keys):
+            self._send(400, {"error": f"the request body must be a JSON object with exactly {', '.join(self.envelope_keys)}"})
+            return None
+        return body
+
+    def _discard(self, length: int) -> None:
+        while length > 0:
+            try:
+                chunk = self.rfile.read1(min(length, 1 << 16))
+            except OSError:
+                break
+            if not chunk:
+                break
+            length -= len(chunk)
+
     def _guarded(self, handler: Callable[[], None]) -> None:
         try:
             if self._foreign():
@@ -182,44 +223,6 @@ class _Handler(GuardedHandler):
         else:
             self._send(404, {"error": f"no such endpoint {url.path[:80]!r}; use {ENDPOINTS}"})
 
-    def _read_envelope(self) -> dict | None:
-        """The request's JSON object, or None after answering with a 4xx."""
-        kind = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-        if kind != "application/json":
-            self._send(415, {"error": "the request body must be sent as Content-Type: application/json"})
-            return None
-        raw = self.headers.get("Content-Length")
-        length = int(raw) if raw is not None and raw.strip().isdigit() else -1
-        if length < 0:
-            self._send(411, {"error": "a Content-Length header is required"})
-            return None
-        if length > MAX_BODY:
-            self._send(413, {"error": f"the request body is over {MAX_BODY} bytes"})  # at once, before reading any of it
-            self.connection.settimeout(1.0)  # then drop what the client already sent, briefly, so it reads the answer
-            self._discard(min(length, DRAIN_LIMIT))
-            return None
-        try:
-            data = self.rfile.read(length)
-            self._read_done()
-            body = decode_json(data)
-        except ValueError as exc:
-            self._send(400, {"error": f"the request body is not JSON ({exc})"})
-            return None
-        if not isinstance(body, dict) or sorted(body) != sorted(ENVELOPE_KEYS):
-            self._send(400, {"error": "the request body must be a JSON object with exactly field_id, origin, condition, arguments"})
-            return None
-        return body
-
-    def _discard(self, length: int) -> None:
-        while length > 0:
-            try:
-                chunk = self.rfile.read1(min(length, 1 << 16))
-            except OSError:
-                break
-            if not chunk:
-                break
-            length -= len(chunk)
-
     def _post(self) -> None:
         if urlparse(self.path).path != "/search":
             self._send(404, {"error": "POST /search is the only POST endpoint"})
@@ -240,8 +243,12 @@ class _Handler(GuardedHandler):
 
 def make_server(session: SearchSession, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
     """A bound (not yet serving) server; ``port`` 0 picks a free port (see ``server.server_address``)."""
+    return bind_loopback(type("SearchHandler", (_Handler,), {"session": session}), host, port)
+
+
+def bind_loopback(handler: type[GuardedHandler], host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+    """A threading server of ``handler`` bound to a loopback ``host`` (IPv6 for ``::1``), not yet serving."""
     check_loopback(host)
-    handler = type("SearchHandler", (_Handler,), {"session": session})
     if ":" in host:
         class _Server6(ThreadingHTTPServer):
             address_family = socket.AF_INET6

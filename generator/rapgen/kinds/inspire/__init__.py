@@ -22,7 +22,7 @@ This module declares the kind (:data:`KIND`, KINDS.md §3) for the registry; the
 entry points the commands call are its fields: ``KIND.archive.check`` (verify's
 stage 5, chosen by ARCHIVE.json's ``format``), ``KIND.archive.open`` (a release
 view), ``KIND.score`` / ``KIND.write_scores`` / ``KIND.summary``, ``KIND.replay``,
-``KIND.kit`` (the :mod:`.kit` module: prompt, session, server, agent and reference runs),
+``KIND.kit`` (:data:`.kit.KIT`: the steps of the kit's commands over its prompt, session, servers, agent and reference runs),
 ``KIND.site`` (the pages).
 """
 
@@ -107,7 +107,7 @@ KIND = BenchmarkKind(
     axes=(AxisSpec("gains", layout.GAIN_MAPS, HEADLINE["gains"]), AxisSpec("cluster", layout.CLUSTERS, HEADLINE["cluster"])),
     clusters=(ClusterSpec("target", lambda target: target.instance_id, primary=True),
               ClusterSpec("topic", lambda target: target.topic)),
-    score=score, write_scores=write_scores, summary=summary, replay=_replay, search=SEARCH, kit=kit, sample=_sample,
+    score=score, write_scores=write_scores, summary=summary, replay=_replay, search=SEARCH, kit=kit.KIT, sample=_sample,
     site=SITE, review=REVIEW, vocabulary=VOCABULARY,
 )
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, ORACLE_CONDITIONS, SEARCH_CONDITIONS, SLOTS, SPLITS, STATE_CONDITIONS
-from rapgen.kinds.base import BenchmarkKind
+from rapgen.kinds.base import BenchmarkKind, KitCommand, KitSpec
 from rapgen.kinds.rap.archive import ARCHIVE
+from rapgen.kinds.rap.agents import reference_list, reference_run
 from rapgen.kinds.rap.replay import intervention_records, replay, write_counterfactual
 from rapgen.kinds.rap.scores import AXES, CLUSTERS, METRICS, PRIMARY, TRACKS, score, summary, write
 from rapgen.kinds.rap.search import SEARCH
 from rapgen.kinds.rap.site import SITE
+from rapgen.kit import PROMPT_OPTIONS, RUN_OPTIONS, SERVE_OPTIONS, rap_prompt, rap_run, rap_serve
 from rapgen.scores import BASELINE_CONDITION, CONTRASTS, HISTORY_TRACKS, POLICIES
 
 
@@ -47,11 +49,15 @@ class Vocabulary:
 VOCABULARY = Vocabulary(CONDITIONS, FORECAST_CONDITIONS, STATE_CONDITIONS, SEARCH_CONDITIONS, SPLITS, SLOTS, POLICIES,
                         BASELINE_CONDITION, CONTRASTS, ORACLE_CONDITIONS, HISTORY_TRACKS)
 
-__all__ = ["KIND", "VOCABULARY", "Vocabulary", "intervention_records", "write_counterfactual"]
+# The kit's commands for a RAP root: the kit stage's RAP steps and the reference agents.
+KIT = KitSpec(prompt=KitCommand(rap_prompt, PROMPT_OPTIONS), serve=KitCommand(rap_serve, SERVE_OPTIONS),
+              run=KitCommand(rap_run, RUN_OPTIONS), reference_list=reference_list, reference_run=reference_run)
+
+__all__ = ["KIND", "KIT", "VOCABULARY", "Vocabulary", "intervention_records", "write_counterfactual"]
 
 KIND = BenchmarkKind(
     name="rap", archive=ARCHIVE, unit=("field_id", "origin", "condition"), item="field_id",
     metrics=METRICS, primary=PRIMARY, tracks=TRACKS, axes=AXES, clusters=CLUSTERS,
     score=score, write_scores=write, summary=summary, replay=replay,
-    search=SEARCH, site=SITE, vocabulary=VOCABULARY,
+    search=SEARCH, kit=KIT, site=SITE, vocabulary=VOCABULARY,
 )

@@ -18,13 +18,11 @@ sent (canonical JSON of messages and tools) and goes into each prediction line;
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 from dataclasses import dataclass
 from datetime import date
 
 from rapgen.errors import UsageProblem
-from rapgen.kit import SEARCH_TOOL_NAME, tool_schemas as rap_tools
+from rapgen.kit import SEARCH_TOOL_NAME, Messages, canonical_sha256, tool_schemas as rap_tools
 
 from rapgen.kinds.inspire.archive import Instance, Ledger, layout
 
@@ -41,12 +39,6 @@ SYSTEM = (
     "on, the most important first. Only papers your searches returned can count."
 )
 USER = "Research brief:\n\n{brief}"
-
-
-def canonical_sha256(obj: object) -> str:
-    """SHA-256 of ``obj`` as canonical JSON (sorted keys, no spaces, UTF-8)."""
-    text = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def search_papers_schema() -> dict:
@@ -77,8 +69,11 @@ def template_sha256() -> str:
     return canonical_sha256({"system": SYSTEM, "user": USER, "tools": tool_schemas()})
 
 
+_TEMPLATE_SHA256 = template_sha256
+
+
 @dataclass(frozen=True)
-class InspirePrompt:
+class InspirePrompt(Messages):
     """Everything a harness sends for one unit."""
 
     instance_id: str
@@ -92,17 +87,14 @@ class InspirePrompt:
     K: int
 
     @property
-    def messages(self) -> list[dict]:
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
-
-    @property
-    def prompt_sha256(self) -> str:
-        return canonical_sha256({"messages": self.messages, "tools": self.tools})
+    def template_sha256(self) -> str:
+        """The prompt version (:func:`template_sha256`)."""
+        return _TEMPLATE_SHA256()
 
     def to_dict(self) -> dict:
         return {"instance_id": self.instance_id, "condition": self.condition, "cutoff": self.cutoff.isoformat(),
                 "max_calls": self.max_calls, "top_k": self.top_k, "K": self.K, "prompt_sha256": self.prompt_sha256,
-                "template_sha256": template_sha256(), "messages": self.messages, "tools": self.tools}
+                "template_sha256": self.template_sha256, "messages": self.messages, "tools": self.tools}
 
 
 def build_prompt(instances: dict[str, Instance], ledger: Ledger, instance_id: str, condition: str) -> InspirePrompt:

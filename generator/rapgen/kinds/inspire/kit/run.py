@@ -18,10 +18,10 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from rapgen.errors import UsageProblem
-from rapgen.kit import ChatClient, EndpointError, LineAppender, ReplyProblem, ToolError, model_record, read_turn, write_model_json
+from rapgen.kit import ChatClient, EndpointError, ReplyProblem, ToolError, UnitWriter, model_json_bytes, model_record, read_turn
 
 from rapgen.kinds.inspire.archive import layout
 from rapgen.kinds.inspire.kit.prompt import SEARCH_TOOL, SUBMIT_TOOL, InspirePrompt, build_prompt, template_sha256
@@ -136,20 +136,18 @@ def run_episode(client: ChatClient, config: AgentConfig, session: InspireSession
 
 
 class _Folder:
-    """A new submission folder: model.json now, then per unit its trace lines and its prediction line."""
+    """A new submission folder, written through the kit's :class:`~rapgen.kit.UnitWriter`: model.json with
+    the first line, then per unit its trace lines and its prediction line. Until one unit gets past the
+    endpoint, units are held back, so a run whose endpoint is down from the start writes nothing."""
 
     def __init__(self, out: Path, record: dict) -> None:
         out = Path(out)
         if (out / layout.PREDICTIONS_JSONL).exists() or (out / layout.TRACES_JSONL).exists():
             raise UsageProblem(f"--out {out}: already holds predictions.jsonl or traces.jsonl; choose a new folder")
-        out.mkdir(parents=True, exist_ok=True)
-        write_model_json(out / layout.MODEL_JSON, record)
-        self.predictions = LineAppender(out / layout.PREDICTIONS_JSONL, exclusive=True)
-        self.traces = LineAppender(out / layout.TRACES_JSONL, exclusive=True)
+        self.writer = UnitWriter(out, model_json_bytes(record), layout.PREDICTIONS_JSONL, layout.TRACES_JSONL)
 
     def unit(self, traces: list[dict], prediction: dict, summary: RunSummary) -> None:
-        self.traces.append(traces)
-        self.predictions(prediction)
+        self.writer.unit(list(traces), prediction)
         summary.units += 1
         summary.calls += len(traces)
         if prediction["status"] == "submitted":
@@ -159,23 +157,36 @@ class _Folder:
             reason = str(prediction["reason"]).split(":")[0]
             summary.reasons[reason] = summary.reasons.get(reason, 0) + 1
 
+    def close(self) -> None:
+        self.writer.close()
+
+
+OnUnit = Callable[[int, int, str, str, str], None]  # (done, total, instance_id, condition, reason or "")
+
 
 def run_agent(release, out: str | Path, config: AgentConfig, *, model_id: str, splits: Sequence[str] | None = None,
               conditions: Sequence[str] | None = None, instance_ids: Sequence[str] | None = None, backend=None,
-              client: ChatClient | None = None) -> RunSummary:
-    """``rapgen agent run`` for Inspire: every chosen unit through the endpoint into ``out``."""
+              client: ChatClient | None = None, model_info: dict | None = None, on_unit: OnUnit | None = None) -> RunSummary:
+    """``rapgen agent run`` for Inspire: every chosen unit through the endpoint into ``out``.
+
+    Everything that can be refused is refused before a byte is written: the units, the base URL, a
+    folder already holding a run; ``model_info``: model.json values (display_name, provider, …)."""
     units = units_of(release, splits, conditions, instance_ids)
-    session = InspireSession.of_release(release, backend)
-    folder = _Folder(Path(out), model_record(model_id, display_name=config.model, provider=config.base_url,
-                                             notes=f"rapgen agent run (Inspire prompt {template_sha256()[:12]})"))
     client = client or ChatClient(config.base_url, config.api_key, config.timeout, config.retries)
+    values = {"display_name": config.model, "provider": config.base_url,
+              **{k: v for k, v in (model_info or {}).items() if v is not None}}
+    folder = _Folder(Path(out), model_record(model_id, notes=f"rapgen agent run (Inspire prompt {template_sha256()[:12]})", **values))
+    session = InspireSession.of_release(release, backend)
     instances = {i.instance_id: i for i in release.instances}
     summary = RunSummary()
-    for instance_id, condition in units:
+    for n, (instance_id, condition) in enumerate(units, start=1):
         prompt = build_prompt(instances, release.ledger, instance_id, condition)
         before = len(session.records)
         line = run_episode(client, config, session, prompt)
         folder.unit(session.records[before:], line, summary)
+        if on_unit is not None:
+            on_unit(n, len(units), instance_id, condition, line["reason"] or "")
+    folder.close()
     return summary
 
 
@@ -195,4 +206,5 @@ def run_reference(release, name: str, out: str | Path, *, conditions: Sequence[s
             before = len(session.records)
             run = agent(instance, condition, lambda iid, args, c=condition: session.call(iid, c, args), K=K)
             folder.unit(session.records[before:], run.prediction, summary)
+    folder.close()
     return summary

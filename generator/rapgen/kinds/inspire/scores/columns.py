@@ -145,6 +145,11 @@ def _lookup(pairs: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return np.where(found, at, 0), found
 
 
+def _first(exposed: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``values[at]`` where exposed, else NEVER (also when no call of the unit returned anything)."""
+    return np.where(exposed, values[at], NEVER) if len(values) else np.full(at.shape, NEVER, dtype=values.dtype)
+
+
 def unit_columns(entry: str, condition: str, labels: LabelTable, predictions: Sequence[Prediction], calls: Sequence[Call],
                  corpus: Mapping[str, CorpusPaper], cutoffs: Mapping[str, object], *, K: int, codes: Codes | None = None) -> UnitColumns:
     """The columns of one entry and condition; a missing prediction line is a failed unit.
@@ -173,7 +178,7 @@ def unit_columns(entry: str, condition: str, labels: LabelTable, predictions: Se
     counts = _counts(cleaned, pred, items, labels, slot_label, slot_exposed & (slot_code >= 0), corpus, cutoffs)
     return UnitColumns(
         entry, condition, np.array([p is None or p.failed for p in map(pred.get, items)]), n_calls,
-        exposed, np.where(exposed, first_call[at], NEVER), np.where(exposed, first_rank[at], NEVER),
+        exposed, _first(exposed, first_call, at), _first(exposed, first_rank, at),
         match.any(axis=1), slot_label, counts,
     )
 
