@@ -44,3 +44,30 @@ def history_copy(_history_made, tmp_path: Path) -> Path:
     dest = tmp_path / "history"
     shutil.copytree(_history_made.root, dest)
     return dest
+
+
+@pytest.fixture(scope="session")
+def portal_build(tmp_path_factory):
+    """``rapgen build`` as the README runs it, in a copy of this repository's rapgen.toml and committed
+    benchmarks (RAP at ., Inspire and Ideas under benchmarks/): the portal, into the copy's build/ and
+    site/. 200 resamples, the count the output baselines were recorded with (tests/test_outputs_golden.py);
+    built once per session. Returns (repo, result of the command)."""
+    from click.testing import CliRunner
+
+    from rapgen.cli import cli
+
+    source = Path(__file__).resolve().parent.parent
+    repo = tmp_path_factory.mktemp("portal") / "repo"
+    repo.mkdir()
+    for name in ("rapgen.toml", "SHA256SUMS"):
+        shutil.copy2(source / name, repo / name)
+    for name in ("archive", "benchmarks"):
+        shutil.copytree(source / name, repo / name)
+    mp = pytest.MonkeyPatch()
+    mp.chdir(repo)
+    try:
+        result = CliRunner().invoke(cli, ["build", "--resamples", "200"], catch_exceptions=False)
+    finally:
+        mp.undo()
+    assert result.exit_code == 0, result.output
+    return repo, result

@@ -1,9 +1,17 @@
 """RAP's outputs, held byte for byte: every score file, every rendered page and every built file.
 
-Two archives are built with ``rapgen build --resamples 200``: a copy of the committed
-sample, and ``rapgen synth --scale small --seed 1`` (whose last release is errata); each
-as it stands and as one past release (``--release 3`` and ``--release 9``, the release
-before synth1's errata).
+Two archives are built with ``rapgen build --resamples 200``: the committed sample, and
+``rapgen synth --scale small --seed 1`` (whose last release is errata); each as it stands
+and as one past release (``--release 3`` and ``--release 9``, the release before synth1's
+errata). The sample as it stands is built as the README builds it: ``rapgen build`` in a copy
+of this repository's rapgen.toml and benchmarks, the portal (the ``portal_build`` fixture of
+conftest.py), whose RAP part is compared at its place there: ``build/rap/scores/`` as
+``scores/``, ``build/docs/rap/`` as ``docs/``, ``site/rap/`` and ``site/zh/rap/`` as ``site/``
+and ``site/zh/``; the folders the benchmarks share (``docs/assets/``, ``site/assets/``) for the
+files RAP's lists name (the others are Inspire's and Ideas'), and the site's ``404.html`` pages
+and marker. The portal's own pages, the other benchmarks, the redirect stubs and the search
+index (one for every benchmark) are tests/test_portal.py's. The past releases and synth1 are
+bare archive roots (``--root``, ``--release``): one benchmark alone, at ``/``.
 ``golden/outputs/<name>.sha256`` lists the SHA-256 of every file under ``scores/``,
 ``docs/`` and ``site/`` (but the dated sitemap) as revision beabbaa wrote them; those lists are never edited.
 A file whose bytes were changed on purpose since then is named in
@@ -14,7 +22,9 @@ page, a new score file) is there with its digest, each with its reason.
 
 To record the lists again (a deliberate change of the outputs), build both archives as
 the fixtures below do and run ``python tests/test_outputs_golden.py changed NAME WORK SITE
---reason TEXT``: it adds every file that now differs from NAME.sha256, or is new, to changed.json.
+--reason TEXT`` (for the portal build add ``--portal rap``; WORK and SITE are then its build/
+and site/): it adds every file that now differs from NAME.sha256, or is new, to changed.json,
+a file changed again keeping its earlier reason with the new one after it.
 """
 
 from __future__ import annotations
@@ -42,6 +52,30 @@ def output_digests(work: Path, site: Path) -> dict[str, str]:
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
             out[f"{area}/{path.relative_to(folder).as_posix()}"] = hashlib.sha256(path.read_bytes()).hexdigest()
     return {p: d for p, d in out.items() if p not in DATED}
+
+
+def portal_digests(work: Path, site: Path, slug: str, known: set[str]) -> dict[str, str]:
+    """Benchmark ``slug``'s outputs in a portal build, named as its own site names them: its scores,
+    docs and pages moved back from ``<slug>/``, the shared asset files that ``known`` names, the 404 pages."""
+    out = {}
+    for area, folder in (("scores", work / slug / "scores"), ("docs", work / "docs" / slug), ("site", site / slug),
+                         ("site/zh", site / "zh" / slug)):
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            out[f"{area}/{path.relative_to(folder).as_posix()}"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    for area, folder in (("docs/assets", work / "docs" / "assets"), ("site/assets", site / "assets")):
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            name = f"{area}/{path.relative_to(folder).as_posix()}"
+            if name in known:
+                out[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    for name in ("404.html", "zh/404.html", ".rapgen-site"):
+        if (site / name).is_file():
+            out[f"site/{name}"] = hashlib.sha256((site / name).read_bytes()).hexdigest()
+    return out
+
+
+def known_paths(name: str) -> set[str]:
+    """Every output path NAME's baseline or changed.json names."""
+    return set(read_list(name)) | set(changed_files().get(name, {}))
 
 
 def read_list(name: str) -> dict[str, str]:
@@ -80,6 +114,12 @@ def sample_root(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def portal_sample(portal_build) -> dict[str, str]:
+    repo, _ = portal_build
+    return portal_digests(repo / "build", repo / "site", "rap", known_paths("sample"))
+
+
+@pytest.fixture(scope="module")
 def synth_root(tmp_path_factory) -> Path:
     from click.testing import CliRunner
 
@@ -92,8 +132,9 @@ def synth_root(tmp_path_factory) -> Path:
 
 
 # name -> (archive, --release): the latest state of each, and one past release of each (for synth1 the
-# release before its errata release, so it is rebuilt from the bytes the errata replaced)
-BUILDS = {"sample": ("sample_root", None), "sample-release3": ("sample_root", 3),
+# release before its errata release, so it is rebuilt from the bytes the errata replaced); the sample as
+# it stands is RAP's part of the portal build
+BUILDS = {"sample": ("portal_sample", None), "sample-release3": ("sample_root", 3),
           "synth1": ("synth_root", None), "synth1-release9": ("synth_root", 9)}
 
 
@@ -118,7 +159,8 @@ def _compare(name: str, actual: dict[str, str]) -> list[str]:
 @pytest.mark.parametrize("name", list(BUILDS))
 def test_outputs_are_the_baselines(name, request, tmp_path):
     fixture, release = BUILDS[name]
-    problems = _compare(name, _build(request.getfixturevalue(fixture), tmp_path, release))
+    built = request.getfixturevalue(fixture)
+    problems = _compare(name, built if isinstance(built, dict) else _build(built, tmp_path, release))
     assert not problems, f"{len(problems)} output files differ:\n" + "\n".join(problems[:40])
 
 
@@ -130,11 +172,24 @@ def test_every_changed_file_says_why():
             assert set(entry) == {"sha256", "reason"} and entry["reason"].strip(), f"{name}: {path} needs a digest and a reason"
 
 
+def _reason(entry: dict | None, digest: str | None, reason: str) -> str:
+    """An entry's reason: the earlier one while its digest stands, the new one after it when it changes again."""
+    if entry is None:
+        return reason
+    if entry["sha256"] == digest or reason in entry["reason"]:
+        return entry["reason"]
+    return f"{entry['reason'].rstrip('.')}; then: {reason}"
+
+
 def _main(argv: list[str]) -> int:
     """``record NAME WORK SITE`` writes NAME.sha256 (the baseline); ``changed NAME WORK SITE --reason TEXT``
-    adds every file that differs from it, or is new, to changed.json."""
+    adds every file that differs from it, or is new, to changed.json; ``--portal SLUG``: WORK and SITE
+    are a portal build's, whose benchmark SLUG is compared (:func:`portal_digests`)."""
     command, name, work, site = argv[:4]
-    digests = output_digests(Path(work), Path(site))
+    if "--portal" in argv:
+        digests = portal_digests(Path(work), Path(site), argv[argv.index("--portal") + 1], known_paths(name))
+    else:
+        digests = output_digests(Path(work), Path(site))
     if command == "record":
         write_list(name, digests)
         return 0
@@ -146,11 +201,11 @@ def _main(argv: list[str]) -> int:
         del mine[path]  # a new file that is no longer written
     for path, digest in sorted(digests.items()):
         if baseline.get(path) != digest:  # changed, or new
-            mine[path] = {"sha256": digest, "reason": mine.get(path, {}).get("reason", reason)}
+            mine[path] = {"sha256": digest, "reason": _reason(mine.get(path), digest, reason)}
         elif path in mine:
             del mine[path]
     for path in sorted(set(baseline) - set(digests)):
-        mine[path] = {"sha256": None, "reason": mine.get(path, {}).get("reason", reason)}
+        mine[path] = {"sha256": None, "reason": _reason(mine.get(path), None, reason)}
     CHANGED.write_text(json.dumps(changed, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return 0
 

@@ -1,7 +1,8 @@
 """Accessibility: axe-core (tests/a11y/scan.mjs, driving Debian's chromium with
 puppeteer-core) finds no serious or critical violation on any page type of the
-built sample site (a release history: its Releases page and the leaderboard's Live
-panels included), each page in every tab state.
+site ``rapgen build`` makes of this repository: the portal's home and every page type
+of RAP (a release history: its Releases page and the leaderboard's Live panels
+included), Inspire and Ideas, English and Chinese, each page in every tab state.
 
 Skipped when node or chromium is missing. The npm packages are pinned in
 tests/a11y/package.json and package-lock.json; install them with
@@ -66,50 +67,55 @@ def scan_folder(folder: Path, paths: list[str]) -> subprocess.CompletedProcess:
         server.server_close()
 
 
-def page_types(site: Path) -> list[str]:
-    """One page of every type the site has: the fixed pages, the first field page, the
-    first model page; the same again under zh/ when built."""
-    def first(folder: Path, keep) -> list[str]:
-        pages = sorted(p.parent.name for p in folder.glob("*/index.html") if keep(p.parent.name)) if folder.is_dir() else []
-        return pages[:1]
+def page_types(site: Path, prefix: str = "") -> list[str]:
+    """One page of every type the site (or its benchmark under ``prefix``, such as ``rap/``) has: each
+    page folder of the benchmark's home and the first page inside each; the same again under zh/."""
+    def first(folder: Path) -> list[str]:
+        return sorted(p.parent.name for p in folder.glob("*/index.html"))[:1]
 
     out: list[str] = []
     for lang in ("", "zh/"):
-        root = site / lang
+        root = site / lang / prefix
         if not (root / "index.html").is_file():
             continue
-        for name in ("", "leaderboard/", "fields/", "models/", "compare/", "releases/", "live/", "diagnostics/", "paper/",
-                     "archive/", "submit/"):
-            if (root / name / "index.html").is_file():
-                out.append(lang + name)
-        out += [f"{lang}fields/{p}/" for p in first(root / "fields", lambda n: True)]
-        out += [f"{lang}models/{p}/" for p in first(root / "models", lambda n: True)]
+        out.append(lang + prefix)
+        for folder in sorted(p.parent for p in root.glob("*/index.html")):
+            if lang == "" and folder.name == "zh" or not prefix and folder.name in PORTAL_BENCHMARKS:
+                continue
+            out.append(f"{lang}{prefix}{folder.name}/")
+            out += [f"{lang}{prefix}{folder.name}/{p}/" for p in first(folder)]
     return out
 
 
-@pytest.fixture(scope="module")
-def sample_site(tmp_path_factory) -> Path:
-    from rapgen.pipeline import run_build
+PORTAL_BENCHMARKS = ("rap", "inspire", "ideas")  # rapgen.toml's, under /<slug>/
 
-    base = tmp_path_factory.mktemp("a11y")
-    site = base / "site"
-    run_build(REPO, site, resamples=20, work_dir=base / "work")
-    return site
+
+@pytest.fixture(scope="module")
+def sample_site(portal_build) -> Path:
+    """The portal ``rapgen build`` makes of this repository (conftest.py)."""
+    repo, _ = portal_build
+    return repo / "site"
 
 
 def test_every_page_type_has_no_serious_or_critical_violation(sample_site: Path) -> None:
-    paths = page_types(sample_site)
-    assert {"", "leaderboard/", "fields/", "models/", "diagnostics/"} <= set(paths)
-    assert any(p.startswith("fields/") and p != "fields/" for p in paths)
+    rap = page_types(sample_site, "rap/")
+    assert {"rap/", "rap/leaderboard/", "rap/fields/", "rap/models/", "rap/diagnostics/"} <= set(rap)
+    assert any(p.startswith("rap/fields/") and p != "rap/fields/" for p in rap)
     # the Chinese edition: home, leaderboard, a field, a model, compare, diagnostics, releases
-    assert {"zh/", "zh/leaderboard/", "zh/compare/", "zh/diagnostics/", "zh/releases/", "zh/fields/", "zh/models/"} <= set(paths)
-    assert any(p.startswith("zh/fields/") and p != "zh/fields/" for p in paths)
-    assert any(p.startswith("zh/models/") and p != "zh/models/" for p in paths)
+    assert {"zh/rap/", "zh/rap/leaderboard/", "zh/rap/compare/", "zh/rap/diagnostics/", "zh/rap/releases/", "zh/rap/fields/",
+            "zh/rap/models/"} <= set(rap)
+    assert any(p.startswith("zh/rap/fields/") and p != "zh/rap/fields/" for p in rap)
+    assert any(p.startswith("zh/rap/models/") and p != "zh/rap/models/" for p in rap)
     # The committed sample is a release history (format 2): its Releases page, and the Live
     # panel under each split tab of the leaderboard, are scanned too.
-    assert "releases/" in paths
-    board = (sample_site / "leaderboard" / "index.html").read_text(encoding="utf-8")
+    assert "rap/releases/" in rap
+    board = (sample_site / "rap" / "leaderboard" / "index.html").read_text(encoding="utf-8")
     assert 'id="leaderboard-test-live-title"' in board and 'id="leaderboard-dev-live-title"' in board
+    inspire, ideas = page_types(sample_site, "inspire/"), page_types(sample_site, "ideas/")
+    assert {"inspire/leaderboard/", "zh/inspire/leaderboard/", "ideas/leaderboard/", "zh/ideas/leaderboard/"} <= {*inspire, *ideas}
+    assert any(p.startswith("ideas/topics/") and p != "ideas/topics/" for p in ideas)
+    assert any(p.startswith("zh/inspire/targets/") and p != "zh/inspire/targets/" for p in inspire)
+    paths = ["", "zh/", *rap, *inspire, *ideas]
     server = _serve(sample_site)
     try:
         result = _scan(f"http://127.0.0.1:{server.server_address[1]}/", paths)
@@ -120,7 +126,7 @@ def test_every_page_type_has_no_serious_or_critical_violation(sample_site: Path)
     assert result.returncode == 0, "serious/critical axe violations (page rule target):\n" + result.stdout[:6000]
     assert result.stderr.count("0 serious/critical") == len(paths), result.stderr
     # Tabbed pages are scanned in every tab state (axe skips hidden content): Test and Dev.
-    for page in ("leaderboard/", "releases/", "diagnostics/"):
+    for page in ("rap/leaderboard/", "rap/releases/", "rap/diagnostics/"):
         assert f"\n{page}: 0 serious/critical (2 tab states)" in "\n" + result.stderr, result.stderr
 
 
@@ -164,13 +170,13 @@ def test_leaderboard_switch_and_compare_url(sample_site: Path) -> None:
     paired differences of pairs.csv; a field page's picker redraws its forecast chart; nothing is requested from another origin."""
     import json
 
-    pairs = (sample_site / "downloads" / "pairs.csv").read_text(encoding="utf-8").splitlines()
+    pairs = (sample_site / "rap" / "downloads" / "pairs.csv").read_text(encoding="utf-8").splitlines()
     first = pairs[1].split(",")  # track,split,policy,condition,metric,entry_a,kind_a,entry_b,...
     a, b = first[5], first[7]
     server = _serve(sample_site)
     try:
         _require_npm_packages("puppeteer-core")
-        result = subprocess.run([NODE, str(A11Y / "behaviour.mjs"), f"http://127.0.0.1:{server.server_address[1]}/", a, b],
+        result = subprocess.run([NODE, str(A11Y / "behaviour.mjs"), f"http://127.0.0.1:{server.server_address[1]}/rap/", a, b],
                                 capture_output=True, text=True, timeout=300)
     finally:
         server.shutdown()

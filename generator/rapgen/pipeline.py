@@ -113,6 +113,8 @@ class PortalResult:
     benchmarks: tuple[str, ...]
     redirects: int
     timings: dict[str, float] = field(default_factory=dict)
+    synthetic: tuple[str, ...] = ()  # the slugs of the synthetic benchmarks (their pages say so)
+    by_benchmark: dict[str, dict[str, float]] = field(default_factory=dict)  # slug -> verify/score/replay seconds
 
 
 def run_portal(benchmarks: list[SiteBenchmark], site_dir: str | Path = "site", *, title: str = "rapgen", redirect: str | None = None,
@@ -120,7 +122,8 @@ def run_portal(benchmarks: list[SiteBenchmark], site_dir: str | Path = "site", *
                repo_url: str | None = None, replay: bool = True, kinds: Registry | None = None) -> PortalResult:
     """One site for ``benchmarks``: each verified first (any failure refuses the build before anything
     is written), then scored, replayed (a kind with Search), rendered under its slug; the portal at the
-    root; one strict mkdocs build; stubs at the old addresses of benchmark ``redirect``'s pages."""
+    root; one strict mkdocs build; stubs at the old addresses of benchmark ``redirect``'s pages.
+    ``timings`` holds the stages summed over the benchmarks, ``by_benchmark`` each one's share."""
     if resamples is not None and resamples < 1:
         raise UsageProblem(f"--resamples must be a positive integer, got {resamples}")
     check_url("--site-url", site_url)
@@ -132,25 +135,31 @@ def run_portal(benchmarks: list[SiteBenchmark], site_dir: str | Path = "site", *
     for b in benchmarks:
         guard_output_dir(work / b.slug / "scores", SCORES_OUTPUT)
     kinds = kinds if kinds is not None else registry()
-    timings: dict[str, float] = {}
-    t0 = time.perf_counter()
+    timings: dict[str, float] = {"verify": 0.0, "score": 0.0}
+    each: dict[str, dict[str, float]] = {}
     opened = []
     for b in benchmarks:
+        t0 = time.perf_counter()
         verified = open_verified(b.root, validate_call=validate_call, kinds=kinds.formats)
         kind = kinds.for_format(verified.format)
         if kind.site is None:
             raise UsageProblem(f"benchmark {b.slug!r}: the {kind.name} benchmark kind has no site to build")
         opened.append((b, kind, verified.release()))
-    timings["verify"] = time.perf_counter() - t0
+        each[b.slug] = {"verify": time.perf_counter() - t0}
     parts = []
-    t0 = time.perf_counter()
     for b, kind, release in opened:
         scores = work / b.slug / "scores"
+        t0 = time.perf_counter()
         kind.write_scores(kind.score(release, resamples=resamples, malformed=call_is_malformed), scores)
+        each[b.slug]["score"] = time.perf_counter() - t0
         if replay and kind.replay is not None:
-            kind.replay(release, scores)
+            t0 = time.perf_counter()
+            if kind.replay(release, scores):
+                each[b.slug]["replay"] = time.perf_counter() - t0
         parts.append(PortalPart(b.slug, b.label, b.title, kind.name, kind.unit, kind.site, release, scores))
-    timings["score"] = time.perf_counter() - t0
+    for stages in each.values():
+        for stage, seconds in stages.items():
+            timings[stage] = timings.get(stage, 0.0) + seconds
     t0 = time.perf_counter()
     portal = compose_portal(parts, work / "docs", title=title, repo_url=repo_url)
     timings["render"] = time.perf_counter() - t0
@@ -160,4 +169,5 @@ def run_portal(benchmarks: list[SiteBenchmark], site_dir: str | Path = "site", *
                        manifest_sha256=first.manifest_sha256, archive_name=title, site_url=site_url, plan=portal.plan)
     stubs = write_redirects(site_dir, redirect, title=title) if redirect else []
     timings["mkdocs"] = time.perf_counter() - t0
-    return PortalResult(Path(site_dir), portal.docs_dir, built.n_pages, tuple(b.slug for b, _k, _r in opened), len(stubs), timings)
+    return PortalResult(Path(site_dir), portal.docs_dir, built.n_pages, tuple(b.slug for b, _k, _r in opened), len(stubs), timings,
+                        tuple(b.slug for b, _k, r in opened if r.synthetic), each)

@@ -18,7 +18,9 @@ try {
   const page = await browser.newPage();
   page.on("pageerror", (e) => out.errors.push(e.message));
   page.on("console", (m) => { if (m.type() === "error") out.errors.push(m.text()); });
-  page.on("request", (r) => { if (!r.url().startsWith(base) && !r.url().startsWith("data:")) out.requests.push(r.url()); });
+  // the benchmark may sit under a folder of the site (/rap/): any request to another origin is reported
+  const origin = new URL(base).origin;
+  page.on("request", (r) => { if (!r.url().startsWith(origin + "/") && !r.url().startsWith("data:")) out.requests.push(r.url()); });
   const cellText = () => page.$eval("table[id^=leaderboard-] tbody tr td:nth-child(5)", (e) => e.textContent);
   const chartX = () => page.$eval("figure[data-panel] div.rap-chart", (e) => (e.data ? e.data.map((t) => t.x).flat() : []));
   await page.goto(new URL("leaderboard/", base).href, { waitUntil: "load" });

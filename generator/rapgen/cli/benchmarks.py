@@ -13,7 +13,9 @@
 
 A command given ``--benchmark SLUG`` works on that benchmark's root; given
 ``--root DIR``, on that folder; given neither, on the ``default`` benchmark (or,
-without ``rapgen.toml``, on ``.``), so every command reads what it read before.
+without ``rapgen.toml``, on ``.``), so every command reads what it read before;
+``rapgen build`` given neither builds the portal of every listed benchmark when the file
+lists several (docs/site.md).
 A benchmark whose kind is not installed, or whose root is missing, is an error
 only when it is selected. Every problem of the file is one line naming the file,
 the line and the problem (exit 2).
@@ -159,12 +161,12 @@ def select(root: Path | None, slug: str | None, kinds: Any = None) -> tuple[Path
     return chosen.root, chosen
 
 
-def site_benchmarks(kinds: Any) -> tuple[SiteConfig, list[Benchmark], list[str]]:
+def site_benchmarks(kinds: Any, asked: str = "--all") -> tuple[SiteConfig, list[Benchmark], list[str]]:
     """Every benchmark of rapgen.toml that can be built (its kind installed, its root there), and a note
-    for each one left out."""
+    for each one left out; ``asked`` names what asked for them in an error."""
     config = read_config()
     if config.path is None:
-        raise UsageProblem(f"--all: there is no {CONFIG_NAME} in the current folder to list benchmarks")
+        raise UsageProblem(f"{asked}: there is no {CONFIG_NAME} in the current folder to list benchmarks")
     chosen, notes = [], []
     for b in config.benchmarks:
         if b.kind is not None and b.kind not in kinds:
@@ -174,7 +176,7 @@ def site_benchmarks(kinds: Any) -> tuple[SiteConfig, list[Benchmark], list[str]]
         else:
             chosen.append(b)
     if not chosen:
-        raise UsageProblem(f"--all: no benchmark of {config.path} can be built ({'; '.join(notes)})")
+        raise UsageProblem(f"{asked}: no benchmark of {config.path} can be built ({'; '.join(notes)})")
     return config, chosen, notes
 
 
