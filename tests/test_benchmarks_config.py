@@ -82,7 +82,6 @@ def test_benchmark_selects_a_root_and_the_default_needs_no_option(site):
     (("submit", "check", "--benchmark", "nope", "some-model"), "Error: --benchmark 'nope': rapgen.toml lists no such benchmark"),
     (("submit", "check", "--benchmark", "ideas", "ideas-root/archive/models/absent"),
      "Error: ideas-root/archive/models/absent: the model folder does not exist or is not a directory"),
-    (("release", "start", "--benchmark", "ideas"), "Error: ideas-root: rapgen release start reads RAP archives only"),
     (("replay", "--benchmark", "ideas"), "Error: ideas-root: rapgen replay reads RAP archives only"),
 ])
 def test_a_benchmark_that_cannot_be_selected_is_a_usage_error(site, args, message):

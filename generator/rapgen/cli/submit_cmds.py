@@ -76,8 +76,7 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
     import json
 
     from rapgen.io import atomic_write_bytes
-    from rapgen.submit import check_submission, parse_now, render_report
-    from rapgen.submit.review.result import problem_order
+    from rapgen.submit import check_submission, parse_now, problem_order, render_report
     from rapgen.text import escape_terminal
 
     if report_path is not None and report_path.parent.exists() and not report_path.parent.is_dir():

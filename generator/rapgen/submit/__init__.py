@@ -10,7 +10,7 @@ public ``__init__`` surfaces.
 """
 
 from rapgen.submit.commit import make_commitment
-from rapgen.submit.review import CheckResult, ConditionCount, Problem, check_submission, parse_now, render_report
+from rapgen.submit.review import CheckResult, ConditionCount, Problem, check_submission, parse_now, problem_order, render_report
 from rapgen.submit.review.live import today_utc
 
-__all__ = ["CheckResult", "ConditionCount", "Problem", "check_submission", "make_commitment", "parse_now", "render_report", "today_utc"]
+__all__ = ["CheckResult", "ConditionCount", "Problem", "check_submission", "make_commitment", "parse_now", "problem_order", "render_report", "today_utc"]

@@ -10,6 +10,6 @@
 from rapgen.submit.review.check import check_submission
 from rapgen.submit.review.live import parse_now
 from rapgen.submit.review.report import render_report
-from rapgen.submit.review.result import FIXES, SECTIONS, CheckResult, ConditionCount, Problem, StageStatus
+from rapgen.submit.review.result import FIXES, SECTIONS, CheckResult, ConditionCount, Problem, StageStatus, problem_order
 
-__all__ = ["FIXES", "SECTIONS", "CheckResult", "ConditionCount", "Problem", "StageStatus", "check_submission", "parse_now", "render_report"]
+__all__ = ["FIXES", "SECTIONS", "CheckResult", "ConditionCount", "Problem", "StageStatus", "check_submission", "parse_now", "problem_order", "render_report"]

@@ -7,7 +7,7 @@ The leaderboard rows are leaderboard.csv's (KINDS.md §4 columns), the headline 
 
 from __future__ import annotations
 
-from rapgen.submit.review.report import CONTEXT_NEIGHBOURS, _fmt
+from rapgen.submit.review.cells import context_rows, fmt_cell as _fmt
 from rapgen.submit.review.result import CheckResult
 from rapgen.text import escape_markdown as md_text
 
@@ -43,10 +43,9 @@ def _leaderboard(result: CheckResult) -> list[str]:
 def _split(result: CheckResult, rows: list[dict], split: str, label: str = "") -> list[str]:
     ranked = [r for r in rows if r.get("estimate") not in (None, "")]
     ranked.sort(key=lambda r: (-float(r["estimate"]), r["entry"], r.get("condition", "")))
-    mine = [i for i, r in enumerate(ranked) if r["entry"] == result.model_id]
+    keep = context_rows(ranked, result.model_id)
     out: list[str] = []
-    if mine:
-        keep = sorted({j for i in mine for j in range(max(0, i - CONTEXT_NEIGHBOURS), min(len(ranked), i + CONTEXT_NEIGHBOURS + 1))})
+    if keep:
         out += [f"**{md_text(split)}** split" + (f", {label}" if label else ""), "", "| rank | entry | condition | estimate | 95% interval | CI rank | P(first) | valid / items |",
                 "| ---: | --- | --- | ---: | --- | ---: | ---: | ---: |"]
         previous = -1

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from rapgen import __version__
 from rapgen.archive import TEST_SPLIT
 from rapgen.scores import PRIMARY
+from rapgen.submit.review.cells import context_rows, fmt_cell as _fmt
 from rapgen.submit.review.result import SECTIONS, CheckResult, Problem, problem_order
 from rapgen.text import escape_markdown as md_text, escape_terminal, markdown_code as md_code
 
@@ -30,7 +31,6 @@ SECTION_TITLES = {
     "site": "Site dry-run render",
 }
 STATUS_ICON = {"passed": "✅ passed", "failed": "❌ failed", "skipped": "⏭️ skipped"}
-CONTEXT_NEIGHBOURS = 2
 MAX_NOTES = 50
 
 
@@ -41,14 +41,6 @@ def md_fence(lines: list[str]) -> list[str]:
     fence = "`" * max(3, longest + 1)
     return [fence, *shown, fence]
 
-
-def _fmt(value: str | float | None, digits: int = 3) -> str:
-    if value in (None, ""):
-        return "—"
-    try:
-        return f"{float(value):.{digits}f}"
-    except (TypeError, ValueError):
-        return md_text(str(value))
 
 
 def render_report(result: CheckResult, *, max_problems: int | None = 200) -> str:
@@ -132,10 +124,9 @@ def _leaderboard_section(result: CheckResult) -> list[str]:
 def _split_table(result: CheckResult, rows: list[dict], split: str) -> list[str]:
     ranked = [r for r in rows if r.get("estimate") not in (None, "")]
     ranked.sort(key=lambda r: (-float(r["estimate"]), r["entry"], r["condition"]))
-    mine = [i for i, r in enumerate(ranked) if r["entry"] == result.model_id]
+    keep = context_rows(ranked, result.model_id)
     out: list[str] = []
-    if mine:
-        keep = sorted({j for i in mine for j in range(max(0, i - CONTEXT_NEIGHBOURS), min(len(ranked), i + CONTEXT_NEIGHBOURS + 1))})
+    if keep:
         out += [f"**{md_text(split)}** split", "", "| rank | entry | condition | estimate | 95% interval | fields | valid / expected |",
                 "| ---: | --- | --- | ---: | --- | ---: | ---: |"]
         previous = -1
@@ -151,7 +142,7 @@ def _split_table(result: CheckResult, rows: list[dict], split: str) -> list[str]
             previous = j
         out.append("")
     undefined = [r for r in rows if r["entry"] == result.model_id and r.get("estimate") in (None, "")]
-    if undefined and mine:
+    if undefined and keep:
         out += [f"Undefined for {', '.join(sorted(md_text(r['condition']) for r in undefined))} (no defined field score).", ""]
     return out
 
