@@ -8,7 +8,7 @@ files, with topic-clustered intervals.
 
 - :mod:`~rapgen.kinds.ideas.archive` — the files and their invariants, the ``ideas-archive`` format;
 - :mod:`~rapgen.kinds.ideas.scores` — gates, credit, metrics, the six score files;
-- :mod:`~rapgen.kinds.ideas.kit` — the evaluator (retrieval, judges, cache);
+- :mod:`~rapgen.kinds.ideas.kit` — the evaluator (retrieval, judges, cache; ``rapgen evaluate``);
 - :mod:`~rapgen.kinds.ideas.site` — the pages, in English and Chinese;
 - :mod:`~rapgen.kinds.ideas.sample` — the sample archive built from the committed cs.CL papers, and a
   synthetic archive at the benchmark's size or a small one (``synth``).
@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from rapgen.kinds.base import BenchmarkKind
 from rapgen.kinds.ideas.archive.config import GATE_NAMES
 from rapgen.kinds.ideas.archive.kind import ARCHIVE, IdeasRelease
+from rapgen.kinds.ideas.kit.run import evaluate
 from rapgen.kinds.ideas.sample.build import sample as sample_step
+from rapgen.kinds.ideas.sample.synth import synth
 from rapgen.kinds.ideas.scores.kind import AXES, CLUSTERS, FILES, PRIMARY, TRACKS, IdeasScores, score, summary, write_scores
 from rapgen.kinds.ideas.scores.metrics import METRICS
 from rapgen.kinds.ideas.scores.units import SPLIT
@@ -44,7 +46,8 @@ VOCABULARY = Vocabulary(SPLIT, GATE_NAMES, FILES)
 KIND = BenchmarkKind(
     name="ideas", archive=ARCHIVE, unit=("episode_id", "condition"), item="episode_id",
     metrics=METRICS, primary=PRIMARY, tracks=TRACKS, axes=AXES, clusters=CLUSTERS,
-    score=score, write_scores=write_scores, summary=summary, sample=sample_step, site=SITE, vocabulary=VOCABULARY,
+    score=score, write_scores=write_scores, summary=summary, sample=sample_step, synth=synth, evaluate=evaluate, site=SITE,
+    vocabulary=VOCABULARY,
 )
 
 __all__ = ["KIND", "VOCABULARY", "IdeasRelease", "IdeasScores"]
