@@ -64,7 +64,8 @@ def evaluate(root: Path, model: str, judges: tuple[str, ...], out: Path | None, 
     endpoint gives is journaled at once (--cache-dir), so running the command
     again costs nothing and an interrupted run resumes where it stopped. Files
     are written only when complete; those already as computed are left alone.
-    Files written into archive/models/ID are new files: run 'rapgen seal'.
+    Files written into archive/models/ID are not yet listed in SHA256SUMS: a
+    listed model gains them through a models release.
 
     \b
     Examples:

@@ -238,5 +238,6 @@ def _text(s: dict, root: Path) -> list[str]:
     else:
         lines.append(f"Nothing to write: the {len(s['unchanged'])} files in {s['folder']} are up to date.")
     if s["seal"]:
-        lines.append(f"Next: rapgen seal --root {root} (SHA256SUMS does not list the new files yet), then rapgen verify --root {root}")
+        lines.append("SHA256SUMS does not list the new files: a listed model gains evaluator files through a models release "
+                     f"(IDEAS.md §4); until then rapgen verify --root {root} reports them as unlisted")
     return lines

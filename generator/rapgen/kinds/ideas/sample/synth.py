@@ -344,21 +344,21 @@ def synthetic_ideas_files(scale: str | IdeasScale = "full", seed: int = 0) -> tu
     return files, summary
 
 
-def write_synthetic_ideas(out: str | Path, scale: str = "full", seed: int = 0, *, force: bool = False) -> SynthSummary:
-    """Write the synthetic archive into ``out`` (replaced whole, atomically). A folder that holds
-    anything is refused, unless ``force`` and it holds an earlier Ideas archive (and nothing else)."""
-    check_sample_folder(Path(out), force)
+def write_synthetic_ideas(out: str | Path, scale: str = "full", seed: int = 0) -> SynthSummary:
+    """Write the synthetic archive into ``out`` (replaced whole, atomically)."""
     files, summary = synthetic_ideas_files(scale, seed)
     write_archive_folder(out, files)
     return summary
 
 
 def synth(out: str | Path, *, scale: str = "full", seed: int = 0, force: bool = False) -> dict:
-    """The kind's ``synth`` step (``rapgen synth --kind ideas``): write the archive, then a summary."""
+    """The kind's ``synth`` step (``rapgen synth --kind ideas``): write the archive, then a summary. A
+    folder that holds anything is refused, unless ``force`` and it holds an earlier Ideas archive only."""
     if scale not in IDEAS_SCALES:
         raise UsageProblem(f"--scale {scale!r}: the Ideas kind has the scales {', '.join(IDEAS_SCALES)}")
+    check_sample_folder(Path(out), force)
     start = time.perf_counter()
-    s = write_synthetic_ideas(out, scale, seed, force=force)
+    s = write_synthetic_ideas(out, scale, seed)
     seconds = time.perf_counter() - start
     return {"out": str(out), "scale": s.scale, "seed": s.seed, "papers": s.papers, "memberships": s.memberships,
             "episodes": s.episodes, "ideas": s.ideas, "judgments": s.judgments, "files": len(s.files), "bytes": s.size,
