@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from rapgen import __version__
-from rapgen.cli import archive_cmds, kit_cmds, release_cmds, sample_cmds, score_cmds, search_cmds, site_cmds, submit_cmds
+from rapgen.cli import archive_cmds, evaluate_cmds, kit_cmds, release_cmds, sample_cmds, score_cmds, search_cmds, site_cmds, submit_cmds
 from rapgen.cli.common import EPILOG
 
 
@@ -27,7 +27,7 @@ def cli() -> None:
     """
 
 
-for _module in (archive_cmds, release_cmds, sample_cmds, score_cmds, search_cmds, site_cmds, submit_cmds, kit_cmds):
+for _module in (archive_cmds, release_cmds, sample_cmds, score_cmds, evaluate_cmds, search_cmds, site_cmds, submit_cmds, kit_cmds):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

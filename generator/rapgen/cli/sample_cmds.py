@@ -125,8 +125,29 @@ def _kind_sample(name: str, out: Path, source: Path, force: bool, as_json: bool)
     click.echo(f"Built the {name} sample into {out}" + (f": {summary['text']}" if summary.get("text") else "."))
 
 
+def _kind_synth(name: str, out: Path, scale: str, seed: int, force: bool, rap_options: list[str], as_json: bool) -> None:
+    """``synth --kind NAME``: the kind's own ``synth`` step."""
+    from rapgen.cli.common import benchmark_kinds
+    from rapgen.errors import UsageProblem
+
+    kinds = benchmark_kinds()
+    if name not in kinds or kinds[name].synth is None:
+        with_synth = ", ".join(k for k in kinds if kinds[k].synth is not None)
+        raise UsageProblem(f"--kind {name!r}: no installed benchmark kind of that name writes a synthetic archive "
+                           f"(rap{', ' + with_synth if with_synth else ''})")
+    if rap_options:
+        raise UsageProblem(f"{rap_options[0]} is an option of RAP's synthetic archive; --kind {name} takes --scale, --seed, --out and --force")
+    summary = kinds[name].synth(out, scale=scale, seed=seed, force=force)
+    if as_json:
+        echo_json({k: v for k, v in summary.items() if k != "text"})
+        return
+    click.echo(f"Wrote synthetic {name} archive {out}" + (f": {summary['text']}." if summary.get("text") else "."))
+
+
 @click.command(epilog=EPILOG)
-@click.option("--scale", type=click.Choice(["full", "small"]), default="full", show_default=True, help="full: the benchmark's real size (278 fields, 1,390 episodes, 279,365 papers); small: 12 fields for tests.")
+@click.option("--kind", "kind_name", default="rap", show_default=True,
+              help="The benchmark kind whose synthetic archive to write (rap, or a kind that declares one: ideas, inspire).")
+@click.option("--scale", type=click.Choice(["full", "small"]), default="full", show_default=True, help="full: the benchmark's real size (RAP: 278 fields, 1,390 episodes, 279,365 papers; Ideas: 52 topics x 12 cutoffs; Inspire: 1,000 instances); small: a few of each, for tests.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the generator; the same seed gives the same bytes.")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Root folder to write archive/ and SHA256SUMS into (must not hold an archive yet, see --force).")
 @click.option("--force", is_flag=True, help="Replace an existing archive/ and SHA256SUMS in --out. Refused if it holds model folders, unless the archive is an earlier rapgen synth output holding only synth's own models.")
@@ -136,7 +157,7 @@ def _kind_sample(name: str, out: Path, source: Path, force: bool, as_json: bool)
 @json_option
 @debug_option
 @handle_errors
-def synth(scale: str, seed: int, out: Path, force: bool, no_traces: bool, no_interventions: bool, no_history: bool,
+def synth(kind_name: str, scale: str, seed: int, out: Path, force: bool, no_traces: bool, no_interventions: bool, no_history: bool,
           as_json: bool, debug: bool) -> None:
     """Write an entirely SYNTHETIC archive (papers, labels, seven models, the
     intervention records of four of them and a tuned panel model) at the
@@ -145,11 +166,21 @@ def synth(scale: str, seed: int, out: Path, force: bool, no_traces: bool, no_int
     Live deadline, one adding the intervention records and one errata release.
     For speed measurements and tests. Never commit it.
 
+    With --kind ideas or --kind inspire, the kind's own synthetic archive
+    (--scale, --seed, --out and --force apply; the other options are RAP's).
+
     \b
     Example:
       rapgen synth --scale full --seed 0 --out /tmp/synth && rapgen verify --root /tmp/synth
+      rapgen synth --kind ideas --scale full --out /tmp/ideas-synth && rapgen score --root /tmp/ideas-synth --out /tmp/s
     """
     from rapgen.sample import write_synthetic_archive
+
+    if kind_name != "rap":
+        rap_options = [n for n, v in (("--no-traces", no_traces), ("--no-interventions", no_interventions),
+                                      ("--no-history", no_history)) if v]
+        _kind_synth(kind_name, out, scale, seed, force, rap_options, as_json)
+        return
 
     summary = write_synthetic_archive(out, scale, seed, force=force, with_traces=not no_traces,
                                       records=None if no_interventions else synth_records, history=not no_history)

@@ -109,7 +109,10 @@ class BenchmarkKind:
     scores_dir) -> bool`` re-executes its recorded Search calls into the score folder (True if
     it ran; None for a kind without Search); ``summary(result) -> (fields, lines)`` is what
     ``rapgen score`` prints (``--json``: the fields); ``sample(out, **options)`` builds its
-    sample archive. ``vocabulary``
+    sample archive; ``synth(out, *, scale, seed, force) -> dict`` writes an entirely synthetic
+    archive (``rapgen synth --kind``; the summary's ``text`` is what the command prints);
+    ``evaluate(release, **options) -> dict`` runs the kind's evaluator on one model (``rapgen
+    evaluate``: a kind whose scores read evaluator files it produces). ``vocabulary``
     holds the kind's other words as data (RAP: conditions, splits, policies, labels), so
     no module spells them again."""
 
@@ -131,6 +134,8 @@ class BenchmarkKind:
     replay: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     summary: Callable[[Any], tuple[dict, list[str]]] | None = field(default=None, repr=False, compare=False)
     sample: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    synth: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    evaluate: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     vocabulary: Any = None
 
     def __post_init__(self) -> None:

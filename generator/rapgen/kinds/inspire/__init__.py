@@ -80,6 +80,19 @@ def _sample(out, *, source=".", force: bool = False) -> dict:
     return build_inspire_sample(source, out, force=force)
 
 
+def _synth(out, *, scale: str = "full", seed: int = 0, force: bool = False) -> dict:
+    """``rapgen synth --kind inspire``: an entirely synthetic archive at full or test size, checked and
+    replayed before it is moved into place."""
+    from rapgen.io import ARCHIVE_OUTPUT, guard_output_dir
+    from rapgen.kinds.inspire.sample import write_synthetic_inspire
+
+    guard_output_dir(out, ARCHIVE_OUTPUT)
+    s = write_synthetic_inspire(out, scale, seed, force=force)
+    s["text"] = (f"{s['instances']:,} instances, {s['corpus']:,} papers, {len(s['models'])} models, {s['calls']:,} Search calls, "
+                 f"{s['files']} files, {s['bytes'] / 1e6:.1f} MB in {s['seconds']['total']:.1f} s (checked and replayed)")
+    return s
+
+
 def _replay(release, scores_dir=None, **options):
     """``rapgen build``'s replay step (``scores_dir``: replay.json goes there) and ``rapgen replay``'s
     (``options``: ``models``, ``jobs``, ``cache_dir``, ``log``): False when no model has calls, else a
@@ -107,7 +120,7 @@ KIND = BenchmarkKind(
     axes=(AxisSpec("gains", layout.GAIN_MAPS, HEADLINE["gains"]), AxisSpec("cluster", layout.CLUSTERS, HEADLINE["cluster"])),
     clusters=(ClusterSpec("target", lambda target: target.instance_id, primary=True),
               ClusterSpec("topic", lambda target: target.topic)),
-    score=score, write_scores=write_scores, summary=summary, replay=_replay, search=SEARCH, kit=kit.KIT, sample=_sample,
+    score=score, write_scores=write_scores, summary=summary, replay=_replay, search=SEARCH, kit=kit.KIT, sample=_sample, synth=_synth,
     site=SITE, review=REVIEW, vocabulary=VOCABULARY,
 )
 

@@ -10,7 +10,10 @@ Ideas are embedded as title, rationale, approach and key terms joined by "\\n".
 :class:`EndpointEmbedder` posts ``{"model", "input": [texts]}`` to
 ``<base>/embeddings`` through the kit's chat client (its retries and strict
 JSON), caching every vector by SHA-256(model "\\n" text) in a durable journal,
-so a rerun embeds nothing twice.
+so a rerun embeds nothing twice. Vectors are kept as float32 (as the journal
+stores them) whether fresh or cached, so a resumed run ranks exactly as an
+uninterrupted one; a vector whose length is not the ledger's ``dimensions`` is
+an :class:`~rapgen.kit.EndpointError`.
 """
 
 from __future__ import annotations
@@ -104,8 +107,9 @@ class EmbeddingsClient(ChatClient):
 class EndpointEmbedder:
     """Embeddings from an OpenAI-compatible endpoint (one space for all episodes: ``fit`` does nothing)."""
 
-    def __init__(self, client: EmbeddingsClient, model: str, cache: str | Path | None = None, batch: int = 64):
-        self.client, self.model, self.name, self.batch = client, model, model, batch
+    def __init__(self, client: EmbeddingsClient, model: str, cache: str | Path | None = None, batch: int = 64,
+                 dimensions: int | None = None):
+        self.client, self.model, self.name, self.batch, self.dimensions = client, model, model, batch, dimensions
         self.journal = Journal(cache) if cache is not None else None
         self.calls = 0
 
@@ -130,7 +134,11 @@ class EndpointEmbedder:
                 raise EndpointError(f"the reply from {self.client.url} has no data[].embedding list") from None
             if len(vectors) != len(chunk) or len({v.shape for v in vectors}) != 1:
                 raise EndpointError(f"the reply from {self.client.url} has {len(vectors)} embeddings for {len(chunk)} inputs")
+            if vectors[0].ndim != 1 or (self.dimensions is not None and vectors[0].shape[0] != self.dimensions):
+                raise EndpointError(f"the reply from {self.client.url} has embeddings of shape {vectors[0].shape}, "
+                                    f"not the ledger's {self.dimensions} dimensions")
             for text, vec in zip(chunk, vectors):
+                vec = vec.astype("<f4").astype(np.float64)  # as the journal keeps it
                 fresh[self._key(text)] = vec
                 if self.journal is not None:
                     self.journal.add(self._key(text), {"vector": base64.b64encode(vec.astype("<f4").tobytes()).decode("ascii")})

@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,9 +64,9 @@ def episode_space(papers: Mapping[str, Paper], pools: Pools, eid: str, embedder:
 
 
 def retrieve(papers: Mapping[str, Paper], pools: Pools, predictions: Predictions, embedder: Embedder, depth: int,
-             spaces: dict[str, Space] | None = None) -> Retrieval:
+             spaces: dict[str, Space] | None = None, tick: Callable[[int], None] | None = None) -> Retrieval:
     """Candidates and novelty of every idea of a resolved episode, episode by episode
-    (``spaces``: a cache shared by the models of one run)."""
+    (``spaces``: a cache shared by the models of one run; ``tick(1)`` after each episode)."""
     out = Retrieval()
     by_episode: dict[str, list] = {}
     for idea in predictions.all_ideas():
@@ -82,7 +82,14 @@ def retrieve(papers: Mapping[str, Paper], pools: Pools, predictions: Predictions
             for k, (pid, cos) in enumerate(nearest(q, fv, future, depth), start=1):
                 out.candidates.append(Candidate(idea.episode_id, idea.condition, idea.rank, k, pid, cos))
             out.nn_distance[idea.key] = nn_distance(q, hv)
+        if tick is not None:
+            tick(1)
     return out
+
+
+def episodes_to_retrieve(pools: Pools, predictions: Predictions) -> int:
+    """How many episodes :func:`retrieve` visits (resolved episodes with at least one idea)."""
+    return len({i.episode_id for i in predictions.all_ideas() if i.episode_id in pools.future})
 
 
 @dataclass
@@ -93,17 +100,20 @@ class JudgeRun:
 
 
 def judge_candidates(candidates: list[Candidate], predictions: Predictions, papers: Mapping[str, Paper], judge: Judge,
-                     journal: Journal | None = None, earlier: list[Judgment] | None = None) -> JudgeRun:
-    """A judgment per candidate, in candidates order, reusing every known cache key."""
+                     journal: Journal | None = None, earlier: list[Judgment] | None = None, *, line: bytes | None = None,
+                     tick: Callable[[int], None] | None = None, reuse_journal: bool = True) -> JudgeRun:
+    """A judgment per candidate, in candidates order, reusing every known cache key. ``line``: the
+    judge's recorded judges.jsonl line (default: the line its record makes); ``tick(1)`` after each;
+    ``reuse_journal`` False: the journal only records (every pair not in ``earlier`` is judged)."""
     ideas = {i.key: i for i in predictions.all_ideas()}
-    line = judge_line(judge.record())
+    line = judge_line(judge.record()) if line is None else line
     known = {j.cache_key: Verdict(j.P, j.M, j.S) for j in earlier or [] if j.judge_id == judge.judge_id}
     run = JudgeRun([])
     for c in candidates:
         idea, paper = ideas[c.idea], papers[c.arxiv_id]
         key = judgment_key(idea, paper, line)
         verdict = known.get(key)
-        if verdict is None and journal is not None and (entry := journal.get(key)) is not None:
+        if verdict is None and journal is not None and reuse_journal and (entry := journal.get(key)) is not None:
             verdict = Verdict(entry.get("P"), entry.get("M"), entry.get("S"))
         if verdict is None:
             verdict = judge.judge(idea.fields(), paper.title, paper.abstract)
@@ -112,6 +122,8 @@ def judge_candidates(candidates: list[Candidate], predictions: Predictions, pape
                 journal.add(key, {"P": verdict.P, "M": verdict.M, "S": verdict.S})
         else:
             run.reused += 1
+        if tick is not None:
+            tick(1)
         run.judgments.append(Judgment(c.episode_id, c.condition, c.rank, c.cand_rank, c.arxiv_id, judge.judge_id,
                                       verdict.P, verdict.M, verdict.S, verdict.status, key))
     return run
@@ -141,4 +153,4 @@ def evaluate_model(model_dir: str | Path, papers: Mapping[str, Paper], pools: Po
     return run
 
 
-__all__ = ["Retrieval", "Space", "episode_space", "JudgeRun", "retrieve", "judge_candidates", "eval_files", "features_file", "evaluate_model"]
+__all__ = ["Retrieval", "Space", "episode_space", "JudgeRun", "retrieve", "episodes_to_retrieve", "judge_candidates", "eval_files", "features_file", "evaluate_model"]

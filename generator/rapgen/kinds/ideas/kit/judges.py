@@ -7,8 +7,9 @@
   M = the same for its approach and key terms, S = for its title alone.
   The rule is the judge's ``rule`` in judges.jsonl and its hash the
   ``prompt_sha256``, so a changed threshold changes every cache key.
-- :class:`ChatJudge` — an OpenAI-compatible chat endpoint at temperature 0
-  with the recorded :data:`PROMPT` (its SHA-256 is the ``prompt_sha256``);
+- :class:`ChatJudge` — an OpenAI-compatible chat endpoint at the recorded
+  temperature (0 unless judges.jsonl says otherwise) with the recorded
+  :data:`PROMPT` (its SHA-256 is the ``prompt_sha256``);
   the reply must be a JSON object with integer P, M, S in 0–3, or the
   judgment is ``failed`` (null scores, counted, passing no gate). An endpoint
   that cannot be reached raises :class:`~rapgen.kit.EndpointError`: that is
@@ -146,14 +147,15 @@ class ChatJudge:
     serving_model: str
     server_version: str = ""
     alias: str = ""
+    temperature: float = 0
     calls: int = 0
 
     def record(self) -> dict:
         return {"judge_id": self.judge_id, "serving_model": self.serving_model, "alias": self.alias or self.serving_model,
-                "prompt_sha256": PROMPT_SHA256, "temperature": 0, "server_version": self.server_version}
+                "prompt_sha256": PROMPT_SHA256, "temperature": self.temperature, "server_version": self.server_version}
 
     def judge(self, idea: Mapping, title: str, abstract: str) -> Verdict:
-        payload = {"model": self.serving_model, "temperature": 0,
+        payload = {"model": self.serving_model, "temperature": self.temperature,
                    "messages": [{"role": "system", "content": PROMPT}, {"role": "user", "content": _user_message(idea, title, abstract)}]}
         self.calls += 1
         reply = self.client.complete(payload)  # EndpointError stops the run; the journal keeps what was paid for

@@ -210,7 +210,8 @@ def build_sample(root: str | Path, out: str | Path, *, force: bool = False) -> S
 
 
 def check_sample_folder(out: Path, force: bool) -> None:
-    """``out`` may be missing or empty; with ``force`` it may hold an Ideas archive (and nothing else); never
+    """``out`` may be missing or empty; with ``force`` it may hold an Ideas archive (and nothing else: a sample
+    or a synthetic one); never
     inside another archive's archive/ or one of the project's folders (the shared output rule)."""
     guard_output_dir(out, ARCHIVE_OUTPUT)
     if out.exists() and not out.is_dir():
@@ -220,7 +221,7 @@ def check_sample_folder(out: Path, force: bool) -> None:
         return
     if not force:
         raise UsageProblem(f"{out}: the folder is not empty (it holds {', '.join(held[:3])}{' …' if len(held) > 3 else ''}); "
-                           "--force replaces an earlier Ideas sample")
+                           "--force replaces an earlier Ideas archive")
     info = out / "archive" / "ARCHIVE.json"
     try:
         ours = json.loads(info.read_text("utf-8")).get("format") == FORMAT and set(held) <= {"archive", "SHA256SUMS"}

@@ -31,6 +31,7 @@ How it is drawn:
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -39,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from rapgen.archive import add_months, canonical_hash, format_sums, sha256_bytes
+from rapgen.errors import UsageProblem
 from rapgen.kinds.ideas.archive.adapter import RawIdea, adapt, raw_sha256
 from rapgen.kinds.ideas.archive.assignment import assign
 from rapgen.kinds.ideas.archive.check import (
@@ -68,7 +70,13 @@ from rapgen.kinds.ideas.archive.predictions import STRATEGIES
 from rapgen.kinds.ideas.archive.writers import assignments_bytes, columns_parquet_bytes, json_bytes, jsonl_bytes, papers_bytes
 from rapgen.kinds.ideas.kit.judges import judge_line
 from rapgen.kinds.ideas.sample import synth_text as text
-from rapgen.kinds.ideas.sample.build import archive_document, config_document, ledger_document, write_archive_folder
+from rapgen.kinds.ideas.sample.build import (
+    archive_document,
+    check_sample_folder,
+    config_document,
+    ledger_document,
+    write_archive_folder,
+)
 
 START = date(2024, 4, 1)
 FIRST_CUTOFF = date(2024, 7, 1)
@@ -341,3 +349,19 @@ def write_synthetic_ideas(out: str | Path, scale: str = "full", seed: int = 0) -
     files, summary = synthetic_ideas_files(scale, seed)
     write_archive_folder(out, files)
     return summary
+
+
+def synth(out: str | Path, *, scale: str = "full", seed: int = 0, force: bool = False) -> dict:
+    """The kind's ``synth`` step (``rapgen synth --kind ideas``): write the archive, then a summary. A
+    folder that holds anything is refused, unless ``force`` and it holds an earlier Ideas archive only."""
+    if scale not in IDEAS_SCALES:
+        raise UsageProblem(f"--scale {scale!r}: the Ideas kind has the scales {', '.join(IDEAS_SCALES)}")
+    check_sample_folder(Path(out), force)
+    start = time.perf_counter()
+    s = write_synthetic_ideas(out, scale, seed)
+    seconds = time.perf_counter() - start
+    return {"out": str(out), "scale": s.scale, "seed": s.seed, "papers": s.papers, "memberships": s.memberships,
+            "episodes": s.episodes, "ideas": s.ideas, "judgments": s.judgments, "files": len(s.files), "bytes": s.size,
+            "seconds": round(seconds, 2),
+            "text": f"{s.episodes:,} episodes, {s.papers:,} papers ({s.memberships:,} memberships), {s.ideas:,} ideas, "
+                    f"{s.judgments:,} judgments, {len(s.files)} files, {s.size / 1e6:.1f} MB in {seconds:.1f} s"}
