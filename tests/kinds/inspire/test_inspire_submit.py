@@ -183,7 +183,7 @@ def _edited_id(folder):
     rows = _rows(folder, "traces.jsonl")
     rows[0]["returned_ids"][0] = "2999.99999"  # no paper of the corpus
     _write(folder, "traces.jsonl", rows)
-    return "traces.jsonl:1", "2999.99999"
+    return "traces.jsonl:1: ", "call 0 of insp-0001 detailed returned '2999.99999', which is not a corpus paper"
 
 
 @pytest.mark.parametrize("damage", [_gap, _edited_id], ids=lambda f: f.__name__.strip("_"))
