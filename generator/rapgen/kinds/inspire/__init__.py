@@ -83,14 +83,9 @@ def _sample(out, *, source=".", force: bool = False) -> dict:
 def _synth(out, *, scale: str = "full", seed: int = 0, force: bool = False) -> dict:
     """``rapgen synth --kind inspire``: an entirely synthetic archive at full or test size, checked and
     replayed before it is moved into place."""
-    from rapgen.io import ARCHIVE_OUTPUT, guard_output_dir
-    from rapgen.kinds.inspire.sample import write_synthetic_inspire
+    from rapgen.kinds.inspire.sample import synth_step
 
-    guard_output_dir(out, ARCHIVE_OUTPUT)
-    s = write_synthetic_inspire(out, scale, seed, force=force)
-    s["text"] = (f"{s['instances']:,} instances, {s['corpus']:,} papers, {len(s['models'])} models, {s['calls']:,} Search calls, "
-                 f"{s['files']} files, {s['bytes'] / 1e6:.1f} MB in {s['seconds']['total']:.1f} s (checked and replayed)")
-    return s
+    return synth_step(out, scale=scale, seed=seed, force=force)
 
 
 def _replay(release, scores_dir=None, **options):

@@ -13,7 +13,7 @@ from rapgen.kinds.inspire.sample.build import MAX_BYTES, build_inspire_sample, d
 from rapgen.kinds.inspire.sample.check import check_built
 from rapgen.kinds.inspire.sample.lineage import coined_name, lineage, named_antecedents, unique_names
 from rapgen.kinds.inspire.sample.redact import briefs, redact, title_overlap
-from rapgen.kinds.inspire.sample.synth import SCALES, SynthScale, write_synthetic_inspire
+from rapgen.kinds.inspire.sample.synth import SCALES, SynthScale, synth_step, write_synthetic_inspire
 
-__all__ = ["MAX_BYTES", "build_inspire_sample", "default_source_root", "check_built", "coined_name", "lineage",
+__all__ = ["synth_step", "MAX_BYTES", "build_inspire_sample", "default_source_root", "check_built", "coined_name", "lineage",
            "named_antecedents", "unique_names", "briefs", "redact", "title_overlap", "SCALES", "SynthScale", "write_synthetic_inspire"]

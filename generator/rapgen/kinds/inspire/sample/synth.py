@@ -119,3 +119,15 @@ def write_synthetic_inspire(out_root: str | Path, scale: str = "full", seed: int
         "calls": sum(t.count(b"\n") for _, t in files), "bytes": size, "files": n_files, "checked": report,
         "seconds": {k: round(v, 2) for k, v in seconds.items()},
     }
+
+
+def synth_step(out: Path, *, scale: str = "full", seed: int = 0, force: bool = False) -> dict:
+    """``rapgen synth --kind inspire``'s step: the archive written (the output folder guarded as for any
+    archive), with the line the command prints under ``text``."""
+    from rapgen.io import ARCHIVE_OUTPUT, guard_output_dir
+
+    guard_output_dir(out, ARCHIVE_OUTPUT)
+    s = write_synthetic_inspire(out, scale, seed, force=force)
+    s["text"] = (f"{s['instances']:,} instances, {s['corpus']:,} papers, {len(s['models'])} models, {s['calls']:,} Search calls, "
+                 f"{s['files']} files, {s['bytes'] / 1e6:.1f} MB in {s['seconds']['total']:.1f} s (checked and replayed)")
+    return s
