@@ -24,6 +24,9 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
+# What Chromium answers when the page it was asked about is being replaced by a navigation.
+TRANSIENT = ("Inspected target navigated or closed", "Cannot find context with specified id",
+             "Execution context was destroyed")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -99,7 +102,14 @@ class Browser:
     def wait_for(self, expression: str, timeout: float = 20.0):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            value = self.evaluate(f"(function(){{try{{return {expression};}}catch(e){{return false;}}}})()")
+            try:
+                value = self.evaluate(f"(function(){{try{{return {expression};}}catch(e){{return false;}}}})()")
+            except RuntimeError as err:
+                # A click or a switch that navigates can tear the page down between the
+                # poll being sent and answered; the next poll asks the new page.
+                if not any(m in str(err) for m in TRANSIENT):
+                    raise
+                value = False
             if value:
                 return value
             time.sleep(0.1)
