@@ -34,7 +34,7 @@ from rapgen.kit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Messages, Prom
 from rapgen.kit.scaffold import check_model_id, init_submission, model_json_bytes, model_record, write_model_json
 from rapgen.kit.session import CallLog, SearchOutcome, SearchSession, ToolError, backend_executor
 from rapgen.kit.runner import AgentConfig, RunSummary, UnitWriter, run_agent
-from rapgen.kit.serve import GuardedHandler, bind_loopback, check_loopback, open_traces, serve_search
+from rapgen.kit.serve import GuardedHandler, bind_loopback, check_loopback, open_traces, serve_search, serve_until_interrupted
 from rapgen.kit.intervention_prompts import (
     InterventionPrompt,
     build_oracle_prompt,
@@ -65,7 +65,7 @@ __all__ = [
     "FINISH_TOOL_NAME", "SEARCH_TOOL_NAME", "Messages", "Prompt", "build_prompt", "canonical_sha256", "template_sha256", "tool_schemas",
     "check_model_id", "init_submission", "model_json_bytes", "model_record", "write_model_json",
     "CallLog", "SearchOutcome", "SearchSession", "ToolError", "backend_executor",
-    "AgentConfig", "RunSummary", "UnitWriter", "run_agent", "GuardedHandler", "refuse_existing_traces", "run_mcp", "tool_server", "bind_loopback", "check_loopback", "open_traces", "serve_search", "serve_mcp",
+    "AgentConfig", "RunSummary", "UnitWriter", "run_agent", "GuardedHandler", "refuse_existing_traces", "run_mcp", "tool_server", "bind_loopback", "check_loopback", "open_traces", "serve_search", "serve_until_interrupted", "serve_mcp",
     "InterventionPrompt", "build_readout_prompt", "build_oracle_prompt", "readout_template_sha256", "oracle_template_sha256",
     "run_readouts", "run_oracle",
     "ChatClient", "EndpointError", "ReplyProblem", "decode_json", "read_turn", "LineAppender",

@@ -266,6 +266,16 @@ def check_loopback(host: str) -> str:
     return host
 
 
+def serve_until_interrupted(server: ThreadingHTTPServer) -> None:
+    """Serve until Ctrl-C, then close the listening socket."""
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
 def open_traces(traces: str | Path | None) -> LineAppender | None:
     """A new ``--traces`` file, appended and fsync'd line by line; it must not exist yet."""
     if traces is None:
@@ -302,12 +312,7 @@ def serve_search(
             raise UsageProblem(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
         bound_host, bound_port = server.server_address[:2]
         announce(f"Search tool on http://{bound_host}:{bound_port}/search (max {session.max_calls} calls per unit); Ctrl-C to stop")
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            server.server_close()
+        serve_until_interrupted(server)
     finally:
         if appender is not None:
             appender.close()

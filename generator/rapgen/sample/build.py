@@ -34,17 +34,15 @@ from rapgen.errors import RapgenError, UsageProblem
 from rapgen.io import write_jsonl
 from rapgen.sample import blocks as blocks_mod
 from rapgen.sample.codebooks import FieldText, load_fields
-from rapgen.sample.common import manifest_rows, origins_doc, seal, staged, write_common, write_manifests
+from rapgen.sample.common import (
+    CREATED, HISTORY_WINDOWS, WINDOW_MONTHS, manifest_rows, origins_doc, papers_span, seal, staged, write_common, write_manifests,
+)
 from rapgen.sample.instrument import DIRECTION_QUANTILE, THRESHOLDS, TYPES, TfidfSpace, assign_many, calibrate, cosine_scores, tokenize
 
 ORIGINS = (date(2023, 1, 1), date(2023, 7, 1), date(2024, 1, 1), date(2024, 7, 1), date(2025, 1, 1))
 STRICT_ORIGIN = date(2025, 1, 1)
-WINDOW_MONTHS = 6
-HISTORY_WINDOWS = 3
 CATEGORY = "cs.CL"
-PAPERS_FROM = add_months(ORIGINS[0], -WINDOW_MONTHS * HISTORY_WINDOWS)  # 2021-07-01
-PAPERS_TO = add_months(ORIGINS[-1], WINDOW_MONTHS)  # 2025-07-01 (exclusive)
-CREATED = "2026-11-29"  # fixed, so that rebuilds are byte-identical
+PAPERS_FROM, PAPERS_TO = papers_span(ORIGINS)  # 2021-07-01, 2025-07-01 (exclusive)
 N_EXEMPLARS = 3
 # eligible_pre2024: at least this many counted rows (primary != other) in every
 # six-month window that an episode with an origin before 2024 reads.

@@ -30,6 +30,17 @@ from rapgen.io import ARCHIVE_OUTPUT, guard_output_dir, staging_dir, swap_dir, w
 
 # ARCHIVE.md, provenance/FINAL_PARAMETER_LEDGER_V1.json: the benchmark's values, verbatim.
 LEDGER: dict = BENCHMARK_LEDGER
+# The samples' calendar: six-month windows, and three of them read before each origin.
+WINDOW_MONTHS = 6
+HISTORY_WINDOWS = 3
+CREATED = "2026-11-29"  # fixed, so that rebuilds are byte-identical
+
+
+def papers_span(origins: Sequence[date]) -> tuple[date, date]:
+    """[first, end) of the papers a sample with these origins holds: the first origin's history
+    windows to the end of the last origin's target window (exclusive)."""
+    return add_months(origins[0], -WINDOW_MONTHS * HISTORY_WINDOWS), add_months(origins[-1], WINDOW_MONTHS)
+
 
 def origins_doc(origins: Sequence[date], window_months: int, history_windows: int, strict_origin: date) -> dict:
     return {

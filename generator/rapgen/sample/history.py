@@ -38,9 +38,9 @@ from rapgen.archive import (
 )
 from rapgen.errors import ArchiveError, UsageProblem
 from rapgen.io import ARCHIVE_OUTPUT, atomic_write_bytes, guard_output_dir, write_json
+from rapgen.sample.common import WINDOW_MONTHS
 
 N_INITIAL = 2  # origins resolved in release 1; every later one is rolled in
-WINDOW_MONTHS = 6
 CLOSES_DAYS = 14
 OPEN_SUBMITTER = "ref-closed-book"  # the agent that submits openly; the others seal their entries
 COPIED = ("archive/ARCHIVE.json", "archive/benchmark/fields.jsonl", "archive/benchmark/codebooks.jsonl",

@@ -60,15 +60,14 @@ from rapgen.archive import (
 )
 from rapgen.errors import UsageProblem
 from rapgen.io import write_json, write_jsonl
-from rapgen.sample.common import OwnOutput, manifest_rows, origins_doc, seal, staged, write_common, write_manifests
+from rapgen.sample.common import (
+    CREATED, HISTORY_WINDOWS, WINDOW_MONTHS, OwnOutput, manifest_rows, origins_doc, papers_span, seal, staged, write_common,
+    write_manifests,
+)
 
 ORIGINS = (date(2024, 1, 1), date(2024, 7, 1), date(2025, 1, 1), date(2025, 7, 1), date(2026, 1, 1))
 STRICT_ORIGIN = date(2026, 1, 1)
-WINDOW_MONTHS = 6
-HISTORY_WINDOWS = 3
-START = add_months(ORIGINS[0], -WINDOW_MONTHS * HISTORY_WINDOWS)  # 2022-07-01
-END = add_months(ORIGINS[-1], WINDOW_MONTHS)  # 2026-07-01 (exclusive)
-CREATED = "2026-11-29"
+START, END = papers_span(ORIGINS)  # 2022-07-01, 2026-07-01 (exclusive)
 TYPES = ("single", "boundary", "bridge", "other", "low_evidence")
 
 

@@ -31,7 +31,8 @@ from urllib.parse import parse_qs, urlparse
 
 from rapgen.errors import RapgenError, UsageProblem
 from rapgen.kit import (
-    GuardedHandler, ToolError, bind_loopback, check_loopback, open_traces, refuse_existing_traces, run_mcp, tool_server,
+    GuardedHandler, ToolError, bind_loopback, check_loopback, open_traces, refuse_existing_traces, run_mcp, serve_until_interrupted,
+    tool_server,
 )
 
 from rapgen.kinds.inspire.archive import layout
@@ -151,12 +152,7 @@ def serve_search(release, *, host: str = "127.0.0.1", port: int = 8765, traces: 
     where = f"{bound[0]} ({bound[1]})" if bound else "any instance"
     announce(f"{SEARCH_TOOL} on http://{server.server_address[0]}:{server.server_address[1]}{PATH} for {where} "
              f"(max {session.max_calls} calls per unit); Ctrl-C to stop")
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve_until_interrupted(server)
 
 
 def serve_mcp(release, instance_id: str, condition: str, *, traces: str | Path | None = None, http_port: int | None = None,
