@@ -7,7 +7,7 @@ The leaderboard rows are leaderboard.csv's (KINDS.md §4 columns), the headline 
 
 from __future__ import annotations
 
-from rapgen.submit.review.cells import context_rows, fmt_cell as _fmt
+from rapgen.submit.review.cells import fmt_cell as _fmt, ranked_table
 from rapgen.submit.review.result import CheckResult
 from rapgen.text import escape_markdown as md_text
 
@@ -41,24 +41,9 @@ def _leaderboard(result: CheckResult) -> list[str]:
 
 
 def _split(result: CheckResult, rows: list[dict], split: str, label: str = "") -> list[str]:
-    ranked = [r for r in rows if r.get("estimate") not in (None, "")]
-    ranked.sort(key=lambda r: (-float(r["estimate"]), r["entry"], r.get("condition", "")))
-    keep = context_rows(ranked, result.model_id)
-    out: list[str] = []
-    if keep:
-        out += [f"**{md_text(split)}** split" + (f", {label}" if label else ""), "", "| rank | entry | condition | estimate | 95% interval | CI rank | P(first) | valid / items |",
-                "| ---: | --- | --- | ---: | --- | ---: | ---: | ---: |"]
-        previous = -1
-        for j in keep:
-            if j != previous + 1:
-                out.append("| … | | | | | | | |")
-            r = ranked[j]
-            bold = "**" if r["entry"] == result.model_id else ""
-            interval = f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]" if r.get("ci_low") not in (None, "") else "—"
-            out.append(f"| {j + 1} | {bold}{md_text(r['entry'])}{bold} | {md_text(r.get('condition') or '—')} | {bold}{_fmt(r['estimate'])}{bold} "
-                       f"| {interval} | {_fmt(r.get('rank'), 0)} | {_fmt(r.get('p_first'))} | {_fmt(r.get('n_valid'), 0)} / {_fmt(r.get('n_items'), 0)} |")
-            previous = j
-        out.append("")
+    title = f"**{md_text(split)}** split" + (f", {label}" if label else "")
+    out, _ = ranked_table(rows, result.model_id, title, ("CI rank", "P(first)", "valid / items"), lambda r: (
+        _fmt(r.get("rank"), 0), _fmt(r.get("p_first")), f"{_fmt(r.get('n_valid'), 0)} / {_fmt(r.get('n_items'), 0)}"))
     undefined = [r for r in rows if r["entry"] == result.model_id and r.get("estimate") in (None, "")]
     if undefined:
         out += [f"Undefined on the **{md_text(split)}** split for {', '.join(sorted(md_text(r.get('condition') or '—') for r in undefined))}.", ""]

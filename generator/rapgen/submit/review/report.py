@@ -16,7 +16,7 @@ from collections import OrderedDict
 from rapgen import __version__
 from rapgen.archive import TEST_SPLIT
 from rapgen.scores import PRIMARY
-from rapgen.submit.review.cells import context_rows, fmt_cell as _fmt
+from rapgen.submit.review.cells import fmt_cell as _fmt, ranked_table
 from rapgen.submit.review.result import SECTIONS, CheckResult, Problem, problem_order
 from rapgen.text import escape_markdown as md_text, escape_terminal, markdown_code as md_code
 
@@ -122,25 +122,8 @@ def _leaderboard_section(result: CheckResult) -> list[str]:
 
 
 def _split_table(result: CheckResult, rows: list[dict], split: str) -> list[str]:
-    ranked = [r for r in rows if r.get("estimate") not in (None, "")]
-    ranked.sort(key=lambda r: (-float(r["estimate"]), r["entry"], r["condition"]))
-    keep = context_rows(ranked, result.model_id)
-    out: list[str] = []
-    if keep:
-        out += [f"**{md_text(split)}** split", "", "| rank | entry | condition | estimate | 95% interval | fields | valid / expected |",
-                "| ---: | --- | --- | ---: | --- | ---: | ---: |"]
-        previous = -1
-        for j in keep:
-            if j != previous + 1:
-                out.append("| … | | | | | | |")
-            r = ranked[j]
-            bold = "**" if r["entry"] == result.model_id else ""
-            interval = f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]" if r.get("ci_low") not in (None, "") else "—"
-            valid = f"{_fmt(r.get('n_valid', ''), 0)} / {_fmt(r.get('n_episodes', ''), 0)}"
-            out.append(f"| {j + 1} | {bold}{md_text(r['entry'])}{bold} | {md_text(r['condition'])} | {bold}{_fmt(r['estimate'])}{bold} "
-                       f"| {interval} | {_fmt(r.get('n_fields', ''), 0)} | {valid} |")
-            previous = j
-        out.append("")
+    out, keep = ranked_table(rows, result.model_id, f"**{md_text(split)}** split", ("fields", "valid / expected"), lambda r: (
+        _fmt(r.get("n_fields", ""), 0), f"{_fmt(r.get('n_valid', ''), 0)} / {_fmt(r.get('n_episodes', ''), 0)}"))
     undefined = [r for r in rows if r["entry"] == result.model_id and r.get("estimate") in (None, "")]
     if undefined and keep:
         out += [f"Undefined for {', '.join(sorted(md_text(r['condition']) for r in undefined))} (no defined field score).", ""]
