@@ -29,7 +29,9 @@ from rapgen.archive.history.ops import (
     _check_window_folder,
     _finish,
     _open,
+    _open_latest,
     _Stage,
+    _window_folder,
     cut_release,
     refuse_history,
     roll_release,
@@ -88,20 +90,14 @@ def roll(root: str | Path, window_dir: str | Path, *, kinds: Kinds = None, close
          release_date: date | None = None, open_next: bool = True, simulated: bool | None = None,
          notes: str | None = None) -> ReleaseResult:
     """Ingest the window [s, s + window) of the open key s: resolve s + window − target, open s + window."""
-    root, window_dir = Path(root), Path(window_dir)
-    if not window_dir.is_dir():
-        raise UsageProblem(f"{window_dir}: not a directory (expected a folder with papers.parquet and assignments.parquet)")
+    root, window_dir = Path(root), _window_folder(window_dir)
     loaded, spec = verified_root(root, kinds)
     if _is_rap(spec):
         return roll_release(root, window_dir, closes=closes, release_date=release_date, open_next=open_next,
                             simulated=simulated, notes=notes)
     if not spec.rolls or spec.hooks is None:
         raise UsageProblem(NO_ROLLS.format(root=root, kind="this"))
-    latest = loaded.latest
-    if latest is None or latest.open_origin is None:
-        which = f"release {latest.release}" if latest else "the format-1 archive (one implicit release)"
-        raise ArchiveError(f"{root}: {which} has no open key, so there is no window to roll in; "
-                           + ("run 'rapgen release start' to open one" if latest is None else "only a roll opens keys"))
+    latest = _open_latest(root, loaded, "key")
     start_key = latest.open_origin.origin
     end = add_months(start_key, spec.window_months)
     target = add_months(end, -spec.answer_months)

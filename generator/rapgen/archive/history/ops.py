@@ -51,11 +51,10 @@ _SHOWN = 3
 
 
 @dataclass(frozen=True)
-class Replacement:
-    """An errata entry: the archive path to replace, why, and the file holding its new bytes."""
+class Replacement(Replaced):
+    """An errata entry: what the release record lists (the archive path to replace and why) and the
+    file holding its new bytes."""
 
-    path: str
-    reason: str
     source: Path
 
 
@@ -227,6 +226,23 @@ def _open(origin: date | None, closes: date | None, when: date, window_months: i
     return OpenOrigin(origin, deadline)
 
 
+def _window_folder(window_dir: str | Path) -> Path:
+    window_dir = Path(window_dir)
+    if not window_dir.is_dir():
+        raise UsageProblem(f"{window_dir}: not a directory (expected a folder with papers.parquet and assignments.parquet)")
+    return window_dir
+
+
+def _open_latest(root: Path, loaded: LoadedHistory, key: str = "origin") -> ReleaseRecord:
+    """The latest release, which a roll needs to have an open ``key`` (RAP's origin, a kind's time key)."""
+    latest = loaded.latest
+    if latest is None or latest.open_origin is None:
+        which = f"release {latest.release}" if latest else "the format-1 archive (one implicit release)"
+        raise ArchiveError(f"{root}: {which} has no open {key}, so there is no window to roll in; "
+                           + ("run 'rapgen release start' to open one" if latest is None else f"only a roll opens {key}s"))
+    return latest
+
+
 def _check_date(when: date, latest: ReleaseRecord) -> None:
     if when < latest.date:
         raise UsageProblem(f"release date {when} is before release {latest.release}'s date {latest.date}; release dates never decrease")
@@ -291,15 +307,9 @@ def roll_release(
     arxiv id must be new; the roll resolves T and, with ``open_next``, opens
     T + window (``closes`` defaults to that origin + 14 days).
     """
-    root, window_dir = Path(root), Path(window_dir)
-    if not window_dir.is_dir():
-        raise UsageProblem(f"{window_dir}: not a directory (expected a folder with papers.parquet and assignments.parquet)")
+    root, window_dir = Path(root), _window_folder(window_dir)
     loaded = _verified_history(root)
-    latest = loaded.latest
-    if latest is None or latest.open_origin is None:
-        which = f"release {latest.release}" if latest else "the format-1 archive (one implicit release)"
-        raise ArchiveError(f"{root}: {which} has no open origin, so there is no window to roll in; "
-                           + ("run 'rapgen release start' to open one" if latest is None else "only a roll opens origins"))
+    latest = _open_latest(root, loaded)
     target = latest.open_origin.origin
     months = loaded.origins.window_months
     end = add_months(target, months)
