@@ -28,14 +28,20 @@ from rapgen.site import PortalPart, build_site, check_site_dir, check_url, compo
 
 
 @dataclass(frozen=True)
-class PipelineResult:
+class BuiltSite:
+    """What a build leaves: the HTML site, the Markdown it was built from, its page count and each step's seconds."""
+
     site_dir: Path
     docs_dir: Path
-    scores_dir: Path
     n_pages: int
+    timings: dict[str, float] = field(default_factory=dict, kw_only=True)  # step (verify, score, ...) -> seconds
+
+
+@dataclass(frozen=True)
+class PipelineResult(BuiltSite):
+    scores_dir: Path
     manifest_sha256: str
     synthetic: bool
-    timings: dict[str, float] = field(default_factory=dict)
 
 
 def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int | None = None,
@@ -91,8 +97,8 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
                        manifest_sha256=rendered.manifest_sha256, archive_name=rendered.archive_name, site_url=site_url,
                        spec=kind.site)
     timings["mkdocs"] = time.perf_counter() - t0
-    return PipelineResult(Path(site_dir), rendered.docs_dir, scores_dir, built.n_pages, rendered.manifest_sha256,
-                          rendered.synthetic, timings)
+    return PipelineResult(Path(site_dir), rendered.docs_dir, built.n_pages, scores_dir, rendered.manifest_sha256,
+                          rendered.synthetic, timings=timings)
 
 
 @dataclass(frozen=True)
@@ -106,13 +112,9 @@ class SiteBenchmark:
 
 
 @dataclass(frozen=True)
-class PortalResult:
-    site_dir: Path
-    docs_dir: Path
-    n_pages: int
+class PortalResult(BuiltSite):
     benchmarks: tuple[str, ...]
     redirects: int
-    timings: dict[str, float] = field(default_factory=dict)
     synthetic: tuple[str, ...] = ()  # the slugs of the synthetic benchmarks (their pages say so)
     by_benchmark: dict[str, dict[str, float]] = field(default_factory=dict)  # slug -> verify/score/replay seconds
 
@@ -169,5 +171,5 @@ def run_portal(benchmarks: list[SiteBenchmark], site_dir: str | Path = "site", *
                        manifest_sha256=first.manifest_sha256, archive_name=title, site_url=site_url, plan=portal.plan)
     stubs = write_redirects(site_dir, redirect, title=title) if redirect else []
     timings["mkdocs"] = time.perf_counter() - t0
-    return PortalResult(Path(site_dir), portal.docs_dir, built.n_pages, tuple(b.slug for b, _k, _r in opened), len(stubs), timings,
-                        tuple(b.slug for b, _k, r in opened if r.synthetic), each)
+    return PortalResult(Path(site_dir), portal.docs_dir, built.n_pages, tuple(b.slug for b, _k, _r in opened), len(stubs),
+                        tuple(b.slug for b, _k, r in opened if r.synthetic), each, timings=timings)
