@@ -217,6 +217,16 @@ def cell(row: Any, note_if_missing: str | None = None) -> Cell:
     return Cell(est, num(row["ci_low"]), num(row["ci_high"]), "" if est is not None else note_if_missing)
 
 
+def ranked_cell(row: Any, absent: str) -> Cell:
+    """The Cell of one ranked score row (estimate, interval and rank); without a row, the note of
+    catalogue key ``absent``."""
+    if row is None:
+        return Cell(None, note=t(absent))
+    c = Cell(num(row["estimate"]), num(row["ci_low"]), num(row["ci_high"]))
+    c.rank = num(row["rank"])
+    return c
+
+
 def records(frame: pd.DataFrame) -> list[dict]:
     """Rows as plain dicts of Python values (much faster than DataFrame.to_dict for wide frames)."""
     cols = list(frame.columns)

@@ -18,7 +18,7 @@ import pandas as pd
 from rapgen.archive import LiveStatus
 from rapgen.errors import SiteError
 from rapgen.scores import BASELINE_CONDITION as BASE, PRIMARY, LIVE_TRACK
-from rapgen.site.cells import LEADER_CONDITIONS, SPLITS, Cell, LeaderPanel, LeaderRow, mark_best, num, page_url, records
+from rapgen.site.cells import LEADER_CONDITIONS, SPLITS, Cell, LeaderPanel, LeaderRow, mark_best, num, page_url, ranked_cell, records
 from rapgen.site.i18n import t
 from rapgen.site.pages.releases import headline_rows
 
@@ -43,11 +43,7 @@ class LiveExtras:
 
 
 def _cell(row: dict | None) -> Cell:
-    if row is None:
-        return Cell(None, note=t("lb.not_on_time"))
-    c = Cell(num(row["estimate"]), num(row["ci_low"]), num(row["ci_high"]))
-    c.rank = num(row["rank"])
-    return c
+    return ranked_cell(row, "lb.not_on_time")
 
 
 def _live_rows(live: pd.DataFrame, split: str, kind: str) -> list[dict]:

@@ -20,7 +20,7 @@ from rapgen.archive import ReleaseCitation, bibtex, manifest_path
 from rapgen.scores import PRIMARY
 from rapgen.site import plots
 from rapgen.site.cells import (
-    CONDITION_LABEL, LEADER_CONDITIONS, SPLIT_LABEL, SPLITS, Cell, SimpleTable, num, records,
+    CONDITION_LABEL, LEADER_CONDITIONS, SPLIT_LABEL, SPLITS, Cell, SimpleTable, num, ranked_cell, records,
 )
 from rapgen.site.escape import html_text
 from rapgen.site.i18n import t, term
@@ -91,11 +91,7 @@ def headline_rows(releases: pd.DataFrame | None, track: str = PRIMARY.track) -> 
 
 
 def _cell(row: dict | None) -> Cell:
-    if row is None:
-        return Cell(None, note=t("rel.not_scored"))
-    c = Cell(num(row["estimate"]), num(row["ci_low"]), num(row["ci_high"]))
-    c.rank = num(row["rank"])
-    return c
+    return ranked_cell(row, "rel.not_scored")
 
 
 def _headline(rows: list[dict], split: str) -> SimpleTable:

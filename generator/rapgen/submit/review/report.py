@@ -95,17 +95,21 @@ def _facts(result: CheckResult) -> list[str]:
     return facts
 
 
+def _table_section(title: str, header: str, rule: str, rows: list[str], note: str = "") -> list[str]:
+    """A report section of one table: its heading, the table and, under it, ``note``."""
+    return [f"### {title}", "", header, rule, *rows, "", *([note, ""] if note else [])]
+
+
 def _sections_table(result: CheckResult) -> list[str]:
-    out = ["### Checks", "", "| stage | result | note |", "| --- | --- | --- |"]
+    rows = []
     for section in SECTIONS:
         status = result.stages.get(section)
         if status is None:
             continue
         k = len(result.stage_problems(section))
         note = md_text(status.note) if status.note else (f"{k} problem{'s' * (k != 1)}" if k else "")
-        out.append(f"| {SECTION_TITLES[section]} | {STATUS_ICON.get(status.status, md_text(status.status))} | {note} |")
-    out.append("")
-    return out
+        rows.append(f"| {SECTION_TITLES[section]} | {STATUS_ICON.get(status.status, md_text(status.status))} | {note} |")
+    return _table_section("Checks", "| stage | result | note |", "| --- | --- | --- |", rows)
 
 
 def _leaderboard_section(result: CheckResult) -> list[str]:
@@ -133,26 +137,28 @@ def _split_table(result: CheckResult, rows: list[dict], split: str) -> list[str]
 def _validity_section(result: CheckResult) -> list[str]:
     if not result.accounting:
         return []
-    out = ["### Validity", "", "| condition | expected | present | valid | invalid | why invalid |", "| --- | ---: | ---: | ---: | ---: | --- |"]
+    rows = []
     for c in result.accounting:
         reasons = "; ".join(f"{md_text(r)} ×{k}" for r, k in c.reasons) or "—"
-        out.append(f"| {c.condition} | {c.expected} | {c.present} | {c.valid} | {c.invalid} | {reasons} |")
-    out += ["", "Invalid units are kept, counted and excluded from every mean, never scored as zero.", ""]
-    return out
+        rows.append(f"| {c.condition} | {c.expected} | {c.present} | {c.valid} | {c.invalid} | {reasons} |")
+    return _table_section("Validity", "| condition | expected | present | valid | invalid | why invalid |",
+                          "| --- | ---: | ---: | ---: | ---: | --- |", rows,
+                          "Invalid units are kept, counted and excluded from every mean, never scored as zero.")
 
 
 def _origins_section(result: CheckResult) -> list[str]:
     """Coverage per origin: every origin the model claims, where its units are, and whether it is complete."""
     if not result.origins:
         return []
-    out = ["### Coverage per origin", "", "| origin | file | conditions (present / expected) | coverage |", "| --- | --- | --- | --- |"]
+    rows = []
     for row in result.origins:
         conditions = ", ".join(f"{md_text(c)} {v['present']}/{v['expected']}" for c, v in row["conditions"].items()) or "—"
         status = "✅ complete" if row["complete"] else "❌ incomplete"
         listed = " (listed)" if row["listed"] else ""
-        out.append(f"| {md_text(row['origin'])} | {md_code(row['file'])}{listed} | {conditions} | {status} |")
-    out += ["", "Every origin a model claims is complete: all fields × every claimed condition, with A0, A1 and A3.", ""]
-    return out
+        rows.append(f"| {md_text(row['origin'])} | {md_code(row['file'])}{listed} | {conditions} | {status} |")
+    return _table_section("Coverage per origin", "| origin | file | conditions (present / expected) | coverage |",
+                          "| --- | --- | --- | --- |", rows,
+                          "Every origin a model claims is complete: all fields × every claimed condition, with A0, A1 and A3.")
 
 
 def _live_section(result: CheckResult) -> list[str]:
