@@ -21,7 +21,7 @@ from rapgen.archive import (
 from rapgen.errors import ArchiveError
 
 from rapgen.kinds.inspire.archive import layout
-from rapgen.kinds.inspire.archive.read import InspireFiles, ModelFiles, read_sources
+from rapgen.kinds.inspire.archive.read import InspireFiles, read_sources
 
 # Inspire has no time key: no windows, no opened or resolved files, no rolls (INSPIRE.md, KINDS.md §5).
 INSPIRE_HISTORY = HistorySpec(window_months=0, target_months=None, window_files=(), opened_files=(), rolls=False)
@@ -80,6 +80,11 @@ def check_inspire(inp: CheckInput) -> KindCheck:
     return KindCheck(findings, history if history.is_history else None, files.info, files)
 
 
+def _document(name: str) -> property:
+    """A release's document as its :attr:`InspireRelease.files_view` holds it."""
+    return property(lambda self: getattr(self.files_view, name), doc=f"The release's {name}.")
+
+
 class InspireRelease(Release):
     """One release of an Inspire root: its benchmark documents and the models it lists.
 
@@ -109,37 +114,14 @@ class InspireRelease(Release):
         return kept if kept is not None else self.disk_path(rel).read_bytes()
 
     # ------------------------------------------------------------ the documents
-    @property
-    def ledger(self):
-        return self.files_view.ledger
-
-    @property
-    def instances(self):
-        return self.files_view.instances
-
-    @property
-    def targets(self):
-        return self.files_view.targets
-
-    @property
-    def judgements(self):
-        return self.files_view.judgements
-
-    @property
-    def references(self):
-        return self.files_view.references
-
-    @property
-    def corpus(self):
-        return self.files_view.corpus
-
-    @property
-    def manifest(self):
-        return self.files_view.manifest
-
-    @property
-    def models(self) -> dict[str, ModelFiles]:
-        return self.files_view.models
+    ledger = _document("ledger")
+    instances = _document("instances")
+    targets = _document("targets")
+    judgements = _document("judgements")
+    references = _document("references")
+    corpus = _document("corpus")
+    manifest = _document("manifest")
+    models = _document("models")  # model id -> ModelFiles
 
     @property
     def model_ids(self) -> list[str]:
