@@ -98,6 +98,11 @@ def _entry_order(entries: list[Entry]) -> list[int]:
     return sorted(range(len(entries)), key=lambda e: (entries[e].kind != "model", entries[e].entry, entries[e].condition))
 
 
+def _entry_columns(entry: np.ndarray, entries: list[Entry]) -> dict[str, outputs.Coded]:
+    """The entry, kind and condition columns of rows given by entry index."""
+    return {name: outputs.Coded(entry, tuple(getattr(x, name) for x in entries)) for name in ("entry", "kind", "condition")}
+
+
 def field_scores_table(entries, field_ids, field_split, field_scores, participates, applicable) -> Table:
     """Defined field scores only (a field without one has no row)."""
     order = np.array(_entry_order(entries), dtype=np.int64)
@@ -126,9 +131,7 @@ def field_scores_table(entries, field_ids, field_split, field_scores, participat
         "track": outputs.Coded(stacked["track"].astype(np.int64), TRACKS),
         "split": outputs.Coded(stacked["split"].astype(np.int64), tuple(split_names)),
         "policy": outputs.Coded(stacked["policy"].astype(np.int64), POLICIES),
-        "entry": outputs.Coded(entry, tuple(x.entry for x in entries)),
-        "kind": outputs.Coded(entry, tuple(x.kind for x in entries)),
-        "condition": outputs.Coded(entry, tuple(x.condition for x in entries)),
+        **_entry_columns(entry, entries),
         "metric": outputs.Coded(stacked["metric"].astype(np.int64), METRIC_NAMES),
         "field_id": outputs.Coded(stacked["field_id"].astype(np.int64), tuple(field_ids)),
         "estimate": stacked["estimate"].astype(np.float64),
@@ -159,9 +162,7 @@ def origin_scores_table(entries, origins, splits, field_split, values, applicabl
     data = {
         "split": outputs.Coded(col["split"].astype(np.int64), tuple(splits)),
         "policy": outputs.Coded(col["policy"].astype(np.int64), POLICIES),
-        "entry": outputs.Coded(entry, tuple(x.entry for x in entries)),
-        "kind": outputs.Coded(entry, tuple(x.kind for x in entries)),
-        "condition": outputs.Coded(entry, tuple(x.condition for x in entries)),
+        **_entry_columns(entry, entries),
         "metric": outputs.Coded(col["metric"].astype(np.int64), METRIC_NAMES),
         "origin": outputs.Coded(col["origin"].astype(np.int64), tuple(o.isoformat() for o in origins)),
         "estimate": col["estimate"].astype(np.float64),
