@@ -52,6 +52,7 @@ from rapgen.archive.history.spec import RAP_HISTORY, HistoryHooks, HistorySpec, 
 from rapgen.archive.history.kinded import NO_ROLLS, cut as release_cut, roll as release_roll, start as release_start
 from rapgen.archive.kind import ArchiveKind, CallValidator, CheckInput, KindCheck
 from rapgen.archive.rap_release import RAP_ARCHIVE, RapRelease
+from rapgen.archive.ledger_tables import ledger_rows
 from rapgen.archive.reader import Archive
 from rapgen.archive.release import Release
 from rapgen.archive.records import *  # noqa: F403 - the record types and RAP's words (records.__all__)
@@ -65,7 +66,7 @@ from rapgen.archive.croissant.tables import tables as croissant_tables
 from rapgen.archive.verify import VerifyReport, format_finding, is_valid, open_release, open_verified, verify_archive
 
 __all__ = [
-    "Archive", "VerifiedRoot", "Release", "RapRelease", "open_verified", "open_release", "verify_archive", "is_valid",
+    "Archive", "ledger_rows", "VerifiedRoot", "Release", "RapRelease", "open_verified", "open_release", "verify_archive", "is_valid",
     "VerifyReport", "format_finding", "seal_archive", "SealResult",
     "ArchiveKind", "CallValidator", "CheckInput", "KindCheck", "HistoryHooks", "HistorySpec", "NO_ROLLS", "WindowFiles",
     "release_cut", "release_roll", "release_start", "RAP_ARCHIVE", "RAP_HISTORY",

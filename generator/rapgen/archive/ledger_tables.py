@@ -31,3 +31,12 @@ def connect_ledger(root: Path, papers: Sequence[str], assignments: Sequence[str]
     con.execute("CREATE TABLE fields AS SELECT * FROM fields_frame")
     con.unregister("fields_frame")
     return con
+
+
+def ledger_rows(archive, sql: str, parameters=None) -> list[tuple]:
+    """The rows of one query over ``archive``'s ledger tables, on a connection of its own (closed after)."""
+    con = archive.connect()
+    try:
+        return con.execute(sql, parameters).fetchall()
+    finally:
+        con.close()

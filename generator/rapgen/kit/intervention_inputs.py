@@ -22,7 +22,7 @@ from datetime import date
 from pathlib import Path
 
 from rapgen.archive import (
-    ORIGINS_SUBDIR, PREDICTIONS_JSONL, TRACES_JSONL, Archive, TraceCall, Unit, parse_predictions, parse_traces,
+    ORIGINS_SUBDIR, PREDICTIONS_JSONL, TRACES_JSONL, Archive, TraceCall, ledger_rows, Unit, parse_predictions, parse_traces,
     PaperText, build_evidence, build_oracle_block, canonical_counts, oracle_windows, calls_by_unit, replay_pairs,
     BUDGETS, READOUTS, SOURCE_CONDITIONS,
 )
@@ -117,12 +117,8 @@ class EvidenceBuilder:
         missing = sorted(ids - set(self.papers))
         if not missing:
             return
-        con = self.archive.connect()
-        try:
-            rows = con.execute("SELECT arxiv_id, first_submitted, title, abstract FROM papers WHERE list_contains(?, arxiv_id)",
-                               [missing]).fetchall()
-        finally:
-            con.close()
+        rows = ledger_rows(self.archive, "SELECT arxiv_id, first_submitted, title, abstract FROM papers WHERE list_contains(?, arxiv_id)",
+                           [missing])
         for pid, day, title, abstract in rows:
             self.papers[pid] = PaperText(day.isoformat(), title, abstract)
 
@@ -144,11 +140,7 @@ class OracleBlocks:
 
     def _field_rows(self, field_id: str) -> list[tuple[date, str]]:
         if self._rows is None:
-            con = self.archive.connect()
-            try:
-                rows = con.execute("SELECT field_id, first_submitted, \"primary\" FROM assignments").fetchall()
-            finally:
-                con.close()
+            rows = ledger_rows(self.archive, "SELECT field_id, first_submitted, \"primary\" FROM assignments")
             grouped: dict[str, list[tuple[date, str]]] = defaultdict(list)
             for fid, day, primary in rows:
                 grouped[fid].append((day, primary))

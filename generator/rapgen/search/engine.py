@@ -40,7 +40,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from rapgen.archive import CONDITION_REGIME
+from rapgen.archive import CONDITION_REGIME, ledger_rows
 from rapgen.errors import SearchError, UsageProblem
 from rapgen.search.analysis import CALL_KEYS, FIELDS, SORTS, query_terms
 from rapgen.search.cache import ensure_index, resolve_cache_dir
@@ -572,11 +572,7 @@ class Backend:
     def paper_texts(self, ids) -> list[tuple[str, str]]:
         """(title, abstract) of each id, from one in-memory copy of papers.parquet (loaded on first use)."""
         if self._texts is None:
-            con = self.archive.connect()
-            try:
-                rows = con.execute("SELECT arxiv_id, title, abstract FROM papers").fetchall()
-            finally:
-                con.close()
+            rows = ledger_rows(self.archive, "SELECT arxiv_id, title, abstract FROM papers")
             self._texts = {r[0]: (r[1] or "", r[2] or "") for r in rows}
         return [self._texts.get(i, ("", "")) for i in ids]
 
@@ -584,13 +580,8 @@ class Backend:
         """Title and abstract of the given papers, in the given order."""
         if not ids:
             return []
-        con = self.archive.connect()
-        try:
-            rows = con.execute(
-                "SELECT arxiv_id, first_submitted, title, abstract FROM papers WHERE list_contains(?, arxiv_id)", [list(ids)]
-            ).fetchall()
-        finally:
-            con.close()
+        rows = ledger_rows(self.archive, "SELECT arxiv_id, first_submitted, title, abstract FROM papers WHERE list_contains(?, arxiv_id)",
+                           [list(ids)])
         found = {r[0]: r for r in rows}
         return [
             {"arxiv_id": i, "first_submitted": found[i][1].isoformat(), "title": found[i][2], "abstract": found[i][3]}
