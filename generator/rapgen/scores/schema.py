@@ -408,11 +408,15 @@ class Table:
 
 @dataclass(frozen=True)
 class Section:
-    key: str
-    title: str
-    intro: str
+    """A declared section (its key, title and intro) with its tables filled from diagnostics.json."""
+
+    spec: SectionSpec
     tables: tuple[Table, ...]
     present: bool  # False when diagnostics.json has no such section
+
+    @property
+    def key(self) -> str:
+        return self.spec.key
 
 
 def _lookup(obj: Any, path: tuple[str, ...]) -> Any:
@@ -479,5 +483,5 @@ def diagnostic_tables(diagnostics: Mapping[str, Any]) -> list[Section]:
             for title, records in _groups(table, table_records(table, diagnostics)):
                 rows = tuple(tuple(_cell(r, c) for c in table.columns) for r in records)
                 tables.append(Table(title, table.columns, rows, table.per_episode))
-        sections.append(Section(spec.key, spec.title, spec.intro, tuple(tables), present))
+        sections.append(Section(spec, tuple(tables), present))
     return sections

@@ -97,7 +97,7 @@ def _declared_table(table: Table) -> SimpleTable:
 
 def _declared(section: Section) -> DiagnosticSection:
     tables = [_declared_table(t) for t in section.tables]
-    return DiagnosticSection(section.key.replace("_", "-"), term(section.title), term(section.intro), tables, section.present)
+    return DiagnosticSection(section.key.replace("_", "-"), term(section.spec.title), term(section.spec.intro), tables, section.present)
 
 
 _SCORE_COLUMNS = (ColumnSpec("split", "split"), ColumnSpec("entry", "entry"), ColumnSpec("condition", "condition"),
@@ -186,8 +186,7 @@ PAPER_PAGE_TABLES: tuple[str, ...] = (
 
 
 def _without(section: Section, titles: tuple[str, ...]) -> Section:
-    return Section(section.key, section.title, section.intro, tuple(x for x in section.tables if x.title not in titles),
-                   section.present)
+    return Section(section.spec, tuple(x for x in section.tables if x.title not in titles), section.present)
 
 
 def paper_page_tables(out: ScoreOutputs) -> list[SimpleTable]:
