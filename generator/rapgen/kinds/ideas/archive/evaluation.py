@@ -63,14 +63,14 @@ def judgment_key(idea: Idea, paper: Paper, judge_line: bytes) -> str:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class _IdeaCandidate:
+    """One candidate paper of one idea: the idea (episode, condition, rank), the paper's rank and id."""
+
     episode_id: str
     condition: str
     rank: int
     cand_rank: int
     arxiv_id: str
-    cosine: float
-    row: int = 0
 
     @property
     def idea(self) -> tuple[str, str, int]:
@@ -78,12 +78,13 @@ class Candidate:
 
 
 @dataclass(frozen=True)
-class Judgment:
-    episode_id: str
-    condition: str
-    rank: int
-    cand_rank: int
-    arxiv_id: str
+class Candidate(_IdeaCandidate):
+    cosine: float
+    row: int = 0
+
+
+@dataclass(frozen=True)
+class Judgment(_IdeaCandidate):
     judge_id: str
     P: int | None
     M: int | None
@@ -91,10 +92,6 @@ class Judgment:
     status: str
     cache_key: str
     row: int = 0
-
-    @property
-    def idea(self) -> tuple[str, str, int]:
-        return (self.episode_id, self.condition, self.rank)
 
 
 def _rows(path: str, data: bytes, columns, findings: list[Finding], nullable: Sequence[str] = ()) -> list[tuple] | None:
