@@ -83,7 +83,7 @@ def _replicates(table, metric, view):
     A_, B_ = item_sums(table)
     clusters = clusters_of(cluster_of(table.items, targets(), "target"))
     A_k, B_k = cluster_sums(A_, B_, clusters, view_mask(table.items, targets(), view))
-    C = draws(clusters.n, 5, 0)
+    C = draws(clusters.size, 5, 0)
     assert C.tolist() == [[0, 2, 1], [3, 0, 0], [3, 0, 0], [0, 1, 2], [0, 2, 1]]
     m = METRIC_NAMES.index(metric)
     return intervals(C, A_k[m], B_k[m], 0.95)[0], B_k[m]
@@ -154,7 +154,7 @@ def test_metric_values_in_the_nan_convention_give_the_same_estimates(table):
 
 def test_topic_clusters_are_numbered_in_byte_order(table):
     clusters = clusters_of(cluster_of(table.items, targets(), "topic"))
-    assert clusters.ids == ("topic-a", "topic-b") and clusters.index.tolist() == [0, 1, 0]
+    assert clusters.ids == ("topic-a", "topic-b") and clusters.of_item.tolist() == [0, 1, 0]
     A_, B_ = item_sums(table)
     A_k, B_k = cluster_sums(A_, B_, clusters)
     m = METRIC_NAMES.index("ndcg@10")

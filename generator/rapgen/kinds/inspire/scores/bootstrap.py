@@ -16,26 +16,13 @@ from typing import Sequence
 
 import numpy as np
 
-from rapgen.scores import bootstrap_intervals, draw_counts
-
-
-@dataclass(frozen=True)
-class Clusters:
-    """Cluster ids in byte order and each item's cluster index."""
-
-    ids: tuple[str, ...]
-    index: np.ndarray
-
-    @property
-    def n(self) -> int:
-        return len(self.ids)
+from rapgen.scores import Clusters, bootstrap_intervals, cluster_index, draw_counts
 
 
 def clusters_of(item_clusters: Sequence[str]) -> Clusters:
-    """Number the distinct cluster ids of the items in byte order of their UTF-8 bytes."""
-    ids = tuple(sorted(set(item_clusters), key=lambda s: s.encode("utf-8")))
-    at = {c: k for k, c in enumerate(ids)}
-    return Clusters(ids, np.array([at[c] for c in item_clusters], dtype=np.int64))
+    """Number the distinct cluster ids of the items in byte order of their UTF-8 bytes (the engine's
+    :func:`rapgen.scores.cluster_index`)."""
+    return cluster_index(item_clusters)
 
 
 def cluster_sums(A: np.ndarray, B: np.ndarray, clusters: Clusters, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -45,8 +32,8 @@ def cluster_sums(A: np.ndarray, B: np.ndarray, clusters: Clusters, mask: np.ndar
     B = np.atleast_2d(np.asarray(B, dtype=np.float64))
     if mask is not None:
         A, B = A * mask, B * mask
-    member = np.zeros((A.shape[1], clusters.n))
-    member[np.arange(A.shape[1]), clusters.index] = 1.0
+    member = np.zeros((A.shape[1], clusters.size))
+    member[np.arange(A.shape[1]), clusters.of_item] = 1.0
     return A @ member, B @ member
 
 
