@@ -173,15 +173,15 @@ def _ideas(rng: np.random.Generator, vocab: text.Vocabulary, pools: Pools, condi
             if n == 0:
                 out.lines.append({"episode_id": ep.episode_id, "condition": condition, "rank": None, "status": "empty"})
                 continue
-            for rank, t in enumerate(text.idea_texts(rng, vocab, topics[ep.topic_id], n), start=1):
+            for rank, idea in enumerate(text.idea_texts(rng, vocab, topics[ep.topic_id], n), start=1):
                 raw_digest = None
                 if condition == "mdf":
-                    raw = text.raw_proposal(t)
+                    raw = text.raw_proposal(idea)
                     fields = adapt(**raw)
                     raw_digest = raw_sha256(RawIdea(ep.episode_id, condition, rank, **raw))
                     out.raws.append({"episode_id": ep.episode_id, "condition": condition, "rank": rank, **raw})
                 else:
-                    fields = {"title": t.title, "rationale": t.rationale, "approach": t.approach, "key_terms": list(t.key_terms)}
+                    fields = idea
                 out.lines.append({"episode_id": ep.episode_id, "condition": condition, "rank": rank, **fields, "raw_sha256": raw_digest})
                 out.keys.append((ep.episode_id, condition, rank))
                 out.pred_digest.append(canonical_hash(fields))

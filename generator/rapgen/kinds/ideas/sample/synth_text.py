@@ -17,6 +17,7 @@ from datetime import date, timedelta
 import numpy as np
 
 from rapgen.kinds.ideas.archive.papers import Paper
+from rapgen.kinds.ideas.archive.predictions import IDEA_FIELDS
 from rapgen.kinds.ideas.archive.topics import Topic
 
 CONSONANTS = "bdfgklmnprstvz"
@@ -107,18 +108,9 @@ def papers(rng: np.random.Generator, vocab: Vocabulary, start: date, end: date, 
     return out
 
 
-@dataclass(frozen=True)
-class IdeaText:
-    """The four fields of a structured idea, or (for a raw proposal) the raw fields too."""
-
-    title: str
-    rationale: str
-    approach: str
-    key_terms: tuple[str, ...]
-
-
-def idea_texts(rng: np.random.Generator, vocab: Vocabulary, topic: Topic, n: int) -> list[IdeaText]:
-    """``n`` ideas about ``topic``: a title around one of its terms, a rationale, an approach and 0–3 key terms."""
+def idea_texts(rng: np.random.Generator, vocab: Vocabulary, topic: Topic, n: int) -> list[dict]:
+    """``n`` ideas about ``topic``: a title around one of its terms, a rationale, an approach and 0–3 key terms,
+    each as the idea fields of predictions.jsonl (``IDEA_FIELDS``, what ``Idea.fields()`` and the adapter give)."""
     terms = topic.terms
     fill = rng.integers(0, len(vocab.filler), (n, 3 + 18 + 4 + 3))
     term = rng.integers(0, len(terms), n)
@@ -130,13 +122,14 @@ def idea_texts(rng: np.random.Generator, vocab: Vocabulary, topic: Topic, n: int
         title = _capital(f"{vocab.filler[f[0]]} {terms[term[i]]} {vocab.sentence(f[1:3])}")
         rationale = _capital(vocab.sentence(f[3:21])) + "."
         approach = f"{OPERATORS[op[i]]}: {vocab.sentence(f[21:25])}"
-        out.append(IdeaText(title, rationale, approach, tuple(vocab.filler[k] for k in f[25:25 + int(n_keys[i])])))
+        out.append(dict(zip(IDEA_FIELDS, (title, rationale, approach, [vocab.filler[k] for k in f[25:25 + int(n_keys[i])]]))))
     return out
 
 
-def raw_proposal(text: IdeaText) -> dict:
-    """A raw proposal (``raw.jsonl``'s four fields) whose adapter-v1 idea has ``text``'s title:
+def raw_proposal(idea: dict) -> dict:
+    """A raw proposal (``raw.jsonl``'s four fields) whose adapter-v1 idea has ``idea``'s title:
     a thinking span, a Markdown heading, a body line, a gap, an operator and a base direction."""
-    operator, _, base = text.approach.partition(": ")
-    return {"text": f"<think>\nweigh {text.key_terms[0] if text.key_terms else 'options'}\n</think>\n\n## {text.title}\n{text.rationale}",
-            "innovation_gap": f"No work yet on {text.title.lower()}.", "operator": operator, "base_direction": base}
+    operator, _, base = idea["approach"].partition(": ")
+    terms, title = idea["key_terms"], idea["title"]
+    return {"text": f"<think>\nweigh {terms[0] if terms else 'options'}\n</think>\n\n## {title}\n{idea['rationale']}",
+            "innovation_gap": f"No work yet on {title.lower()}.", "operator": operator, "base_direction": base}
