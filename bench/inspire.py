@@ -3,7 +3,8 @@
 Usage::
 
     python bench/inspire.py                     # generate the full-size archive under a temporary folder
-    python bench/inspire.py --root DIR          # an archive already written by write_synthetic_inspire
+    python bench/inspire.py --root DIR          # an archive already written (rapgen synth --kind inspire --scale full)
+    python bench/inspire.py --root DIR --reference e0eb92b --repeat 2   # the commands against a revision
     python bench/inspire.py --keep DIR          # generate into DIR (kept) for later --root runs
 
 The archive is ``write_synthetic_inspire(DIR, "full", seed)``: 1,000 instances, a
@@ -24,6 +25,14 @@ workers it forked) with the load average, since the 2-core machine is shared:
 On an otherwise idle machine the scorer's wall time is at most its CPU time, and
 the replay's about its serial CPU plus the workers' CPU divided by the jobs;
 both estimates are printed next to the goals (10 s and 30 s on 2 cores).
+
+With ``--root`` the commands themselves are timed too, against ``--reference``
+(a revision of this repository, extracted with ``git archive``, or a source tree)
+in the same run: ``rapgen replay --root DIR`` (index cache warm, shared by both
+trees) and ``rapgen score --root DIR``, one warm-up each, then ``--repeat`` runs
+alternating between the trees; the best wall and CPU of each and their ratio
+(this checkout / reference) are printed, and the two trees' replay.json and score
+files must be byte-identical. ``--reference none`` skips this stage.
 """
 
 from __future__ import annotations
@@ -118,6 +127,43 @@ def kind_stages(root: Path, resamples: int | None) -> None:
     say(written.line(f"  write_scores ({len(files)} files, {size / 1e6:.1f} MB)"))
 
 
+def command_stages(root: Path, reference: str, repeat: int, jobs: int) -> bool:
+    """``rapgen replay`` and ``rapgen score`` of ``root`` by this checkout and by ``reference``,
+    alternately; True when both trees wrote the same bytes."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from reference import REPO, ratio, run_tree, source_tree
+
+    same = True
+    with tempfile.TemporaryDirectory(prefix="inspire-bench-cmds-") as tmp:
+        work = Path(tmp)
+        trees = {"this checkout": REPO, "reference": source_tree(reference, work)}
+        cache = work / "cache"
+        commands = {
+            "replay": lambda name: ["-m", "rapgen", "replay", "--root", str(root), "--cache-dir", str(cache), "--jobs", str(jobs),
+                                    "--out", str(work / f"replay-{name[:4]}")],
+            "score": lambda name: ["-m", "rapgen", "score", "--root", str(root), "--out", str(work / f"score-{name[:4]}")],
+        }
+        for what, command in commands.items():
+            for name, tree in trees.items():
+                run_tree(tree, command(name))  # warm-up: the page cache, and the index cache for replay
+            runs: dict[str, list] = {name: [] for name in trees}
+            for i in range(repeat):
+                for name in (list(trees) if i % 2 == 0 else list(reversed(list(trees)))):
+                    run = run_tree(trees[name], command(name))
+                    runs[name].append(run)
+                    say(f"  {what} run {i + 1} {name:14s} wall {run.wall:6.2f} s, CPU {run.cpu:6.2f} s, "
+                        f"peak {run.peak_kib / 2**20:.2f} GiB (load {run.load:.1f})")
+            (mw, mc), (rw, rc) = ((min(r.wall for r in runs[n]), min(r.cpu for r in runs[n])) for n in trees)
+            outputs = [sorted(p.relative_to(d) for p in d.rglob("*") if p.is_file())
+                       for d in (work / f"{what}-this", work / f"{what}-refe")]
+            identical = outputs[0] == outputs[1] and all(
+                (work / f"{what}-this" / p).read_bytes() == (work / f"{what}-refe" / p).read_bytes() for p in outputs[0])
+            same &= identical
+            say(f"rapgen {what} (best of {repeat}): this checkout wall {mw:.2f} s, CPU {mc:.2f} s; {reference} wall {rw:.2f} s, "
+                f"CPU {rc:.2f} s; ratio {ratio(mw, rw)} wall, {ratio(mc, rc)} CPU; outputs byte-identical: {identical}")
+    return same
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", type=Path, help="an existing full-size synthetic Inspire archive")
@@ -126,6 +172,9 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--resamples", type=int, default=None, help="default: the ledger's (10,000)")
     ap.add_argument("--reference-calls", type=int, default=3000)
+    ap.add_argument("--reference", default="e0eb92b",
+                    help="with --root: the revision (or source tree) the replay and score commands are timed against; none: skip")
+    ap.add_argument("--repeat", type=int, default=2, help="alternating runs of each command per tree (with --reference)")
     ap.add_argument("--kind", action="store_true", help="also time the kind's own path: verify, KIND.score and its score folder")
     args = ap.parse_args()
 
@@ -196,7 +245,10 @@ def main() -> int:
         f"replay ≈ {idle_replay:.1f} s after reading (goal 30 s); reading and checking took {read.cpu_own:.1f} s CPU")
     if tmp is not None:
         tmp.cleanup()
-    return 0 if same and ok else 1
+    commands_same = True
+    if args.root is not None and args.reference != "none":
+        commands_same = command_stages(root, args.reference, args.repeat, args.jobs)
+    return 0 if same and ok and commands_same else 1
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from rapgen.kit.chat import ChatClient, EndpointError, ReplyProblem, decode_json
 from rapgen.kit.journal import LineAppender
 from rapgen.kit.prompt import FINISH_TOOL_NAME, SEARCH_TOOL_NAME, Messages, Prompt, build_prompt, canonical_sha256, template_sha256, tool_schemas
 from rapgen.kit.scaffold import check_model_id, init_submission, model_json_bytes, model_record, write_model_json
-from rapgen.kit.session import CallLog, SearchOutcome, SearchSession, ToolError, backend_executor
+from rapgen.kit.session import CallLog, SearchOutcome, SearchSession, ToolError, backend_executor, recorded_call
 from rapgen.kit.runner import AgentConfig, RunSummary, UnitWriter, run_agent
 from rapgen.kit.serve import GuardedHandler, bind_loopback, check_loopback, open_traces, serve_search, serve_until_interrupted
 from rapgen.kit.intervention_prompts import (
@@ -64,7 +64,7 @@ def serve_mcp(*args, **kwargs):
 __all__ = [
     "FINISH_TOOL_NAME", "SEARCH_TOOL_NAME", "Messages", "Prompt", "build_prompt", "canonical_sha256", "template_sha256", "tool_schemas",
     "check_model_id", "init_submission", "model_json_bytes", "model_record", "write_model_json",
-    "CallLog", "SearchOutcome", "SearchSession", "ToolError", "backend_executor",
+    "CallLog", "SearchOutcome", "SearchSession", "ToolError", "backend_executor", "recorded_call",
     "AgentConfig", "RunSummary", "UnitWriter", "run_agent", "GuardedHandler", "refuse_existing_traces", "run_mcp", "tool_server", "bind_loopback", "check_loopback", "open_traces", "serve_search", "serve_until_interrupted", "serve_mcp",
     "InterventionPrompt", "build_readout_prompt", "build_oracle_prompt", "readout_template_sha256", "oracle_template_sha256",
     "run_readouts", "run_oracle",

@@ -143,6 +143,15 @@ def _recorded(arguments: Any, faithful: bool) -> dict:
     return {k: (v if _encodable({k: v}) else ("" if k in ("query", "sort") else None)) for k, v in values.items()}
 
 
+def recorded_call(arguments: Any) -> tuple[dict, bool]:
+    """The four values a trace line records for a call, and whether they are the call as given:
+    as given when the arguments fit the trace format and are UTF-8 text, else as
+    :func:`trace_arguments` records a call that does not (for a session whose backend judges
+    the call itself, as Inspire's does)."""
+    faithful = _fits_trace(arguments) and _encodable(arguments)
+    return _recorded(arguments, faithful), faithful
+
+
 class CallLog:
     """A Search session's per-unit call counts and trace lines (every kind's session is one).
 

@@ -29,7 +29,6 @@ Date order: ``first_submitted`` descending, then arXiv id ascending.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import math
 import re
@@ -45,10 +44,9 @@ from rapgen.errors import SearchError, UsageProblem
 from rapgen.search.analysis import CALL_KEYS, FIELDS, SORTS, query_terms
 from rapgen.search.cache import ensure_index, resolve_cache_dir
 from rapgen.search.index import FieldIndex, day_date, day_number, sha256_ids
+from rapgen.search.scoring import PRELOADED_OR_MAX_DOCS, TOO_MANY_CLAUSES, _NONE_F, _NONE_I, _Matched, _top, union_scores  # noqa: F401
 
 SHARD_CACHE = 4096  # answers (and matched queries) a shard keeps; the oldest go first
-PRELOADED_OR_MAX_DOCS = 5000  # whoosh.query.compound.Or: array matcher only for doc_count_all() <= 5000
-TOO_MANY_CLAUSES = 1024  # whoosh.query.compound.Or.TOO_MANY_CLAUSES
 # Strictly YYYY-MM-DD (date.fromisoformat alone also takes "20240101" and week dates).
 STRICT_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -326,35 +324,18 @@ class Shard:
         Whoosh sums over every document of the shard, a missing clause adding 0.0; here the
         same additions run over the matching documents only (x + 0.0 == x), so every sum is
         the same floating-point value."""
-        n_docs = len(union)
-        where = np.empty(self.index.n, dtype=np.int64)
-        where[union] = np.arange(n_docs)
+        where = self._scratch("where", np.int64)  # only the union's entries are written and read
+        where[union] = np.arange(len(union))
         leaves = [self._leaf(fname, docs, tfs, k1, b) for fname, docs, tfs in clauses]
-        if len(clauses) >= TOO_MANY_CLAUSES or (self.n <= PRELOADED_OR_MAX_DOCS and len(clauses) != 2):
-            acc = np.zeros(n_docs)  # ArrayUnionMatcher: a[i] += m.score() in clause order
-            for (_, docs, _), leaf in zip(clauses, leaves):
-                if leaf is not None:
-                    acc[where[docs]] += leaf
-            return acc
-        # make_weighted_tree(UnionMatcher, [(df, matcher), ...])
-        items: list[tuple[int, object]] = sorted(((len(docs), i) for i, (_, docs, _) in enumerate(clauses)), key=lambda x: x[0])
-        while len(items) > 1:
-            (wa, a), (wb, bnode) = items[0], items[1]
-            del items[:2]
-            w = wa + wb
-            at = bisect.bisect_right([x[0] for x in items], w)
-            items.insert(at, (w, (a, bnode)))
+        spots = [None if leaf is None else where[docs] for (_, docs, _), leaf in zip(clauses, leaves)]
+        return union_scores(self.n, spots, leaves, len(union))
 
-        def value(node: object) -> np.ndarray:
-            if isinstance(node, tuple):
-                return value(node[0]) + value(node[1])
-            leaf = leaves[node]  # type: ignore[index]
-            dense = np.zeros(n_docs)
-            if leaf is not None:
-                dense[where[clauses[node][1]]] = leaf  # type: ignore[index]
-            return dense
-
-        return value(items[0][1])
+    def _scratch(self, name: str, dtype) -> np.ndarray:
+        """A per-shard work array of one entry per index member (made once, not per call)."""
+        found = self.__dict__.get("_" + name)
+        if found is None:
+            found = self.__dict__["_" + name] = np.zeros(self.index.n, dtype=dtype)
+        return found
 
     def execute(self, call: CallArgs, *, top_k: int, k1: float, b: float) -> SearchResult:
         return self._answer(call, self._match(call.terms), top_k=top_k, k1=k1, b=b)
@@ -363,10 +344,11 @@ class Shard:
         clauses = self._clauses(terms)
         if not clauses:
             return _Matched(clauses, _NONE_I, _NONE_I)
-        hit = np.zeros(self.index.n, dtype=bool)
+        hit = self._scratch("hit", bool)  # all False between calls
         for _, docs, _ in clauses:
             hit[docs] = True
         union = np.flatnonzero(hit)
+        hit[union] = False
         return _Matched(clauses, union, self.index.days[union])
 
     def _answer(self, call: CallArgs, matched: _Matched, *, top_k: int, k1: float, b: float) -> SearchResult:
@@ -394,35 +376,6 @@ class Shard:
             chosen_scores = None
         chosen = candidates[order]
         return SearchResult(total, tuple(map(str, index.ids[chosen].tolist())), index.dates_of(chosen), chosen_scores)
-
-
-def _top(candidates: np.ndarray, key: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the first ``k`` of ``np.lexsort((candidates, key))`` (key ascending, then
-    candidate ascending), in that order. Only the entries whose key is at most the k-th smallest
-    are sorted: every other entry has k entries before it, so the first k are the same."""
-    if k <= 0:
-        return _NONE_I
-    if len(key) > k:
-        kth = np.partition(key, k - 1)[k - 1]
-        near = np.flatnonzero(key <= kth)
-        return near[np.lexsort((candidates[near], key[near]))[:k]]
-    return np.lexsort((candidates, key))[:k]
-
-
-@dataclass
-class _Matched:
-    """A query's clauses on one shard, the members matching any of them (ascending positions)
-    and their days, and (once a relevance call needs them) their BM25 scores."""
-
-    clauses: list[tuple[str, np.ndarray, np.ndarray]]
-    union: np.ndarray
-    days: np.ndarray
-    scores: np.ndarray | None = None
-    scored_with: tuple[float, float] | None = None
-
-
-_NONE_I = np.zeros(0, dtype=np.int32)
-_NONE_F = np.zeros(0, dtype=np.float64)
 
 
 def _call_key(args: object, *options: float) -> tuple | None:

@@ -153,6 +153,11 @@ class GroupedBackend:
         self._shards[key] = shard
         return shard
 
+    def release(self, key: ShardKey) -> None:
+        """Forget a shard (its cached answers with it); asked again, it is opened and checked again.
+        Replay goes shard by shard: a worker's memory then holds one shard's answers at a time."""
+        self._shards.pop(tuple(key), None)
+
     def search(self, key: ShardKey, args: object) -> SearchResult:
         """One call on one shard; a malformed call is an error result."""
         return self.shard(key).search(args, top_k=self.top_k, k1=self.k1, b=self.b)

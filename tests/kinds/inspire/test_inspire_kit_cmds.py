@@ -176,6 +176,44 @@ def test_the_mcp_server_lists_search_papers_answers_and_refuses_past_the_cap(ex,
     assert [x["call_index"] for x in lines] == list(range(50)) and {(x["instance_id"], x["condition"]) for x in lines} == {("insp-0003", "terse")}
 
 
+def test_the_mcp_server_over_streamable_http_answers_on_loopback(ex, tmp_path):
+    """``--mcp-http PORT``: the same tool at http://127.0.0.1:PORT/mcp, each call recorded."""
+    pytest.importorskip("mcp")
+    from mcp import Client
+
+    port, traces = _free_port(), tmp_path / "mcp-http.jsonl"
+    env = {**os.environ, "PYTHONPATH": GENERATOR, "RAPGEN_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-m", "rapgen", "serve-search", "--mcp-http", str(port), "--root", str(ex),
+                             "--instance", "insp-0002", "--traces", str(traces)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        else:
+            pytest.fail("the server did not come up")
+
+        async def session():
+            with anyio.fail_after(120):
+                async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                    names = [t.name for t in (await client.list_tools()).tools]
+                    first = await client.call_tool("search_papers", {"query": "Title", "sort": "relevance"})
+                    second = await client.call_tool("search_papers", {"query": "Abstract", "sort": "date"})
+                    return names, first, second
+
+        names, first, second = anyio.run(session)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    assert names == ["search_papers"]
+    assert not first.is_error and first.structured_content["call_index"] == 0 and first.structured_content["papers"]
+    assert not second.is_error and second.structured_content["call_index"] == 1
+    lines = [json.loads(x) for x in traces.read_text().splitlines()]
+    assert [(x["instance_id"], x["condition"], x["call_index"]) for x in lines] == [("insp-0002", "detailed", 0), ("insp-0002", "detailed", 1)]
+
+
 # ---------------------------------------------------------------- agent run
 
 def _scripted(request: dict) -> dict:

@@ -3,7 +3,8 @@
 An :class:`InspireSession` counts each unit's calls against the ledger's
 ``max_calls``, runs valid calls on the instance's shard and records every
 counted call as a ``traces.jsonl`` line (``instance_id`` for the unit), so what
-it records is what replay re-executes. The rules are RAP's (docs/submitting.md):
+it records is what replay re-executes. The rules are RAP's (docs/submitting.md),
+and the recorded values come from the kit's own rule (:func:`rapgen.kit.recorded_call`):
 
 - a malformed call is an error result, counts and is recorded with
   ``total_hits`` 0 and no ids — as given when a trace line can hold its
@@ -21,40 +22,16 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Sequence
 
 from rapgen.errors import SearchError
-from rapgen.kit import CallLog, SearchOutcome, ToolError
-from rapgen.search import CALL_KEYS
+from rapgen.kit import CallLog, SearchOutcome, ToolError, recorded_call
 
 from rapgen.kinds.inspire.archive import CorpusPaper, Instance, Ledger, layout
 from rapgen.kinds.inspire.search import SearchFn, trace_line
 
 
-def _recordable(arguments: Any) -> bool:
-    if not isinstance(arguments, dict) or any(k not in CALL_KEYS for k in arguments):
-        return False
-    if not (isinstance(arguments.get("query"), str) and isinstance(arguments.get("sort"), str)):
-        return False
-    if not all(arguments.get(k) is None or isinstance(arguments.get(k), str) for k in ("date_from", "date_to")):
-        return False
-    return all(_encodable(v) for v in arguments.values() if isinstance(v, str))
-
-
-def _encodable(value: Any) -> bool:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def recorded_arguments(arguments: Any) -> tuple[dict, bool]:
-    """The four values a trace line records for ``arguments``, and whether they are the call as given."""
-    if _recordable(arguments):
-        return {"query": arguments["query"], "sort": arguments["sort"], "date_from": arguments.get("date_from"),
-                "date_to": arguments.get("date_to")}, True
-    args = arguments if isinstance(arguments, dict) else {}
-    text = lambda v, empty: v if isinstance(v, str) and _encodable(v) else empty  # noqa: E731
-    return {"query": "", "sort": text(args.get("sort"), ""), "date_from": text(args.get("date_from"), None),
-            "date_to": text(args.get("date_to"), None)}, False
+    """The four values a trace line records for ``arguments``, and whether they are the call as given
+    (the kit's rule, :func:`rapgen.kit.recorded_call`)."""
+    return recorded_call(arguments)
 
 
 class InspireSession(CallLog):

@@ -11,6 +11,7 @@ with the same results in the same order.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import os
 from typing import Any, Callable, Hashable, Iterable, Sequence, TypeVar
@@ -38,6 +39,9 @@ def fork_map(fn: Callable[[Any, T], R], tasks: Sequence[T], state: Any, jobs: in
     if jobs <= 1 or len(tasks) <= 1 or "fork" not in mp.get_all_start_methods():
         return [fn(state, t) for t in tasks]
     _STATE.update(fn=fn, state=state)
+    # The caller's objects stay out of the collector's passes while the workers run: a worker
+    # then never walks, and so never copies, the pages it inherited.
+    gc.freeze()
     try:
         out: list[Any] = [None] * len(tasks)
         with mp.get_context("fork").Pool(min(jobs, len(tasks))) as pool:
@@ -47,6 +51,7 @@ def fork_map(fn: Callable[[Any, T], R], tasks: Sequence[T], state: Any, jobs: in
             pool.join()  # workers exit (and are reaped) normally
         return out
     finally:
+        gc.unfreeze()
         _STATE.clear()
 
 

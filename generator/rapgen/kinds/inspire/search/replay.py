@@ -75,6 +75,7 @@ def _replay_group(state: tuple[Sequence[Call], InspireBackend], positions: list[
             ids = tuple(result.ids)
             if result.total_hits != calls[p].total_hits or ids != calls[p].returned_ids:
                 out.append((p, result.total_hits, ids))
+    backend.release(backend.key_of(calls[positions[0]].instance_id))  # one group is one shard, done with
     return out
 
 

@@ -62,6 +62,10 @@ class InspireBackend:
     def shard(self, instance_id: str) -> Shard:
         return self.grouped.shard(self._keys[instance_id])
 
+    def release(self, key: ShardKey) -> None:
+        """Forget the shard of ``key`` and its cached answers (replay is done with it)."""
+        self.grouped.release(key)
+
     def search(self, instance_id: str, args: Mapping[str, object]) -> SearchResult:
         """One call on the instance's shard; a malformed call is an error result."""
         return self.grouped.search(self._keys[instance_id], args)
