@@ -50,7 +50,12 @@ def _reference_build(base: Path) -> float:
     docs = base / "ref" / "docs"
     (docs / "fields").mkdir(parents=True)
     (docs / "models").mkdir(parents=True)
-    for rel in ("index.md", "leaderboard.md", "fields/index.md", "models/index.md", "diagnostics.md", "archive.md", "submit.md"):
+    import yaml
+
+    from rapgen.resources import mkdocs_base_config
+
+    nav = yaml.safe_load(mkdocs_base_config().read_text(encoding="utf-8"))["nav"]  # every page the navigation names
+    for rel in [page for item in nav for page in item.values()]:
         (docs / rel).write_text("# Page\n\nText.\n")
     for rel in ("assets/javascripts/plotly.min.js", "assets/javascripts/tablesort.min.js", "assets/javascripts/tablesort.number.min.js",
                 "assets/javascripts/tables.js", "assets/javascripts/charts.js", "assets/stylesheets/rap.css"):
