@@ -28,6 +28,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_SECONDS = 60.0
+GOAL_FAST = 10.0  # "Full scale, 2.5 times faster": render + mkdocs on 2 cores
 GOAL_FIELD_PAGE = 80 * 1024
 GOAL_PAGE = 400 * 1000  # issue 16: no page over 400 KB of HTML, embedded data included
 
@@ -50,7 +51,12 @@ def _reference_build(base: Path) -> float:
     docs = base / "ref" / "docs"
     (docs / "fields").mkdir(parents=True)
     (docs / "models").mkdir(parents=True)
-    for rel in ("index.md", "leaderboard.md", "fields/index.md", "models/index.md", "diagnostics.md", "archive.md", "submit.md"):
+    import yaml
+
+    from rapgen.resources import mkdocs_base_config
+
+    nav = yaml.safe_load(mkdocs_base_config().read_text(encoding="utf-8"))["nav"]  # every page the navigation names
+    for rel in [page for item in nav for page in item.values()]:
         (docs / rel).write_text("# Page\n\nText.\n")
     for rel in ("assets/javascripts/plotly.min.js", "assets/javascripts/tablesort.min.js", "assets/javascripts/tablesort.number.min.js",
                 "assets/javascripts/tables.js", "assets/javascripts/charts.js", "assets/stylesheets/rap.css"):
@@ -116,7 +122,8 @@ def main() -> None:
         print(f"pages built: {built.n_pages} ({len(field_pages)} field pages, {len(model_sizes)} model pages)")
         print(f"render (Markdown + assets): {t_render:6.2f} s")
         print(f"mkdocs build --strict:      {t_build:6.2f} s")
-        print(f"render + build:             {total:6.2f} s   goal <= {GOAL_SECONDS:.0f} s -> {'OK' if total <= GOAL_SECONDS else 'OVER'}")
+        print(f"render + build:             {total:6.2f} s   goal <= {GOAL_SECONDS:.0f} s -> {'OK' if total <= GOAL_SECONDS else 'OVER'}, "
+              f"<= {GOAL_FAST:.0f} s -> {'OK' if total <= GOAL_FAST else 'OVER'}")
         print(f"reference bare build:       {t_ref:6.2f} s   ratio full/bare = {t_build / t_ref:.1f}x")
         print(f"field page HTML: max {max(sizes) / 1024:.1f} KiB, median {statistics.median(sizes) / 1024:.1f} KiB, "
               f"min {min(sizes) / 1024:.1f} KiB   goal <= 80 KiB -> {'OK' if max(sizes) <= GOAL_FIELD_PAGE else 'OVER'}")

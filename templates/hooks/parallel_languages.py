@@ -5,8 +5,10 @@ language (English, at the root), then, from its ``on_post_build``, each other la
 (Chinese, under ``zh/``) into the same site folder, and finally one search index of both.
 Each build is one CPU-bound Python process, so on two cores the two can run side by side.
 
-When the English build has its files and navigation (``on_env``, the point from which the
-serial Chinese build would take nothing more from it), this hook forks. The child builds
+When the English build has its files and navigation (``on_nav``, run after the plugin's own
+and every other hook's: from there on the English build only converts, renders and writes
+its own pages, nothing a later Chinese build reads), this hook forks, so the two languages'
+Markdown is converted side by side too. The child builds
 Chinese exactly as the plugin would (same plugin objects and configuration, the language
 switched, the site folder not emptied), but into a folder of its own next to the site,
 and sends back its search entries. The parent finishes English; after the plugin's own
@@ -48,10 +50,11 @@ def _i18n(config):
     return plugin
 
 
-def on_env(env, config, files):
+@event_priority(-200)  # after the i18n plugin's on_nav (-100) and the other hooks'
+def on_nav(nav, config, files):
     plugin = _i18n(config)
     if plugin is None or plugin.building or "child" in _STATE or _STATE.get("command") != "build" or not hasattr(os, "fork"):
-        return env
+        return nav
     other = next(lang for lang in plugin.build_languages if lang != plugin.default_language)
     site = Path(config.site_dir)
     folder = Path(tempfile.mkdtemp(prefix=".rapgen-lang-", dir=site.parent))
@@ -75,7 +78,7 @@ def on_env(env, config, files):
     os.close(write)
     plugin.building = True  # its on_post_build then only records this language's search entries
     _STATE["child"] = (pid, read, folder)
-    return env
+    return nav
 
 
 def _build_other(config, plugin, language: str, folder: Path, write: int) -> None:

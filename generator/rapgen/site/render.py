@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import tempfile
 import traceback
@@ -202,14 +203,68 @@ def render_languages(archive: RapRelease, outputs: ScoreOutputs, catalogues: dic
     """The site model and pages of every language (the model is rebuilt in each, so plot
     titles, notes and the scripts' data are in that language); the default language's
     model is returned. A page rendered in one language only is an error."""
-    pages: dict[str, str] = {}
-    models = {}
-    for lang in LANGUAGES:
+    def language(lang: str) -> tuple[SiteModel, dict[str, str]]:
         with speaking(catalogues[lang]):
-            models[lang] = build_site_model(archive, outputs)
-            pages.update(render_pages(models[lang], templates_dir, repo_url=repo_url, site_folder=outputs.folder, lang=lang))
+            model = build_site_model(archive, outputs)
+            return model, render_pages(model, templates_dir, repo_url=repo_url, site_folder=outputs.folder, lang=lang)
+
+    others = [lang for lang in LANGUAGES if lang != DEFAULT_LANGUAGE]
+    forked = {lang: _beside(lambda lang=lang: language(lang)[1]) for lang in others}  # each other language in a child
+    try:
+        site, pages = language(DEFAULT_LANGUAGE)
+    except BaseException:
+        for wait in forked.values():  # the children are not left behind
+            try:
+                wait()
+            except BaseException:  # noqa: BLE001 - the default language's error is the one reported
+                pass
+        raise
+    pages = dict(pages)
+    for lang in others:
+        pages.update(forked[lang]())
     page_translations(pages)
-    return models[DEFAULT_LANGUAGE], pages
+    return site, pages
+
+
+def _beside(work: Callable[[], object]) -> Callable[[], object]:
+    """Run ``work`` in a forked child while the caller goes on; the returned call waits and gives its
+    result (or raises its exception). Where ``os.fork`` is missing, ``work`` runs when asked. Each
+    language's pages depend only on the archive, the scores and its catalogue, so a language
+    rendered in a child gives the same text as one rendered after another."""
+    if not hasattr(os, "fork"):
+        return work
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: do the work, send the outcome, never return into the caller
+        os.close(read)
+        status = 0
+        try:
+            try:
+                outcome = pickle.dumps(("ok", work()), protocol=pickle.HIGHEST_PROTOCOL)
+            except BaseException as exc:  # noqa: BLE001 - raised again in the parent
+                status = 1
+                try:
+                    outcome = pickle.dumps(("error", exc), protocol=pickle.HIGHEST_PROTOCOL)
+                except Exception:  # noqa: BLE001 - an exception that does not pickle
+                    outcome = pickle.dumps(("error", SiteError(f"{type(exc).__name__}: {exc}")))
+            with os.fdopen(write, "wb") as pipe:
+                pipe.write(outcome)
+        finally:
+            os._exit(status)
+    os.close(write)
+
+    def wait() -> object:
+        with os.fdopen(read, "rb") as pipe:
+            data = pipe.read()
+        _, status = os.waitpid(pid, 0)
+        if not data:
+            raise SiteError(f"rendering in a child process ended without a result (status {status})")
+        kind, value = pickle.loads(data)
+        if kind == "error":
+            raise value
+        return value
+
+    return wait
 
 
 def render_docs(archive: RapRelease, scores_dir: str | Path, docs_dir: str | Path,
