@@ -118,7 +118,7 @@ def _model_source(archive: IdeasArchive, root: Path, model: str, out: Path | Non
         assert part.predictions is not None
         groups.append(Group(prefix, part.predictions))
     sources = [f"{base}/{g.prefix}predictions.jsonl" for g in groups]
-    return folder, groups, sources[0] if len(sources) == 1 else f"{sources[0]} and {len(sources) - 1} later cutoffs"
+    return folder, groups, sources[0] if len(sources) == 1 else f"{sources[0]} and {len(sources) - 1} later cutoff{'s' * (len(sources) > 2)}"
 
 
 def _read_predictions(archive: IdeasArchive, folder: Path, model: str) -> Predictions:
