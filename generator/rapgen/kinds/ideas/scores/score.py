@@ -16,7 +16,7 @@ import numpy as np
 
 from rapgen.kinds.ideas.archive.check import IdeasArchive
 from rapgen.kinds.ideas.scores.credit_table import unit_table_values
-from rapgen.kinds.ideas.scores.units import AXES, SPLIT, Coverage, Track, UnitValues, cutoff_tracks, statistics, unit_values
+from rapgen.kinds.ideas.scores.units import AXES, GROUP_BY, SPLIT, Coverage, Track, UnitValues, cutoff_tracks, statistics, unit_values
 from rapgen.scores import ScoredSet, SplitDraws, cluster_index, leaderboard_csv, pairs_csv, score_statistics, split_draws
 
 
@@ -125,7 +125,7 @@ def score_archive(archive: IdeasArchive, *, extra_tracks: Sequence[Track] = (), 
     stats = statistics(items, values if values is not None else per_model_values(archive), archive_tracks(archive, items, extra_tracks),
                        archive_coverage(archive, items))
     return score_statistics(stats, dict(draws) if draws is not None else archive_draws(archive, items, resamples), archive.ledger.level,
-                            axes=AXES)
+                            axes=AXES, group_by=GROUP_BY)
 
 
 def score_files(archive: IdeasArchive, **kwargs) -> dict[str, bytes]:

@@ -97,7 +97,16 @@ class Coverage:
         return self.forecast & self.evaluated
 
 
-CoverageMap = Mapping[tuple[str, str, str], Coverage]  # (model, judge, condition) -> its coverage
+CoverageMap = Mapping[tuple[str, str, str], Coverage]
+GROUP_BY = ("track", "split", *AXES, "metric", "cutoffs")  # the rank groups (pairs.csv keeps its columns: cutoffs is not one)
+
+
+@dataclass(frozen=True)
+class IdeasStatistic(Statistic):
+    """A statistic with the cutoffs its Live row is taken over (``""`` in the other tracks): Live ranks
+    and pairs compare only entries scored on the same cutoffs (RELEASES.md "Tracks")."""
+
+    cutoffs: str = ""  # (model, judge, condition) -> its coverage
 
 
 def entry_mask(track: Track, model: str, judge: str, condition: str, coverage: CoverageMap | None) -> np.ndarray | None:
@@ -155,8 +164,9 @@ def statistics(items: Sequence[Episode], per_model: Mapping[str, Mapping[tuple[s
                         continue
                     emitted = uv.n_ideas[condition][mask]
                     n_valid, n_invalid = int((emitted > 0).sum()), int((emitted == 0).sum())
+                    cutoffs = "" if track.whole else ",".join(sorted({items[i].cutoff.isoformat() for i in np.flatnonzero(mask).tolist()}))
                     for m in METRICS:
                         vals = np.where(mask, uv.values[condition][m.name], np.nan)
-                        out.append(Statistic(track.name, SPLIT, axis, model, MODEL_KIND, condition, m.name, vals,
-                                             m.rank_direction, n_valid, n_invalid))
+                        out.append(IdeasStatistic(track.name, SPLIT, axis, model, MODEL_KIND, condition, m.name, vals,
+                                                  m.rank_direction, n_valid, n_invalid, cutoffs=cutoffs))
     return out
