@@ -50,7 +50,7 @@ from rapgen.archive.parse import (
 )
 from rapgen.archive.history.spec import RAP_HISTORY, HistoryHooks, HistorySpec, WindowFiles
 from rapgen.archive.history.kinded import NO_ROLLS, cut as release_cut, roll as release_roll, start as release_start
-from rapgen.archive.kind import ArchiveKind, CallValidator, CheckInput, KindCheck
+from rapgen.archive.kind import ArchiveKind, CallValidator, CheckInput, KindCheck, ModelFolder
 from rapgen.archive.rap_release import RAP_ARCHIVE, RapRelease
 from rapgen.archive.ledger_tables import ledger_rows
 from rapgen.archive.reader import Archive
@@ -68,7 +68,7 @@ from rapgen.archive.verify import VerifyReport, format_finding, is_valid, open_r
 __all__ = [
     "Archive", "ledger_rows", "VerifiedRoot", "Release", "RapRelease", "open_verified", "open_release", "verify_archive", "is_valid",
     "VerifyReport", "format_finding", "seal_archive", "SealResult",
-    "ArchiveKind", "CallValidator", "CheckInput", "KindCheck", "HistoryHooks", "HistorySpec", "NO_ROLLS", "WindowFiles",
+    "ArchiveKind", "CallValidator", "CheckInput", "KindCheck", "ModelFolder", "HistoryHooks", "HistorySpec", "NO_ROLLS", "WindowFiles",
     "release_cut", "release_roll", "release_start", "RAP_ARCHIVE", "RAP_HISTORY",
     "add_months", "history_windows", "recent_window", "target_window",
     "Commitment", "OpenOrigin", "ReleaseKind", "ReleaseRecord", "commitment_path", "format_commitment", "manifest_path",

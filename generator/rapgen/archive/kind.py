@@ -14,6 +14,7 @@ as a mapping ``format -> ArchiveKind`` (``rapgen.kinds.registry().formats``).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,36 @@ class KindCheck:
 
 
 @dataclass(frozen=True)
+class ModelFolder:
+    """What ``rapgen seal`` lets a kind's model folder hold, as names below ``archive/models/<id>/``.
+
+    A name is a template: ``{key}`` matches a time key (``YYYY-MM-01``), any other ``{…}``
+    one path segment (a judge id, say). ``files``: what a new folder may hold; ``required``:
+    what it must hold (``predictions.jsonl`` may instead come as a later key's files or a Live
+    commitment); ``later``: what an already sealed folder may gain (its listed files never change)."""
+
+    files: tuple[str, ...]
+    required: tuple[str, ...]
+    later: tuple[str, ...]
+
+    def allows(self, name: str) -> bool:
+        """``name`` may be in a new folder."""
+        return bool(_template_pattern(self.files).match(name))
+
+    def may_gain(self, name: str) -> bool:
+        """A sealed folder may gain ``name``."""
+        return bool(_template_pattern(self.later).match(name))
+
+
+def _template_pattern(names: tuple[str, ...]) -> re.Pattern:
+    parts = []
+    for name in names:
+        regex = re.escape(name).replace(re.escape("{key}"), r"\d{4}-\d{2}-01")
+        parts.append(re.sub(r"\\\{[a-z_]+\\\}", "[^/]+", regex))
+    return re.compile("^(?:" + "|".join(parts) + ")$")
+
+
+@dataclass(frozen=True)
 class ArchiveKind:
     """A kind's archive: its ``format`` (ARCHIVE.json's key), the versions it reads, its files,
     ``check`` (verify's structural stage) and ``open`` (one release as a view)."""
@@ -64,6 +95,7 @@ class ArchiveKind:
     # open(root, view) -> the kind's Release (a rapgen.archive.release.Release) for a VerifiedRoot
     open: Callable[[Any, ReleaseView], Any] = field(repr=False)
     history: HistorySpec | None = None
+    folder: ModelFolder | None = None  # what seal lets a model folder hold; None: RAP's folder (ARCHIVE.md, RELEASES.md)
 
 
 def archive_format(data: bytes | None) -> str | None:

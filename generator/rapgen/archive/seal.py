@@ -10,6 +10,11 @@ and ``traces.jsonl`` (RELEASES.md), the intervention files ``replays.jsonl``,
 (INTERVENTIONS.md), and Live commitments ``commitments/<origin>/<model_id>.json``.
 Lines already listed never change. Nothing is written unless every rule holds.
 (Release files, windows and opened origins are written by ``rapgen release``.)
+
+Those are RAP's folder rules. Another kind declares its own
+(:class:`~rapgen.archive.kind.ModelFolder`, ``ArchiveKind.folder``): the caller passes
+the kinds it knows (``kinds``, format -> ArchiveKind), and the archive's ``ARCHIVE.json``
+``format`` picks the rules; this stage never imports a kind.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,10 +38,12 @@ from rapgen.archive.layout import (
     MODELS_DIR,
     MODELS_PREFIX,
     ORIGIN_FILE_PATTERN,
+    ORIGINS_SUBDIR,
     PREDICTIONS_JSONL,
     RELEASES_DIR,
     REQUIRED_MODEL_FILES,
 )
+from rapgen.archive.kind import ArchiveKind, ModelFolder, archive_format
 from rapgen.archive.parse import parse_model_json
 from rapgen.archive.records import Category
 from rapgen.archive.sums import SUMS, SumsEntry, check_paths, escape, format_sums, parse_sums, read_sums, sha256_bytes
@@ -52,9 +60,13 @@ class SealResult:
     total: int
 
 
-def seal_archive(root: str | Path, *, jobs: int | None = None, croissant: bool = False) -> SealResult:
+def seal_archive(root: str | Path, *, jobs: int | None = None, croissant: bool = False,
+                 kinds: Mapping[str, ArchiveKind] | None = None) -> SealResult:
     """Write or extend ``root/SHA256SUMS`` (see the module docstring); raise
     :class:`ArchiveError` naming the file and the rule if any rule fails.
+
+    ``kinds`` (format -> ArchiveKind): the kind of ``ARCHIVE.json``'s ``format`` gives the
+    model folder rules when it declares them (None, or a kind without: RAP's).
 
     With ``croissant``, a new format-1 archive first gets ``archive/croissant.json``
     describing every file (so SHA256SUMS lists it too); a sealed archive is refused."""
@@ -87,14 +99,15 @@ def seal_archive(root: str | Path, *, jobs: int | None = None, croissant: bool =
             raise
         return SealResult(True, tuple(sorted(digests, key=lambda p: p.encode("utf-8"))), len(digests))
     listed = _listed(sums_path, set(files), root, jobs)
-    new = _new_model_files(files, listed)
+    rules = _folder_rules(root, kinds)
+    new = _new_model_files(files, listed, rules)
     if not new:
         return SealResult(False, (), len(listed))
     sealed = _sealed_models(listed)
     committed = {m.group(2) for p in [*listed, *new] if (m := _COMMITMENT.match(p))}
     for model_id in sorted({p.split("/")[2] for p in new if p.startswith(MODELS_PREFIX)} - sealed):
         names = {p.split("/", 3)[3] for p in new if p.startswith(f"{MODELS_PREFIX}{model_id}/")}
-        _check_new_model(root, model_id, names, model_id in committed)
+        _check_new_model(root, model_id, names, model_id in committed, rules)
     merged = dict(listed)
     merged.update(_hash(root, new, jobs))
     _write(sums_path, merged)
@@ -187,7 +200,19 @@ def _sealed_models(listed) -> set[str]:
     return {split[0] for split in map(_model_of, listed) if split}
 
 
-def _new_model_files(files: list[str], listed: dict[str, str]) -> list[str]:
+def _folder_rules(root: str, kinds: Mapping[str, ArchiveKind] | None) -> ModelFolder | None:
+    """The model folder rules of the archive's kind, if it declares them (None: RAP's)."""
+    if not kinds:
+        return None
+    try:
+        data = Path(root, ARCHIVE_JSON).read_bytes()
+    except OSError:
+        return None
+    kind = kinds.get(archive_format(data) or "")
+    return kind.folder if kind is not None else None
+
+
+def _new_model_files(files: list[str], listed: dict[str, str], rules: ModelFolder | None = None) -> list[str]:
     """Files not yet listed: a new model folder, a commitment, or what a sealed folder may gain."""
     new = [p for p in files if p not in listed]
     sealed = _sealed_models(listed)
@@ -199,6 +224,11 @@ def _new_model_files(files: list[str], listed: dict[str, str]) -> list[str]:
             raise ArchiveError(f"refusing to add {escape(p)}: only model folders archive/models/<model_id>/ and commitments "
                                "archive/commitments/<origin>/<model_id>.json may be added to a sealed archive")
         model_id, name = split
+        if model_id in sealed and rules is not None:
+            if not rules.may_gain(name):
+                raise ArchiveError(f"refusing to add {escape(p)}: model {escape(model_id)!r} is already sealed; it may gain only "
+                                   f"{', '.join(rules.later)}")
+            continue
         if model_id in sealed and not (_ORIGIN_FILE.match(p) or name in INTERVENTION_MODEL_FILES):
             raise ArchiveError(f"refusing to add {escape(p)}: model {escape(model_id)!r} is already sealed; it may gain only "
                                "origins/<origin>/predictions.jsonl and traces.jsonl, and "
@@ -213,17 +243,24 @@ def _write(sums_path: str, digests: dict[str, str]) -> None:
         raise ArchiveError(f"{SUMS}: cannot be written ({exc.strerror or exc}); nothing was changed") from None
 
 
-def _check_new_model(root: str, model_id: str, names: set[str], committed: bool = False) -> None:
+def _check_new_model(root: str, model_id: str, names: set[str], committed: bool = False, rules: ModelFolder | None = None) -> None:
     """A new model folder must be well-formed before its lines are appended."""
     folder = escape(f"{MODELS_DIR}/{model_id}")
     if not re.match(MODEL_ID_PATTERN, model_id):
         raise ArchiveError(f"refusing to add {folder}: model id {model_id!r} does not match {MODEL_ID_PATTERN}")
-    later = {n for n in names if _ORIGIN_FILE.match(f"{MODELS_PREFIX}{model_id}/{n}")}
-    extra = sorted(names - set(MODEL_FILES) - later)
-    if extra:
-        raise ArchiveError(f"refusing to add {folder}/{escape(extra[0])}: a model folder holds only {', '.join(MODEL_FILES)} "
-                           "and origins/<origin>/predictions.jsonl and traces.jsonl")
-    for required in REQUIRED_MODEL_FILES:
+    if rules is not None:
+        later = {n for n in names if n.startswith(f"{ORIGINS_SUBDIR}/") and rules.allows(n)}
+        extra = sorted(n for n in names if not rules.allows(n))
+        if extra:
+            raise ArchiveError(f"refusing to add {folder}/{escape(extra[0])}: a model folder of this archive holds only "
+                               f"{', '.join(rules.files)}")
+    else:
+        later = {n for n in names if _ORIGIN_FILE.match(f"{MODELS_PREFIX}{model_id}/{n}")}
+        extra = sorted(names - set(MODEL_FILES) - later)
+        if extra:
+            raise ArchiveError(f"refusing to add {folder}/{escape(extra[0])}: a model folder holds only {', '.join(MODEL_FILES)} "
+                               "and origins/<origin>/predictions.jsonl and traces.jsonl")
+    for required in (rules.required if rules is not None else REQUIRED_MODEL_FILES):
         # a model may enter a later origin with model.json and its origin files, or sealed with a commitment
         if required not in names and not (required == PREDICTIONS_JSONL and (later or committed)):
             raise ArchiveError(f"refusing to add {folder}: {required} is missing")

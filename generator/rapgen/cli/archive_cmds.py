@@ -100,7 +100,7 @@ def seal(root: Path, as_json: bool, croissant: bool, debug: bool) -> None:
     from rapgen.archive import seal_archive
     from rapgen.text import escape_terminal
 
-    result = seal_archive(root, croissant=croissant)
+    result = seal_archive(root, croissant=croissant, kinds=benchmark_kinds().formats)
     if as_json:
         echo_json({"created": result.created, "added": list(result.added), "total": result.total})
         return

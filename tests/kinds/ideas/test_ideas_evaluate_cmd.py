@@ -75,12 +75,16 @@ def test_a_rerun_in_the_archive_writes_nothing_and_a_missing_judge_is_added(idea
     root2 = write_root(tmp_path / "root2", kept)
     result = run("--root", str(root2), "--model", "recent-titles", "--judge", "lexical-b")
     assert result.exit_code == 0, result.output
-    assert "Wrote 2 files" in result.stdout and "models release" in result.stdout
+    assert "Wrote 2 files" in result.stdout and f"rapgen seal --root {root2}" in result.stdout
+    assert "release cut" not in result.stdout  # format 1: no releases to cut
     for name in ("candidates.parquet", "judgments.parquet"):
         path = f"archive/models/recent-titles/eval/lexical-b/{name}"
         assert (root2 / path).read_bytes() == ideas_files[path]
     verified = CliRunner().invoke(cli, ["verify", "--root", str(root2)])
     assert verified.exit_code == 1 and verified.stdout.count("UNLISTED archive/models/recent-titles/eval/lexical-b/") == 2
+    sealed = CliRunner().invoke(cli, ["seal", "--root", str(root2)])
+    assert sealed.exit_code == 0 and "Appended 2 lines" in sealed.stdout, sealed.output
+    assert CliRunner().invoke(cli, ["verify", "--root", str(root2)]).exit_code == 0
 
 
 def test_an_endpoint_run_verifies_a_rerun_costs_nothing_and_an_interruption_resumes(ideas_files, tmp_path):

@@ -31,7 +31,7 @@ def test_rows_cover_tracks_axes_entries_and_metrics(ideas_files):
     strict = [r for r in s.rows if r.stat.track == "forecast_strict" and r.stat.metric == "hit@5"]
     assert {r.n_items for r in strict} == {3}  # the 2024-07-01 cutoff of three topics
     groups = {g.key for g in s.groups}
-    assert ("all_cutoff", "all", "lexical-a", "default", "hit@5") in groups and len(groups) == 2 * 4 * 3
+    assert ("all_cutoff", "all", "lexical-a", "default", "hit@5", "") in groups and len(groups) == 2 * 4 * 3  # "": not a Live cutoff set
 
 
 def test_a_judge_without_evaluator_files_is_awaiting_evaluation(ideas_files):

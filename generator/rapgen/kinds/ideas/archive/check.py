@@ -68,6 +68,13 @@ class ModelFiles:
     features: dict[tuple[str, str, int], float] | None = None
     evals: dict[str, tuple[CandidateTable, JudgmentTable]] = field(default_factory=dict)  # judge_id -> files, as columns
     parts: dict[str, "ModelFiles"] = field(default_factory=dict)  # unit group folder -> its files (a release view re-merges them)
+    # judge_id -> the unit groups its evaluator folders cover: None for the cutoffs of predictions.jsonl, t for origins/<t>/
+    judged: dict[str, frozenset[date | None]] = field(default_factory=dict)
+
+    def judged_cutoffs(self, judge_id: str, base: Collection[date]) -> frozenset[date]:
+        """The cutoffs whose evaluator folder of ``judge_id`` this model has (``base``: config.cutoffs)."""
+        groups = self.judged.get(judge_id, frozenset())
+        return frozenset(c for c in groups if c is not None) | (frozenset(base) if None in groups else frozenset())
 
 
 @dataclass
@@ -282,10 +289,17 @@ def _merged(mf: ModelFiles, parts: list[ModelFiles]) -> ModelFiles:
     for judge_id in dict.fromkeys(j for part in parts for j in part.evals):
         tables = [part.evals[judge_id] for part in parts if judge_id in part.evals]
         mf.evals[judge_id] = (CandidateTable.concat([c for c, _ in tables]), JudgmentTable.concat([j for _, j in tables]))
+        mf.judged[judge_id] = frozenset(_group_cutoff(part.model_id) for part in parts if judge_id in part.evals)
     features = [part.features for part in parts]
     mf.features = None if any(f is None for f in features) else {k: v for f in features for k, v in f.items()}  # type: ignore[union-attr]
     mf.predictions = p
     return mf
+
+
+def _group_cutoff(folder: str) -> date | None:
+    """t for a group folder ``…/origins/<t>``; None for the model folder itself (the cutoffs of config.json)."""
+    head, _, tail = folder.rpartition("/origins/")
+    return date.fromisoformat(tail) if head and "/" not in tail else None
 
 
 def _eval(run: _Run, out: IdeasArchive, ideas: IdeaIndex, folder: str, judge_id: str, depth: int) -> tuple[CandidateTable, JudgmentTable]:

@@ -23,7 +23,7 @@ from datetime import date
 from functools import cached_property
 from typing import Any
 
-from rapgen.archive import ARCHIVE_JSON, ArchiveKind, CheckInput, Finding, KindCheck, Release, load_history
+from rapgen.archive import ARCHIVE_JSON, ArchiveKind, CheckInput, Finding, KindCheck, ModelFolder, Release, load_history
 from rapgen.errors import ArchiveError
 from rapgen.kinds.ideas.archive.check import (
     EVAL_FILES,
@@ -152,5 +152,14 @@ def _episode_listed(cutoff: date, state: IdeasArchive, listed: set[str]) -> bool
     return path in listed if path in state.episode_files else True
 
 
-ARCHIVE = ArchiveKind(FORMAT, FORMAT_VERSIONS, REQUIRED_FILES, (*MODEL_FILES, *(f"eval/{{judge}}/{n}" for n in EVAL_FILES)),
-                      check, IdeasRelease, IDEAS_HISTORY)
+_EVAL = tuple(f"eval/{{judge}}/{n}" for n in EVAL_FILES)
+_GROUP = (*MODEL_FILES[1:], *_EVAL)  # one unit group: the cutoffs of predictions.jsonl, or origins/<t>/ for a later cutoff t
+# What seal lets an Ideas model folder hold (IDEAS.md §1, §4; RELEASES.md): a new folder its files and later
+# cutoffs' groups; a sealed folder gains evaluator files (eval/<judge>/ and the novelty features the evaluator
+# writes) for the cutoffs it has, and whole groups of later cutoffs — never a changed line.
+FOLDER = ModelFolder(
+    files=(MODEL_FILES[0], *_GROUP, *(f"origins/{{key}}/{n}" for n in _GROUP)),
+    required=(MODEL_FILES[0], MODEL_FILES[1]),
+    later=("features.parquet", *_EVAL, *(f"origins/{{key}}/{n}" for n in _GROUP)),
+)
+ARCHIVE = ArchiveKind(FORMAT, FORMAT_VERSIONS, REQUIRED_FILES, (*MODEL_FILES, *_EVAL), check, IdeasRelease, IDEAS_HISTORY, FOLDER)

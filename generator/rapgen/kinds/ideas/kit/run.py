@@ -30,7 +30,10 @@ import contextlib
 import json
 import os
 import re
+import shlex
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 from rapgen.errors import SubmissionError, UsageProblem
@@ -83,17 +86,39 @@ def make_judge(recorded: JudgeLine, base_url: str | None, api_key: str | None, t
                      server_version=recorded.server_version, alias=recorded.alias, temperature=recorded.temperature)
 
 
-def _model_source(archive: IdeasArchive, root: Path, model: str, out: Path | None) -> tuple[Path, Predictions, str]:
-    """(the folder written, its predictions, where they were read)."""
+@dataclass(frozen=True)
+class Group:
+    """One unit group of the model evaluated: its predictions and where its files go, relative to the model
+    folder ("" for the cutoffs of predictions.jsonl, ``origins/<t>/`` for a later cutoff t)."""
+
+    prefix: str
+    predictions: Predictions
+
+
+def _model_source(archive: IdeasArchive, root: Path, model: str, out: Path | None) -> tuple[Path, list[Group], str]:
+    """(the folder written, its unit groups whose cutoffs are resolved, where the predictions were read).
+
+    An archived model is evaluated group by group: the evaluator files of a later cutoff t go in
+    ``origins/<t>/`` beside its predictions, and a group whose cutoff is not resolved yet is left out."""
     listed = archive.models.get(model)
     known = ", ".join(sorted(m for m, f in archive.models.items() if f.predictions is not None)) or "none"
     if out is not None and (out / "predictions.jsonl").is_file():
-        return out, _read_predictions(archive, out, model), str(out / "predictions.jsonl")
+        return out, [Group("", _read_predictions(archive, out, model))], str(out / "predictions.jsonl")
     if listed is None or listed.predictions is None:
         where = f" and {out} has no predictions.jsonl" if out is not None else ""
         raise UsageProblem(f"--model {model!r}: the archive has no such model{where} (models: {known})")
     folder = out if out is not None else root / "archive" / "models" / model
-    return folder, listed.predictions, f"archive/models/{model}/predictions.jsonl"
+    base = f"archive/models/{model}"
+    resolved = set(archive.resolved)
+    groups = []
+    for path, part in sorted(listed.parts.items()) or [(base, listed)]:
+        prefix = path[len(base) + 1:] + "/" if path != base else ""
+        if prefix and date.fromisoformat(prefix.split("/")[1]) not in resolved:
+            continue  # its future is not known yet: judged once a roll resolves it
+        assert part.predictions is not None
+        groups.append(Group(prefix, part.predictions))
+    sources = [f"{base}/{g.prefix}predictions.jsonl" for g in groups]
+    return folder, groups, sources[0] if len(sources) == 1 else f"{sources[0]} and {len(sources) - 1} later cutoff{'s' * (len(sources) > 2)}"
 
 
 def _read_predictions(archive: IdeasArchive, folder: Path, model: str) -> Predictions:
@@ -172,38 +197,49 @@ def evaluate(release, *, model: str, judges: Sequence[str], out: str | Path | No
     if archive.ledger.embedding == TFIDF and not endpoint_judges and (base_url or embeddings_url):
         raise UsageProblem(f"--base-url/--embeddings-url: nothing here calls an endpoint (judges {', '.join(made)} are lexical, "
                            f"the embedding is {TFIDF})")
-    folder, predictions, source = _model_source(archive, root, model, out)
+    folder, groups, source = _model_source(archive, root, model, out)
     guard_output_dir(folder, MODEL_OUTPUT)
     cache = cache_folder(root, cache_dir) if endpoint_judges or archive.ledger.embedding != TFIDF else None
     embedder = _embedder(archive, url, api_key, timeout, retries, cache, batch)
     depth = archive.ledger.retrieval_depth
-    with bar(f"retrieval ({embedder.name})", episodes_to_retrieve(archive.pools, predictions)) as tick:
-        retrieval = retrieve(archive.papers, archive.pools, predictions, embedder, depth, tick=tick)
-    files = dict(features_file(retrieval))
-    runs = {}
+    files: dict[str, bytes] = {}
+    runs: dict[str, list] = {j: [] for j in made}
+    counts = {"episodes": 0, "ideas": 0, "candidates": 0}
     archived = root / "archive" / "models" / model
-    for judge_id, judge in made.items():
-        names = [folder / "eval" / judge_id / "judgments.parquet", archived / "eval" / judge_id / "judgments.parquet"]
-        journal = Journal(cache / "judgments" / f"{_safe_name(judge_id)}.jsonl") if judge_id in endpoint_judges else None
-        with bar(f"judging ({judge_id})", len(retrieval.candidates)) as tick:
-            runs[judge_id] = judge_candidates(retrieval.candidates, predictions, archive.papers, judge, journal,
-                                              _earlier(list(dict.fromkeys(names))) if reuse else [], line=archive.judges[judge_id].line,
-                                              tick=tick, reuse_journal=reuse)
-        files.update(eval_files(judge_id, retrieval.candidates, runs[judge_id].judgments))
+    for group in groups:
+        where = f" {group.prefix.rstrip('/')}" if group.prefix else ""
+        n_episodes = episodes_to_retrieve(archive.pools, group.predictions)
+        with bar(f"retrieval ({embedder.name}){where}", n_episodes) as tick:
+            retrieval = retrieve(archive.papers, archive.pools, group.predictions, embedder, depth, tick=tick)
+        counts["episodes"] += n_episodes
+        counts["ideas"] += len(retrieval.nn_distance)
+        counts["candidates"] += len(retrieval.candidates)
+        files.update({group.prefix + n: b for n, b in features_file(retrieval).items()})
+        for judge_id, judge in made.items():
+            names = [folder / group.prefix / "eval" / judge_id / "judgments.parquet",
+                     archived / group.prefix / "eval" / judge_id / "judgments.parquet"]
+            journal = Journal(cache / "judgments" / f"{_safe_name(judge_id)}.jsonl") if judge_id in endpoint_judges else None
+            with bar(f"judging ({judge_id}){where}", len(retrieval.candidates)) as tick:
+                run = judge_candidates(retrieval.candidates, group.predictions, archive.papers, judge, journal,
+                                       _earlier(list(dict.fromkeys(names))) if reuse else [], line=archive.judges[judge_id].line,
+                                       tick=tick, reuse_journal=reuse)
+            runs[judge_id].append(run)
+            files.update({group.prefix + n: b for n, b in eval_files(judge_id, retrieval.candidates, run.judgments).items()})
     changed, unchanged = _changes(files, folder, root, release, force)
     if changed:
         write_folder(folder, changed, prefix=".rapgen-eval-")
     inside = _relative(folder, root)
     summary = {
         "model": model, "folder": str(folder), "predictions": source, "embedding": embedder.name, "depth": depth,
-        "episodes": episodes_to_retrieve(archive.pools, predictions), "ideas": len(retrieval.nn_distance),
-        "candidates": len(retrieval.candidates),
-        "judges": {j: {"judged": r.judged, "reused": r.reused, "failed": sum(1 for x in r.judgments if x.status == "failed")}
-                   for j, r in runs.items()},
+        **counts, "cutoff_groups": [g.prefix.rstrip("/") or "predictions.jsonl" for g in groups],
+        "judges": {j: {"judged": sum(r.judged for r in rs), "reused": sum(r.reused for r in rs),
+                       "failed": sum(1 for r in rs for x in r.judgments if x.status == "failed")}
+                   for j, rs in runs.items()},
         "chat_requests": sum(getattr(judge, "calls", 0) for judge in made.values()),
         "embedding_requests": getattr(embedder, "calls", 0),
         "written": sorted(changed), "unchanged": sorted(unchanged), "cache": str(cache) if cache is not None else None,
         "seal": bool(changed) and inside is not None and inside.startswith("archive/"),
+        "next": next_steps(sorted(changed), inside, root, bool(release.is_history)),
     }
     summary["text"] = _text(summary, root)
     return summary
@@ -237,7 +273,20 @@ def _text(s: dict, root: Path) -> list[str]:
         lines.append(f"Wrote {len(s['written'])} files to {s['folder']} ({len(s['unchanged'])} already up to date).")
     else:
         lines.append(f"Nothing to write: the {len(s['unchanged'])} files in {s['folder']} are up to date.")
-    if s["seal"]:
-        lines.append("SHA256SUMS does not list the new files: a listed model gains evaluator files through a models release "
-                     f"(IDEAS.md §4); until then rapgen verify --root {root} reports them as unlisted")
+    lines.extend(s["next"])
     return lines
+
+
+def next_steps(written: Sequence[str], inside: str | None, root: Path, history: bool) -> list[str]:
+    """What to run after files were written into the archive: seal lists them, and in a history a models
+    release releases them (until then verify reports them unlisted, and after seal, unreleased)."""
+    if not written or inside is None or not inside.startswith("archive/"):
+        return []
+    shown = shlex.quote(str(root))
+    out = [f"SHA256SUMS does not list the {len(written)} new files yet. Next:",
+           f"  rapgen seal --root {shown}            # lists them (verify reports them as unlisted until then)"]
+    if history:
+        out.append(f"  rapgen release cut --root {shown} --kind models --date YYYY-MM-DD   # releases them "
+                   "(until then scores mark them unreleased and --release N leaves them out)")
+    out.append(f"  rapgen verify --root {shown} && rapgen score --root {shown}")
+    return out

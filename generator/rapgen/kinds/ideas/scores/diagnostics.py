@@ -22,7 +22,7 @@ from rapgen.kinds.ideas.archive.check import IdeasArchive
 from rapgen.kinds.ideas.archive.config import Gate
 from rapgen.kinds.ideas.archive.eval_tables import JudgmentTable
 from rapgen.kinds.ideas.scores.metrics import METRICS
-from rapgen.kinds.ideas.scores.units import MODEL_KIND, SPLIT, Track, UnitValues
+from rapgen.kinds.ideas.scores.units import MODEL_KIND, SPLIT, CoverageMap, Track, UnitValues, entry_mask
 from rapgen.scores import ScoredSet, SplitDraws, Statistic, score_statistics
 
 DIAGNOSTICS_VERSION = 1
@@ -88,18 +88,20 @@ def judge_agreement(archive: IdeasArchive, judges: Sequence[str]) -> list[dict]:
 
 
 def gate_sensitivity(scored: ScoredSet, per_model: Mapping[str, Mapping[tuple[str, str], UnitValues]], tracks: Sequence[Track],
-                     draws: Mapping[str, SplitDraws], level: float, judges: Sequence[str]) -> list[dict]:
-    """default − strict of every ranked metric, per track, judge and entry, with a paired interval."""
+                     draws: Mapping[str, SplitDraws], level: float, judges: Sequence[str], coverage: CoverageMap | None = None) -> list[dict]:
+    """default − strict of every ranked metric, per track, judge and entry taking part, with a paired interval."""
     estimates = {(r.stat.track, *r.stat.axes, r.stat.entry, r.stat.condition, r.stat.metric): r.estimate for r in scored.rows}
     stats: list[Statistic] = []
     for track in tracks:
         for judge in judges:
             for model in sorted(per_model):
-                mask = track.mask(model)
                 default, strict = per_model[model].get((judge, "default")), per_model[model].get((judge, "strict"))
-                if mask is None or default is None or strict is None:
+                if track.mask(model) is None or default is None or strict is None:
                     continue
                 for condition in default.values:
+                    mask = entry_mask(track, model, judge, condition, coverage)
+                    if mask is None:
+                        continue
                     for metric in RANKED:
                         diff = np.where(mask, default.values[condition][metric] - strict.values[condition][metric], np.nan)
                         stats.append(Statistic(track.name, SPLIT, (judge,), model, MODEL_KIND, condition, metric, diff, None))
@@ -115,8 +117,10 @@ def gate_sensitivity(scored: ScoredSet, per_model: Mapping[str, Mapping[tuple[st
     return rows
 
 
-def evaluation(archive: IdeasArchive, per_model: Mapping[str, Mapping[tuple[str, str], UnitValues]], judges: Sequence[str]) -> list[dict]:
-    """Per (judge, model, strategy): episodes, empty ones, ideas, judged pairs, failed judgments, status."""
+def evaluation(archive: IdeasArchive, per_model: Mapping[str, Mapping[tuple[str, str], UnitValues]], judges: Sequence[str],
+               coverage: CoverageMap | None = None) -> list[dict]:
+    """Per (judge, model, strategy): episodes forecast, empty ones, ideas, judged pairs, failed judgments, status
+    (``evaluated``, ``partly evaluated`` when the judge's files cover only some forecast cutoffs, ``awaiting evaluation``)."""
     rows = []
     for judge in judges:
         for model in sorted(per_model):
@@ -126,8 +130,13 @@ def evaluation(archive: IdeasArchive, per_model: Mapping[str, Mapping[tuple[str,
             evaluated = archive.models[model].evals.get(judge)
             judged, failed = _per_condition(evaluated[1] if evaluated else None)
             for condition, emitted in uv.n_ideas.items():
-                rows.append({"judge": judge, "entry": model, "kind": MODEL_KIND, "condition": condition,
-                             "status": "evaluated" if evaluated else "awaiting evaluation",
+                cov = coverage.get((model, judge, condition)) if coverage is not None else None
+                status = "evaluated" if evaluated else "awaiting evaluation"
+                if cov is not None:
+                    emitted = emitted[cov.forecast]
+                    done = cov.evaluated[cov.forecast]
+                    status = "evaluated" if done.all() else "partly evaluated" if done.any() else "awaiting evaluation"
+                rows.append({"judge": judge, "entry": model, "kind": MODEL_KIND, "condition": condition, "status": status,
                              "n_episodes": int(len(emitted)), "n_empty": int((emitted == 0).sum()), "n_ideas": int(emitted.sum()),
                              "n_judged": judged.get(condition, 0), "n_failed": failed.get(condition, 0)})
     return rows

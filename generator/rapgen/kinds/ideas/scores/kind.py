@@ -30,7 +30,16 @@ from rapgen.kinds.ideas.archive.writers import columns_parquet_bytes, json_bytes
 from rapgen.kinds.ideas.scores import diagnostics as diag
 from rapgen.kinds.ideas.scores.live import live_tracks
 from rapgen.kinds.ideas.scores.metrics import METRICS, PRIMARY_METRIC
-from rapgen.kinds.ideas.scores.score import archive_draws, archive_tracks, judge_order, per_model_values, resolved_items, score_archive
+from rapgen.kinds.ideas.scores.coverage import last_complete_rows, partial_entries
+from rapgen.kinds.ideas.scores.score import (
+    archive_coverage,
+    archive_draws,
+    archive_tracks,
+    judge_order,
+    per_model_values,
+    resolved_items,
+    score_archive,
+)
 from rapgen.kinds.ideas.scores.units import ALL_CUTOFF, AXES as AXIS_NAMES, FORECAST_STRICT, LIVE, MODEL_KIND, SPLIT
 from rapgen.scores import AxisSpec, ClusterSpec, Primary, ScoredSet, TrackSpec, leaderboard_csv, pairs_csv, rows_csv, write_folder
 
@@ -73,19 +82,24 @@ def score(release: IdeasRelease, *, resamples: int | None = None, **_options: An
     R = resamples or archive.ledger.resamples
     live = live_tracks(release, items)
     tracks, draws = archive_tracks(archive, items, live), archive_draws(archive, items, R)
+    coverage = archive_coverage(archive, items)
     scored = score_archive(archive, values=values, draws=draws, extra_tracks=live)
     meta = _meta(release, archive, scored, judges, R, len(items))
+    if release.is_history:  # format 2: who covers only some cutoffs (format 1 has one release, every model complete)
+        partial = partial_entries(items, tracks, coverage, judges)
+        last_complete_rows(release, partial, R)
+        meta["partial"] = partial
     diagnostics = {
         "schema_version": SCHEMA_VERSION, "manifest_sha256": release.manifest_sha256, "diagnostics_version": diag.DIAGNOSTICS_VERSION,
         "judge": meta["primary"]["judge"], "gate": meta["primary"]["gate"], "track": meta["primary"]["track"],
         "judge_agreement": diag.judge_agreement(archive, judges),
-        "gate_sensitivity": diag.gate_sensitivity(scored, values, tracks, draws, archive.ledger.level, judges),
-        "evaluation": diag.evaluation(archive, values, judges),
+        "gate_sensitivity": diag.gate_sensitivity(scored, values, tracks, draws, archive.ledger.level, judges, coverage),
+        "evaluation": diag.evaluation(archive, values, judges, coverage),
     }
     files = {
         "leaderboard.csv": leaderboard_csv(scored),
         "pairs.csv": pairs_csv(scored),
-        "units.parquet": _units(items, values, archive),
+        "units.parquet": _units(items, values, archive, coverage),
         "scores.json": json_bytes(meta),
         "diagnostics.json": json_bytes(diagnostics),
         "releases.csv": _releases(release, scored),
@@ -152,8 +166,11 @@ def _meta(release: IdeasRelease, archive: IdeasArchive, scored: ScoredSet, judge
     }
 
 
-def _units(items, values: Mapping[str, Mapping[tuple[str, str], Any]], archive: IdeasArchive) -> bytes:
-    """units.parquet: (judge, gate, model, strategy) blocks of one row per resolved episode, in the leaderboard's order."""
+def _units(items, values: Mapping[str, Mapping[tuple[str, str], Any]], archive: IdeasArchive, coverage: Mapping | None = None) -> bytes:
+    """units.parquet: (judge, gate, model, strategy) blocks of one row per resolved episode, in the leaderboard's order.
+
+    ``status``: ``ok``, ``empty`` (scored zero), ``awaiting`` (the judge's files for the episode's cutoff are not
+    there yet) or ``no_forecast`` (the model sent nothing for that cutoff: undefined, never a zero)."""
     n = len(items)
     cols: dict[str, list] = {name: [] for name, _ in UNIT_COLUMNS}
     for judge in judge_order(archive):
@@ -165,12 +182,17 @@ def _units(items, values: Mapping[str, Mapping[tuple[str, str], Any]], archive: 
                 awaiting = judge not in archive.models[model].evals
                 for condition, table in uv.values.items():
                     emitted = uv.n_ideas[condition]
+                    cov = coverage.get((model, judge, condition)) if coverage is not None else None
                     for name, value in (("entry", model), ("kind", MODEL_KIND), ("condition", condition), ("judge", judge), ("gate", gate)):
                         cols[name].extend([value] * n)
                     cols["episode_id"].extend(e.episode_id for e in items)
                     cols["topic_id"].extend(e.topic_id for e in items)
                     cols["cutoff"].extend(e.cutoff for e in items)
-                    cols["status"].extend("awaiting" if awaiting else ("empty" if k == 0 else "ok") for k in emitted.tolist())
+                    if cov is None:
+                        cols["status"].extend("awaiting" if awaiting else ("empty" if k == 0 else "ok") for k in emitted.tolist())
+                    else:
+                        cols["status"].extend("no_forecast" if not f else "awaiting" if not e else "empty" if k == 0 else "ok"
+                                              for k, f, e in zip(emitted.tolist(), cov.forecast.tolist(), cov.evaluated.tolist()))
                     cols["n_ideas"].extend(emitted.tolist())
                     for m in METRICS:
                         cols[m.name].append(table[m.name])

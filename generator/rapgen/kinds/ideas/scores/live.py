@@ -4,8 +4,8 @@ A Live entry for cutoff t is open (``models/<id>/origins/<t>/predictions.jsonl``
 itself) or sealed (``commitments/<t>/<id>.json``, revealed after t resolves).
 It counts once t is resolved in the release scored and its receipt — the first
 release listing the file — is dated on or before t's ``closes``. A model takes
-part in the ``live`` track with the episodes of its on-time cutoffs; a model
-without one takes no part. A sealed entry never revealed has no units to score:
+part in the ``live`` track with the episodes of its on-time cutoffs that each
+strategy forecast and the judge evaluated; a model without one takes no part. A sealed entry never revealed has no units to score:
 the Releases page lists it, the track leaves it out.
 """
 
@@ -45,4 +45,4 @@ def live_tracks(release, items: Sequence) -> tuple[Track, ...]:
         mine = chosen.get(model)
         return np.isin(cutoffs, [c.toordinal() for c in mine]) if mine else None
 
-    return (Track(LIVE, mask),)
+    return (Track(LIVE, mask, whole=False),)

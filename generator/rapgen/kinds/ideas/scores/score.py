@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import date
 
+import numpy as np
+
 from rapgen.kinds.ideas.archive.check import IdeasArchive
 from rapgen.kinds.ideas.scores.credit_table import unit_table_values
-from rapgen.kinds.ideas.scores.units import AXES, SPLIT, Track, UnitValues, cutoff_tracks, statistics, unit_values
+from rapgen.kinds.ideas.scores.units import AXES, GROUP_BY, SPLIT, Coverage, Track, UnitValues, cutoff_tracks, statistics, unit_values
 from rapgen.scores import ScoredSet, SplitDraws, cluster_index, leaderboard_csv, pairs_csv, score_statistics, split_draws
 
 
@@ -33,6 +35,7 @@ def per_model_values(archive: IdeasArchive, *, reference: bool = False) -> dict[
     slow statement of the same rules, which gives the same numbers."""
     assert archive.pools is not None and archive.config is not None and archive.ledger is not None
     items = resolved_items(archive)
+    coverage = archive_coverage(archive, items)
     top_k, gates = archive.config.top_k, archive.ledger.gates
     extra = {"clusters": archive.clusters, "n_clusters": archive.ledger.kmeans_k}
     out: dict[str, dict[tuple[str, str], UnitValues]] = {}
@@ -49,8 +52,45 @@ def per_model_values(archive: IdeasArchive, *, reference: bool = False) -> dict[
             else:
                 by_gate = unit_table_values(items, mf.predictions, table, gates, top_k, features=mf.features, **extra)
             for gate in gates:
-                out[model_id][(judge_id, gate.name)] = by_gate[gate.name]
+                out[model_id][(judge_id, gate.name)] = _covered_only(by_gate[gate.name], model_id, judge_id, coverage)
     return out
+
+
+def archive_coverage(archive: IdeasArchive, items=None) -> dict[tuple[str, str, str], Coverage]:
+    """(model, judge, strategy) -> which resolved episodes it forecast and which its judge's files cover.
+
+    A strategy covers a cutoff when the model's unit group of that cutoff claims it (the group's own
+    check makes a claimed strategy cover every episode of it); the judge covers it when the group has
+    the judge's ``eval/<judge>/`` folder (in a past release: when that release lists it)."""
+    assert archive.config is not None
+    items = resolved_items(archive) if items is None else items
+    cutoffs = np.array([e.cutoff.toordinal() for e in items], dtype=np.int64)
+    judges = judge_order(archive)
+    out: dict[tuple[str, str, str], Coverage] = {}
+    for model_id, mf in sorted(archive.models.items()):
+        p = mf.predictions
+        if p is None:
+            continue
+        evaluated = {j: np.isin(cutoffs, [c.toordinal() for c in mf.judged_cutoffs(j, archive.config.cutoffs)]) for j in judges}
+        for condition in p.conditions:
+            forecast = np.array([(e.episode_id, condition) in p.ideas or (e.episode_id, condition) in p.empty for e in items], dtype=bool)
+            for judge_id in judges:
+                out[(model_id, judge_id, condition)] = Coverage(forecast, evaluated[judge_id])
+    return out
+
+
+def _covered_only(uv: UnitValues, model: str, judge: str, coverage: dict[tuple[str, str, str], Coverage]) -> UnitValues:
+    """``uv`` without the strategies that forecast no resolved episode, and undefined (NaN) on the episodes
+    a strategy did not forecast or its judge has not evaluated (never a zero for a missing forecast)."""
+    values, n_ideas = {}, {}
+    for condition, table in uv.values.items():
+        cov = coverage[(model, judge, condition)]
+        if not cov.forecast.any():
+            continue
+        scored = cov.scored
+        values[condition] = table if scored.all() else {m: np.where(scored, v, np.nan) for m, v in table.items()}
+        n_ideas[condition] = uv.n_ideas[condition]
+    return UnitValues(values, uv.failed, n_ideas)
 
 
 def resolved_items(archive: IdeasArchive):
@@ -82,9 +122,10 @@ def score_archive(archive: IdeasArchive, *, extra_tracks: Sequence[Track] = (), 
     such as ``live``), scored on one topic draw matrix (``draws``, else :func:`archive_draws`)."""
     assert archive.ledger is not None
     items = resolved_items(archive)
-    stats = statistics(items, values if values is not None else per_model_values(archive), archive_tracks(archive, items, extra_tracks))
+    stats = statistics(items, values if values is not None else per_model_values(archive), archive_tracks(archive, items, extra_tracks),
+                       archive_coverage(archive, items))
     return score_statistics(stats, dict(draws) if draws is not None else archive_draws(archive, items, resamples), archive.ledger.level,
-                            axes=AXES)
+                            axes=AXES, group_by=GROUP_BY)
 
 
 def score_files(archive: IdeasArchive, **kwargs) -> dict[str, bytes]:

@@ -75,10 +75,59 @@ def unit_values(items: Sequence[Episode], predictions: Predictions, judgments: S
 
 @dataclass(frozen=True)
 class Track:
-    """A track: which items count for a model (None: the model takes no part)."""
+    """A track: which items count for a model (None: the model takes no part). ``whole``: an entry takes
+    part only if it is scored on every item of the track (``all_cutoff``, ``forecast_strict``); otherwise
+    (``live``) its items are those of the track it is scored on."""
 
     name: str
     mask: Callable[[str], np.ndarray | None]
+    whole: bool = True
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """One entry (model, strategy) under one judge, per item: has it units (``forecast``: idea or empty
+    lines), and has the judge's evaluator folder of the item's cutoff been listed (``evaluated``)?"""
+
+    forecast: np.ndarray
+    evaluated: np.ndarray
+
+    @property
+    def scored(self) -> np.ndarray:
+        return self.forecast & self.evaluated
+
+
+CoverageMap = Mapping[tuple[str, str, str], Coverage]
+GROUP_BY = ("track", "split", *AXES, "metric", "cutoffs")  # the rank groups (pairs.csv keeps its columns: cutoffs is not one)
+
+
+@dataclass(frozen=True)
+class IdeasStatistic(Statistic):
+    """A statistic with the cutoffs its Live row is taken over (``""`` in the other tracks): Live ranks
+    and pairs compare only entries scored on the same cutoffs (RELEASES.md "Tracks")."""
+
+    cutoffs: str = ""  # (model, judge, condition) -> its coverage
+
+
+def entry_mask(track: Track, model: str, judge: str, condition: str, coverage: CoverageMap | None) -> np.ndarray | None:
+    """The items ``track`` scores (model, condition) on under ``judge``; None: it takes no part.
+
+    A whole track needs the entry's units on every item of the track and the judge's files either on
+    every one of them or on none (then the row is there, awaiting evaluation); an entry lacking some
+    is *partial* (:func:`partial_entries`). In ``live`` the entry's items are the track's it is scored on."""
+    mask = track.mask(model)
+    if mask is None or coverage is None:
+        return mask
+    cov = coverage.get((model, judge, condition))
+    if cov is None:
+        return mask
+    if not track.whole:
+        mine = mask & cov.scored
+        return mine if mine.any() else None
+    if not cov.forecast[mask].all():
+        return None
+    evaluated = cov.evaluated[mask]
+    return mask if evaluated.all() or not evaluated.any() else None
 
 
 def cutoff_tracks(items: Sequence[Episode], strict_cutoff, effective_cutoffs: Mapping[str, object | None]) -> tuple[Track, ...]:
@@ -94,25 +143,30 @@ def cutoff_tracks(items: Sequence[Episode], strict_cutoff, effective_cutoffs: Ma
     return (Track(ALL_CUTOFF, lambda _m: every), Track(FORECAST_STRICT, strict_mask))
 
 
-def statistics(items: Sequence[Episode], per_model: Mapping[str, Mapping[tuple[str, str], UnitValues]], tracks: Sequence[Track]) -> list[Statistic]:
+def statistics(items: Sequence[Episode], per_model: Mapping[str, Mapping[tuple[str, str], UnitValues]], tracks: Sequence[Track],
+               coverage: CoverageMap | None = None) -> list[Statistic]:
     """Leaderboard statistics: track, then judge and gate (as given), then model, condition, metric.
 
     ``per_model``: model -> (judge, gate) -> its unit values. ``n_valid`` counts the
-    track's episodes with ideas, ``n_invalid`` its empty episodes (scored zero)."""
+    track's episodes with ideas, ``n_invalid`` its empty episodes (scored zero).
+    ``coverage`` (None: every entry covers every item): which entries take part (:func:`entry_mask`)."""
     out: list[Statistic] = []
     axes_order: list[tuple[str, str]] = list(dict.fromkeys(k for v in per_model.values() for k in v))
     for track in tracks:
         for axis in axes_order:
             for model in sorted(per_model):
-                mask = track.mask(model)
                 uv = per_model[model].get(axis)
-                if mask is None or uv is None:
+                if track.mask(model) is None or uv is None:
                     continue
                 for condition in uv.values:
+                    mask = entry_mask(track, model, axis[0], condition, coverage)
+                    if mask is None:
+                        continue
                     emitted = uv.n_ideas[condition][mask]
                     n_valid, n_invalid = int((emitted > 0).sum()), int((emitted == 0).sum())
+                    cutoffs = "" if track.whole else ",".join(sorted({items[i].cutoff.isoformat() for i in np.flatnonzero(mask).tolist()}))
                     for m in METRICS:
                         vals = np.where(mask, uv.values[condition][m.name], np.nan)
-                        out.append(Statistic(track.name, SPLIT, axis, model, MODEL_KIND, condition, m.name, vals,
-                                             m.rank_direction, n_valid, n_invalid))
+                        out.append(IdeasStatistic(track.name, SPLIT, axis, model, MODEL_KIND, condition, m.name, vals,
+                                                  m.rank_direction, n_valid, n_invalid, cutoffs=cutoffs))
     return out

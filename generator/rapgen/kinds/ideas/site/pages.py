@@ -110,10 +110,37 @@ def leaderboard(release: IdeasRelease, scores_dir: Path) -> dict[str, Any]:
                                  "n_items": any_row["n_items"], "empty": any_row["n_invalid"], "failed": failed.get((entry, cond), 0)})
                 rows.sort(key=lambda r: (-(r["stats"]["hit@5"].value or -1.0), r["entry"], r["condition"]))
                 cells.append({"id": f"lb-{track}-{judge}-{gate}", "judge": judge, "gate": gate,
-                              "label": f"{judge} · {t(f'ideas.gate.{gate}')}", "rows": rows})
+                              "label": f"{judge} · {t(f'ideas.gate.{gate}')}", "rows": rows,
+                              "partial": _partial_rows(s, names, track, judge, gate)})
         tracks.append({"name": track, "label": track_label(track), "note": t(f"ideas.lb.note_{track}"), "cells": cells,
-                       "empty": not any(c["rows"] for c in cells)})
+                       "empty": not any(c["rows"] or c["partial"] for c in cells)})
     return {**_common(release, s), "tracks": tracks, "ranked": RANKED, "downloads": DOWNLOADS}
+
+
+def partial_label(p: dict) -> str:
+    """"partial (k of n cutoffs)", what is missing or awaiting evaluation, and where the row shown is from."""
+    parts = [t("ideas.lb.partial", cutoffs=p["cutoffs"], of=p["of"])]
+    if p["missing"]:
+        parts.append(t("ideas.lb.partial_missing", cutoffs=", ".join(p["missing"])))
+    if p["awaiting"]:
+        parts.append(t("ideas.lb.partial_awaiting", cutoffs=", ".join(p["awaiting"])))
+    last = p.get("last_complete_release")
+    parts.append(t("ideas.lb.partial_row", release=last) if last else t("ideas.lb.partial_never"))
+    return "; ".join(parts)
+
+
+def _partial_rows(s: IdeasScores, names: dict[str, str], track: str, judge: str, gate: str) -> list[dict[str, Any]]:
+    """The cell's partial entries: unranked, each with its last complete release's row (dimmed), or none."""
+    out = []
+    for p in s.meta.get("partial") or []:
+        if (p["track"], p["judge"]) != (track, judge):
+            continue
+        got = {r["metric"]: r for r in p.get("rows") or [] if r["gate"] == gate}
+        stats = {m: Stat(got[m]["estimate"], got[m]["ci_low"], got[m]["ci_high"]) if m in got else Stat(None) for m in (*RANKED, "budget")}
+        n_items = next(iter(got.values()))["n_items"] if got else None
+        out.append({"name": names.get(p["entry"], p["entry"]), "entry": p["entry"], "condition": p["condition"], "stats": stats,
+                    "n_items": n_items, "label": partial_label(p), "badge": t("ideas.lb.partial", cutoffs=p["cutoffs"], of=p["of"])})
+    return out
 
 
 def _topic_rows(release: IdeasRelease) -> list[dict[str, Any]]:
@@ -200,7 +227,10 @@ def releases(release: IdeasRelease, scores_dir: Path) -> dict[str, Any]:
                for n, r in sorted(release.releases.items())]
     rows = [dict(r, name=names.get(r["entry"], r["entry"])) for r in s.releases
             if (r["track"], r["judge"], r["gate"], r["metric"]) == (p["track"], p["judge"], p["gate"], p["metric"])]
-    return {**_common(release, s), "records": records, "rows": rows, "implicit": not release.is_history}
+    partial = [dict(x, name=names.get(x["entry"], x["entry"]), label=partial_label(x), track_label=track_label(x["track"]))
+               for x in s.meta.get("partial") or [] if x["judge"] == p["judge"]]
+    return {**_common(release, s), "records": records, "rows": rows, "implicit": not release.is_history, "partial": partial,
+            "number": s.meta["release"]["number"]}
 
 
 def archive(release: IdeasRelease, scores_dir: Path) -> dict[str, Any]:
