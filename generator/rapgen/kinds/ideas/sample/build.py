@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from rapgen.archive import format_sums, sha256_bytes
+from rapgen.archive import MemoryHistory, format_sums, sha256_bytes
 from rapgen.errors import UsageProblem
 from rapgen.io import ARCHIVE_OUTPUT, guard_output_dir, staged_dir
 from rapgen.kinds.ideas.archive.adapter import ADAPTER
@@ -150,6 +150,28 @@ def history_files(papers: Mapping[str, Paper], categories: Mapping[str, str], to
     """The archive of ``papers`` under ``topics`` and ``config`` (every cutoff that ``plan`` resolves) as the
     replayed history ``plan``: release 1 holds the papers dated before its date and resolves its cutoffs;
     the rolls ingest the later months, the models releases the later cutoffs' model files."""
+    inputs = history_inputs(papers, categories, topics, config, plan)
+    history = MemoryHistory(inputs.base)
+    cut_history(history, plan, inputs.config, topics, inputs.base_rows, inputs.later_papers, inputs.units)
+    out = history.output()
+    return out, replace(inputs.report, files={p: len(b) for p, b in out.items()})
+
+
+@dataclass(frozen=True)
+class HistoryInputs:
+    """What :func:`cut_history` starts from: release 1's format-1 files (no SHA256SUMS) and config, its
+    assignment rows, the papers the rolls ingest, and the later cutoffs' model files."""
+
+    base: dict[str, bytes]
+    config: Config
+    base_rows: list
+    later_papers: dict[str, Paper]
+    units: dict[date, dict[str, dict[str, bytes]]]
+    report: SampleReport
+
+
+def history_inputs(papers: Mapping[str, Paper], categories: Mapping[str, str], topics: list[Topic], config: Config,
+                   plan: list[PlannedRelease]) -> HistoryInputs:
     rows = assign(papers, topics)
     papers = without_unused_abstracts(papers, {a.arxiv_id for a in rows})
     first = plan[0]
@@ -165,8 +187,7 @@ def history_files(papers: Mapping[str, Paper], categories: Mapping[str, str], to
     del files["SHA256SUMS"]
     files["archive/ARCHIVE.json"] = json_bytes(archive_document(history=True))
     later = {pid: p for pid, p in papers.items() if p.first_submitted >= first.date}
-    out = cut_history(files, plan, initial, topics, base_rows, later, units).output()
-    return out, replace(report, files={p: len(b) for p, b in out.items()})
+    return HistoryInputs(files, initial, base_rows, later, units, report)
 
 
 def archive_files(papers: Mapping[str, Paper], categories: Mapping[str, str], topics: list[Topic], config: Config

@@ -17,7 +17,7 @@ first Live one (not Live: their cutoffs had passed); after each roll, the
 evaluator folders (and ``features.parquet``) of the cutoff it resolved and
 the sealed entry's reveal.
 
-The releases are cut by :class:`rapgen.archive.MemoryHistory`: the bytes
+The builder cuts them with :class:`rapgen.archive.MemoryHistory`: the bytes
 ``rapgen release start|roll|cut`` would write, assembled in memory, so the
 sample builds without verifying the archive after every release (the
 builder's caller verifies once; a test replays the commands on a copy and
@@ -29,9 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from typing import Protocol
 
-from rapgen.archive import Commitment, MemoryHistory, add_months, commitment_path, default_open, format_commitment, sha256_bytes
+from rapgen.archive import Commitment, OpenOrigin, add_months, commitment_path, default_open, format_commitment, sha256_bytes
 from rapgen.kinds.ideas.archive.assignment import Assignment
 from rapgen.kinds.ideas.archive.config import Config
 from rapgen.kinds.ideas.archive.history import cutoff_files, window_bytes, window_paths, window_rows
@@ -129,13 +130,27 @@ def _live_entries(units: Mapping[date, UnitFiles], cutoff: date) -> tuple[dict[s
 SUBMITTED = ("predictions.jsonl", "raw.jsonl")  # what a model submits; the evaluator adds the rest once the cutoff resolves
 
 
-def cut_history(base: Mapping[str, bytes], plan: list[PlannedRelease], config: Config, topics: Sequence[Topic],
-                base_rows: Sequence[Assignment], later_papers: Mapping[str, Paper], units: Mapping[date, UnitFiles]
-                ) -> MemoryHistory:
-    """The sample's releases on the format-1 archive ``base`` (release 1's files; ``config``: its config),
-    following ``plan``. ``later_papers``: the papers the rolls ingest; ``units``: every later cutoff's
-    model files (predictions, raw, features, evaluator folders) by cutoff and model."""
-    history = MemoryHistory(base)
+class Releases(Protocol):
+    """What :func:`cut_history` drives: :class:`~rapgen.archive.MemoryHistory` (the sample), or the
+    commands on a folder (the test that compares the two)."""
+
+    files: Mapping[str, bytes] | Collection[str]  # the paths the root lists
+
+    def start(self, *, when: date, resolved: tuple[date, ...], opened: OpenOrigin | None, added: Mapping[str, bytes],
+              simulated: bool, notes: str) -> object: ...
+
+    def merge(self, files: Mapping[str, bytes]) -> None: ...
+
+    def cut_models(self, *, when: date, notes: str) -> object: ...
+
+    def roll(self, *, when: date, target: date, opened: OpenOrigin | None, added: Mapping[str, bytes], notes: str) -> object: ...
+
+
+def cut_history(history: Releases, plan: list[PlannedRelease], config: Config, topics: Sequence[Topic],
+                base_rows: Sequence[Assignment], later_papers: Mapping[str, Paper], units: Mapping[date, UnitFiles]) -> None:
+    """Cut the sample's releases, following ``plan``, on ``history`` (holding release 1's format-1 files;
+    ``config``: their config.json). ``later_papers``: the papers the rolls ingest; ``units``: every later
+    cutoff's model files (predictions, raw, features, evaluator folders) by cutoff and model."""
     first = plan[0]
     rows = list(base_rows)
     added = {}
@@ -171,4 +186,3 @@ def cut_history(base: Mapping[str, bytes], plan: list[PlannedRelease], config: C
             what.append(f"Live forecasts for {step.opened} received (one open, one sealed)")
         history.merge(merged)
         history.cut_models(when=step.closes, notes="; ".join(what))
-    return history
