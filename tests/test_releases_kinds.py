@@ -1,7 +1,7 @@
 """Release histories of the Ideas and Inspire benchmarks, through the CLI on copies of the samples.
 
-Ideas: ``release start`` (format 1 -> release 1, the next cutoff open), a monthly roll
-(the month's window in, cutoff M − 3 resolved, M + 1 opened), a models release, and
+Ideas: the committed sample is a history of 14 releases (2025-07-01 open); a monthly roll of
+a copy (the month's window in, cutoff M − 3 resolved, M + 1 opened), a models release, and
 ``score --release N`` as a view. Inspire: start and an errata cut; a roll is refused.
 Adversarial: a broken hash chain, a commitment revealed early, an evaluator folder
 judged against a cutoff not yet resolved — each exit 1 naming the file and the problem.
@@ -45,14 +45,12 @@ def reseal(root: Path, path: str | None = None, data: bytes | None = None) -> No
 
 @pytest.fixture(scope="module")
 def ideas_rolled(tmp_path_factory) -> Path:
-    """The Ideas sample started (release 1) and rolled once (release 2), with July papers made up."""
+    """The Ideas sample (14 releases, 2025-07-01 open) rolled once more (release 15), with July papers made up."""
     tmp = tmp_path_factory.mktemp("ideas")
     root = tmp / "ideas"
     shutil.copytree(REPO / "benchmarks/ideas", root)
-    done = run("release", "start", "--root", str(root), "--date", "2025-07-01", "--simulated")
-    assert done.exit_code == 0, done.output
-    assert "release 1 (initial, 2025-07-01): resolved 2024-07-01" in done.output
-    assert "open 2025-07-01 until 2025-07-15" in done.output
+    listing = run("release", "list", "--root", str(root)).output
+    assert re.search(r"^  14 2025-07-15 models   resolved 2025-03-01 open 2025-07-01 until 2025-07-15 ", listing, re.M), listing
     papers = [Paper(f"2507.{i:05d}", t, "An abstract.", (), date(2025, 7, 1 + i)) for i, t in enumerate(TITLES * 3)]
     (tmp / "july.parquet").write_bytes(papers_bytes(papers))
     done = run("release", "window", "--root", str(root), "--papers", str(tmp / "july.parquet"), "--month", "2025-07-01",
@@ -70,19 +68,19 @@ def copy_of(root: Path, tmp_path: Path) -> Path:
 
 
 def test_an_ideas_roll_resolves_m_minus_3_and_opens_m_plus_1(ideas_rolled):
-    record = json.loads((ideas_rolled / "archive/releases/0002.json").read_text())
+    record = json.loads((ideas_rolled / "archive/releases/0015.json").read_text())
     assert record["kind"] == "roll" and record["resolved_origins"][-1] == "2025-04-01"
     assert record["open_origin"] == {"origin": "2025-08-01", "closes": "2025-08-15"}
-    manifest = (ideas_rolled / "archive/releases/0002.SHA256SUMS").read_text()
+    manifest = (ideas_rolled / "archive/releases/0015.SHA256SUMS").read_text()
     for path in ("benchmark/windows/2025-07-01/papers.parquet", "benchmark/cutoffs/2025-04-01/futures.jsonl",
                  "benchmark/cutoffs/2025-08-01/episodes.jsonl"):
         assert f"archive/{path}" in manifest
     done = run("release", "verify", "--root", str(ideas_rolled))
-    assert done.exit_code == 0 and "history of 2 releases holds" in done.output, done.output
+    assert done.exit_code == 0 and "history of 15 releases holds" in done.output, done.output
 
 
 def test_score_release_n_is_a_view_of_that_release(ideas_rolled, tmp_path):
-    for n, last in ((1, "2025-03-01"), (2, "2025-04-01")):
+    for n, last in ((1, "2024-09-01"), (14, "2025-03-01"), (15, "2025-04-01")):
         done = run("score", "--root", str(ideas_rolled), "--release", str(n), "--out", str(tmp_path / f"s{n}"), "--resamples", "50")
         assert done.exit_code == 0, done.output
         meta = json.loads((tmp_path / f"s{n}/scores.json").read_text())
@@ -91,13 +89,13 @@ def test_score_release_n_is_a_view_of_that_release(ideas_rolled, tmp_path):
 
 def test_a_broken_hash_chain_is_named(ideas_rolled, tmp_path):
     root = copy_of(ideas_rolled, tmp_path)
-    path = "archive/releases/0002.json"
+    path = "archive/releases/0015.json"
     record = json.loads((root / path).read_text())
     record["parent_sha256"] = "0" * 64
     reseal(root, path, (json.dumps(record, indent=2) + "\n").encode())
     done = run("release", "verify", "--root", str(root))
     assert done.exit_code == 1
-    assert re.search(r"^INVARIANT archive/releases/0002\.json: release 2: parent_sha256 does not match releases/0001\.SHA256SUMS", done.output, re.M), done.output
+    assert re.search(r"^INVARIANT archive/releases/0015\.json: release 15: parent_sha256 does not match releases/0014\.SHA256SUMS", done.output, re.M), done.output
     assert "Traceback" not in done.output
 
 
@@ -139,7 +137,7 @@ def test_a_commitment_revealed_before_its_cutoff_resolves_is_named(ideas_rolled,
     done = run("release", "cut", "--root", str(root), "--kind", "models", "--date", "2025-08-20")
     assert done.exit_code == 1, done.output
     assert "reveals a sealed entry for 2025-08-01 before the origin is resolved" in done.output, done.output
-    assert not (root / "archive/releases/0004.json").exists()
+    assert not (root / "archive/releases/0017.json").exists()
     live = run("release", "live", "--root", str(root))
     assert "2025-08-01 recent-titles" in live.output and "on time" in live.output, live.output
 

@@ -52,13 +52,14 @@ def ideas_roll(tmp_path_factory):
 def test_the_documented_ideas_roll_goes_through(ideas_roll):
     work, done = ideas_roll
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "release 2 (roll, 2025-08-01): resolved 2024-07-01" in done.stdout
+    assert "release 15 (roll, 2025-08-01): resolved 2024-07-01" in done.stdout
     assert "2025-04-01; open 2025-08-01 until 2025-08-15" in done.stdout
     verdicts = re.findall(r"^OK: \d+ files verified; history of (.+) holds\.$", done.stdout, re.M)
-    assert verdicts == ["one implicit release (format 1)", "2 releases"], done.stdout
-    assert re.search(r"^   2 2025-08-01 roll     resolved 2025-04-01 open 2025-08-01 until 2025-08-15 ", done.stdout, re.M)
+    assert verdicts == ["14 releases", "15 releases"], done.stdout
+    assert re.search(r"^  15 2025-08-01 roll     resolved 2025-04-01 open 2025-08-01 until 2025-08-15 ", done.stdout, re.M)
+    assert re.search(r"^2025-03-01 rising-terms +sealed release 6 \(2025-03-15\); on time \(closes 2025-03-15\); revealed$", done.stdout, re.M)
     meta = json.loads((work / "scores-1/scores.json").read_text())
-    assert meta["release"]["number"] == 1 and meta["counts"]["resolved_cutoffs"][-1] == "2025-03-01"
+    assert meta["release"]["number"] == 1 and meta["counts"]["resolved_cutoffs"][-1] == "2024-09-01"
 
 
 def test_the_documented_inspire_cut_goes_through(tmp_path):

@@ -24,6 +24,7 @@ from rapgen.archive.history.check import HistoryInput, first_release
 from rapgen.archive.history.digests import digest_copies
 from rapgen.archive.history.live import LiveEntry, LiveStatus, judge_deadline, live_entries, opening_records
 from rapgen.archive.history.load import LoadedHistory, load_history, read_root_sums
+from rapgen.archive.history.memory import MemoryHistory, default_open
 from rapgen.archive.history.ops import ReleaseResult, Replacement, cut_release, roll_release, start_history
 from rapgen.archive.history.records import (
     Commitment, OpenOrigin, ReleaseKind, ReleaseRecord, commitment_path, format_commitment, manifest_path, parse_commitment,
@@ -73,7 +74,7 @@ __all__ = [
     "add_months", "history_windows", "recent_window", "target_window",
     "Commitment", "OpenOrigin", "ReleaseKind", "ReleaseRecord", "commitment_path", "format_commitment", "manifest_path",
     "parse_commitment", "record_path", "reveal_path", "superseded_path",
-    "HistoryInput", "first_release", "digest_copies", "LiveEntry", "LiveStatus", "LoadedHistory", "ReleaseResult", "Replacement",
+    "MemoryHistory", "default_open", "HistoryInput", "first_release", "digest_copies", "LiveEntry", "LiveStatus", "LoadedHistory", "ReleaseResult", "Replacement",
     "cut_release", "judge_deadline", "live_entries", "load_history", "opening_records", "read_root_sums", "roll_release", "start_history",
     "PaperText", "build_evidence", "build_oracle_block", "call_arguments", "canonical_counts", "canonical_hash", "canonical_json",
     "oracle_windows", "calls_by_unit", "replay_pairs", "InterventionRecords",

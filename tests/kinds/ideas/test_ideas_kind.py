@@ -68,17 +68,55 @@ def _bootstrap(values: np.ndarray, topic_of: np.ndarray, C: np.ndarray) -> tuple
     B = np.bincount(topic_of[ok], minlength=K).astype(float)
     num, den = C @ A, C @ B
     reps = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+    if not ok.any():  # undefined everywhere (coverage of cutoffs the clustering does not hold): an empty cell
+        return np.nan, np.nan, np.nan, reps
     lo, hi = np.percentile(reps[den > 0], [2.5, 97.5])
     return A.sum() / B.sum(), lo, hi, reps
 
 
+def _sums(path: Path) -> set[str]:
+    return {line.split("  ", 1)[1] for line in path.read_text().splitlines()}
+
+
+def _history(a: Path) -> tuple[list[str] | None, dict[str, set[str]]]:
+    """(the latest release's resolved cutoffs or None for format 1, model -> its on-time Live cutoffs), from the
+    release records and manifests: an entry (a commitment, else the open predictions file) counts when the
+    first release listing it is dated by the deadline of the release that opened its cutoff, the cutoff is
+    resolved and a sealed entry is revealed."""
+    records = [json.loads(p.read_text()) for p in sorted((a / "releases").glob("[0-9][0-9][0-9][0-9].json"))]
+    if not records:
+        return None, {}
+    listed = {r["release"]: _sums(a / f"releases/{r['release']:04d}.SHA256SUMS") for r in records}
+    opened: dict[str, tuple[int, str]] = {}
+    for r in records:
+        if r["open_origin"] and r["open_origin"]["origin"] not in opened:
+            opened[r["open_origin"]["origin"]] = (r["release"], r["open_origin"]["closes"])
+    resolved = records[-1]["resolved_origins"]
+    live: dict[str, set[str]] = defaultdict(set)
+    for folder in sorted((a / "models").iterdir()):
+        for t, (opener, closes) in opened.items():
+            revealed = f"archive/models/{folder.name}/origins/{t}/predictions.jsonl"
+            sealed = f"archive/commitments/{t}/{folder.name}.json"
+            path = sealed if (a.parent / sealed).exists() else revealed
+            receipt = next((r for r in records if path in listed[r["release"]]), None)
+            if (t in resolved and (a.parent / revealed).exists() and receipt is not None and receipt["release"] >= opener
+                    and receipt["date"] <= closes):
+                live[folder.name].add(t)
+    return resolved, live
+
+
 def recompute(root: Path) -> tuple[dict, dict]:
-    """(leaderboard key -> (estimate, ci_low, ci_high, rank, p_first, n_items), pairs key -> (estimate, ci_low, ci_high))."""
+    """(leaderboard key -> (estimate, ci_low, ci_high, rank, p_first, n_items), pairs key -> (estimate, ci_low, ci_high)).
+    A model's units are its folder's files and each ``origins/<t>/`` folder's; the episodes are those of every
+    resolved cutoff (base episodes.jsonl and each ``cutoffs/<t>/episodes.jsonl``)."""
     a = root / "archive"
     config = json.loads((a / "benchmark/config.json").read_text())
     ledger = json.loads((a / "provenance/LEDGER.json").read_text())
     judges = [json.loads(x)["judge_id"] for x in (a / "provenance/judges.jsonl").read_text().splitlines()]
-    episodes = [e for e in _jsonl(a / "benchmark/episodes.jsonl") if e["cutoff"] in config["cutoffs"]]
+    resolved, live = _history(a)
+    resolved = config["cutoffs"] if resolved is None else resolved
+    listed = [a / "benchmark/episodes.jsonl", *sorted((a / "benchmark/cutoffs").glob("*/episodes.jsonl"))]
+    episodes = [e for path in listed for e in _jsonl(path) if e["cutoff"] in resolved]
     topics = sorted({e["topic_id"] for e in episodes}, key=lambda t: t.encode())
     topic_of = np.array([topics.index(e["topic_id"]) for e in episodes])
     rng = np.random.default_rng(ledger["bootstrap"]["seed"])
@@ -91,7 +129,8 @@ def recompute(root: Path) -> tuple[dict, dict]:
     values = {}  # (track, judge, gate, model, condition, metric) -> per-episode values
     for folder in sorted((a / "models").iterdir()):
         model = folder.name
-        lines = _jsonl(folder / "predictions.jsonl")
+        groups = [folder, *sorted((folder / "origins").glob("*"))]
+        lines = [x for g in groups for x in _jsonl(g / "predictions.jsonl")]
         by_unit: dict = defaultdict(dict)
         for x in lines:
             if x.get("status") != "empty":
@@ -100,22 +139,25 @@ def recompute(root: Path) -> tuple[dict, dict]:
                 by_unit.setdefault((x["episode_id"], x["condition"]), {})
         conditions = list(dict.fromkeys(x["condition"] for x in lines))
         feats = defaultdict(dict)
-        for row in pq.read_table(folder / "features.parquet").to_pylist():
+        for row in (r for g in groups for r in pq.read_table(g / "features.parquet").to_pylist()):
             feats[(row["episode_id"], row["condition"])][row["rank"]] = row["nn_distance"]
         cutoff = json.loads((folder / "model.json").read_text())["knowledge_cutoff"]
+        mine = np.array([e["cutoff"] in live.get(model, ()) for e in episodes])
         for judge in judges:
             judged: dict = defaultdict(lambda: defaultdict(list))
-            for row in pq.read_table(folder / f"eval/{judge}/judgments.parquet").to_pylist():
+            for row in (r for g in groups for r in pq.read_table(g / f"eval/{judge}/judgments.parquet").to_pylist()):
                 judged[(row["episode_id"], row["condition"])][row["rank"]].append(row)
             for gate_name, gate in ledger["gates"].items():
                 for cond in conditions:
                     per = [_episode_values(by_unit.get((e["episode_id"], cond), {}), judged[(e["episode_id"], cond)], gate,
-                                           clusters[e["episode_id"]], feats[(e["episode_id"], cond)]) for e in episodes]
+                                           clusters.get(e["episode_id"]), feats[(e["episode_id"], cond)]) for e in episodes]
                     for metric in per[0]:
                         v = np.array([p[metric] for p in per])
                         values[("all_cutoff", judge, gate_name, model, cond, metric)] = v
                         if cutoff is not None and cutoff < config["strict_cutoff"]:
                             values[("forecast_strict", judge, gate_name, model, cond, metric)] = np.where(strict, v, np.nan)
+                        if mine.any():
+                            values[("live", judge, gate_name, model, cond, metric)] = np.where(mine, v, np.nan)
     board, reps = {}, {}
     for key, v in values.items():
         est, lo, hi, r = _bootstrap(v, topic_of, C)
@@ -157,24 +199,24 @@ def scored(tmp_path_factory) -> Path:
 
 def test_the_committed_sample_verifies_through_the_command():
     result = CliRunner().invoke(cli, ["verify", "--root", str(SAMPLE)])
-    assert result.exit_code == 0 and result.output.startswith("OK: 25 files,"), result.output
+    assert result.exit_code == 0 and result.output.startswith("OK: 176 files,"), result.output
 
 
 def test_the_scores_equal_an_independent_recomputation(scored):
     board, pairs = recompute(SAMPLE)
     rows = list(csv.DictReader(io.StringIO((scored / "leaderboard.csv").read_text())))
-    assert len(rows) == len(board) == 2 * 2 * 2 * 2 * 8  # tracks x judges x gates x models x metrics
+    assert len(rows) == len(board) == 3 * 2 * 2 * 2 * 8  # tracks (all_cutoff, forecast_strict, live) x judges x gates x models x metrics
     for row in rows:
         want = board[(row["track"], row["judge"], row["gate"], row["entry"], row["condition"], row["metric"])]
         for name, w in zip(("estimate", "ci_low", "ci_high"), want[:3]):
-            assert _float(row[name]) == pytest.approx(w, abs=1e-9), (row, name)
+            assert (row[name] == "") if np.isnan(w) else _float(row[name]) == pytest.approx(w, abs=1e-9), (row, name)
         if row["metric"] in ("hit@5", "p@5", "mrr"):
             assert int(row["rank"]) == want[3] and _float(row["p_first"]) == pytest.approx(want[4], abs=1e-9), row
         else:
             assert row["rank"] == row["p_first"] == "", row
         assert int(row["n_items"]) == want[5]
     got = list(csv.DictReader(io.StringIO((scored / "pairs.csv").read_text())))
-    assert len(got) == len(pairs) == 2 * 2 * 2 * 3
+    assert len(got) == len(pairs) == 3 * 2 * 2 * 3
     for row in got:
         want = pairs[(row["track"], row["judge"], row["gate"], row["metric"], row["entry_a"], row["condition_a"],
                       row["entry_b"], row["condition_b"])]
@@ -187,7 +229,7 @@ def test_the_other_score_files(scored):
     lead = [r for r in csv.DictReader(io.StringIO((scored / "leaderboard.csv").read_text()))
             if (r["track"], r["judge"], r["gate"], r["metric"]) == ("all_cutoff", "lexical-a", "default", "hit@5")]
     best = max(lead, key=lambda r: float(r["estimate"]))
-    assert meta["kind"] == "ideas" and meta["synthetic"] is True and meta["release"]["number"] == 1
+    assert meta["kind"] == "ideas" and meta["synthetic"] is True and meta["release"]["number"] == 14
     assert meta["manifest_sha256"] == hashlib.sha256((SAMPLE / "SHA256SUMS").read_bytes()).hexdigest()
     assert meta["primary"] == {"metric": "hit@5", "track": "all_cutoff", "judge": "lexical-a", "gate": "default"}
     assert meta["headline"]["entry"] == best["entry"] and meta["headline"]["estimate"] == float(best["estimate"])
@@ -200,7 +242,13 @@ def test_the_other_score_files(scored):
     mine = [r["hit@5"] for r in u if (r["entry"], r["judge"], r["gate"]) == (best["entry"], "lexical-a", "default")]
     assert sum(mine) / len(mine) == pytest.approx(float(best["estimate"]), abs=1e-12)
     releases = list(csv.DictReader(io.StringIO((scored / "releases.csv").read_text())))
-    assert {r["release"] for r in releases} == {"1"} and len(releases) == 2 * 2 * 2 * 2 * 3  # the ranked rows
+    assert [int(r["release"]) for r in releases] == sorted(int(r["release"]) for r in releases)
+    assert {r["release"] for r in releases} == {str(k) for k in range(1, 15)}  # one block per release of the history
+    last = [r for r in releases if r["release"] == "14"]
+    assert len(last) == 3 * 2 * 2 * 2 * 3  # the ranked rows: tracks x judges x gates x models x ranked metrics
+    board = {(r["track"], r["judge"], r["gate"], r["entry"], r["metric"]): r["estimate"]
+             for r in csv.DictReader(io.StringIO((scored / "leaderboard.csv").read_text()))}
+    assert all(board[(r["track"], r["judge"], r["gate"], r["entry"], r["metric"])] == r["estimate"] for r in last)
     diag = json.loads((scored / "diagnostics.json").read_text())
     agreement = {(r["gate"]): r for r in diag["judge_agreement"]}
     assert agreement["default"]["n_pairs"] == 2 * 108 * 5 * 10 and agreement["default"]["pass_b"] <= agreement["default"]["pass_a"]

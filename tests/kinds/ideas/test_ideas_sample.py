@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from pathlib import Path
 
@@ -77,6 +78,21 @@ def test_the_sample_from_the_committed_papers(sample):
     assert report.size <= 12 * 1024 * 1024
     assert (out / "SHA256SUMS").read_bytes() == (REPO / "benchmarks/ideas/SHA256SUMS").read_bytes()  # the committed sample rebuilds
     files = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != "SHA256SUMS"}
-    archive, found = check_archive(files)
+    last = json.loads(files["archive/releases/0014.json"])
+    assert "archive/releases/0015.json" not in files and last["resolved_origins"][-1] == "2025-03-01"
+    archive, found = check_archive(files, resolved=[date.fromisoformat(c) for c in last["resolved_origins"]])
     assert found == []
     assert set(archive.models) == {"recent-titles", "rising-terms"} and len(archive.pools.futures) == 108
+    assert json.loads(files["archive/benchmark/config.json"])["cutoffs"] == ["2024-07-01", "2024-08-01", "2024-09-01"]
+
+
+def test_the_sample_verifies_as_a_history_of_fourteen_releases():
+    from rapgen.archive import verify_archive
+    from rapgen.kinds import registry
+
+    report = verify_archive(REPO / "benchmarks/ideas", kinds=registry().formats)
+    assert report.ok, report.errors[:3]
+    assert sorted(report.history.input.records) == list(range(1, 15))
+    kinds = [report.history.input.records[k].kind.value for k in range(1, 15)]
+    assert kinds == ["initial", "models"] + ["roll", "models"] * 6
+    assert all(r.simulated for r in report.history.input.records.values())

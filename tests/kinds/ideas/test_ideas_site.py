@@ -58,8 +58,22 @@ def test_the_leaderboard_shows_the_score_files_numbers(built):
                         cell = f"{fmt_score(float(r['estimate']))}<br><small>[{fmt_score(float(r['ci_low']))}, {fmt_score(float(r['ci_high']))}]"
                         assert cell in table, (lang, r)
                         assert f"P(first) {fmt_score(float(r['p_first']), 2)}" in table or "P(第一)" in table
-        assert html.count('class="tabbed-set') == 1 + 2  # the track tabs, then judge x gate tabs in each track with entries
-        assert 'id="lb-live-' not in html  # no Live entries in a format-1 archive
+        assert html.count('class="tabbed-set') == 1 + 3  # the track tabs, then judge x gate tabs in each track with entries
+        assert 'id="lb-live-lexical-a-default"' in html  # the sample's history has three resolved Live cutoffs
+
+
+def test_the_releases_page_shows_the_history(built):
+    rows = [r for r in csv.DictReader(io.StringIO((built / "work" / "scores" / "releases.csv").read_text()))
+            if (r["track"], r["judge"], r["gate"], r["metric"]) == ("all_cutoff", "lexical-a", "default", "hit@5")]
+    assert sorted({int(r["release"]) for r in rows}) == list(range(1, 15))
+    for lang in ("", "zh/"):
+        html = _page(built, lang + "releases/")
+        listed = re.findall(r"<tr>\s*<td>(\d+)</td>\s*<td>(\d{4}-\d{2}-\d{2})</td>\s*<td>(initial|roll|models)</td>", html)
+        assert [int(n) for n, _d, _k in listed] == list(range(1, 15)), lang
+        assert [k for _n, _d, k in listed] == ["initial", "models"] + ["roll", "models"] * 6
+        table = html.split('id="ideas-releases"', 1)[1].split("</table>", 1)[0]
+        for r in rows:
+            assert f"<tr><td>{r['release']}</td><td>{r['date']}</td>" in table and fmt_score(float(r["estimate"])) in table, (lang, r)
 
 
 def test_a_topic_page_shows_hit_at_5_by_cutoff(built):

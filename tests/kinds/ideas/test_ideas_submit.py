@@ -33,7 +33,7 @@ def check(folder: Path, *more: str):
 @pytest.fixture
 def folder(tmp_path) -> Path:
     out = tmp_path / MODEL
-    shutil.copytree(SOURCE, out)
+    shutil.copytree(SOURCE, out, ignore=shutil.ignore_patterns("origins"))  # a new model's folder: release 1's cutoffs
     model = json.loads((out / "model.json").read_text())
     model.update(model_id=MODEL, display_name="My ideas model")
     (out / "model.json").write_text(json.dumps(model, indent=2) + "\n")
@@ -71,7 +71,7 @@ def test_a_good_folder_passes_with_its_report(folder, tmp_path):
     assert text.startswith("<!-- rapgen-submit-check -->\n## ✅ Submission `my-ideas` passes")
     for heading in ("### Leaderboard in context (all_cutoff, default, hit\\@5)", "### Coverage", "### Accounting", "### Preview"):
         assert heading in text
-    assert "| direct | 108 | 108 | complete |" in text  # 12 topics × 9 cutoffs
+    assert "| direct | 36 | 36 | complete |" in text  # 12 topics × release 1's 3 cutoffs (config.json's)
     assert "| **my-ideas** | direct |" in text
     assert "| Site dry-run render | ✅ passed |" in text and "Trace replay" not in text  # Ideas has no Search
     assert result.stdout == text
@@ -85,7 +85,7 @@ def test_json_names_the_kind_and_its_tables(folder):
     assert data["kind"] == "ideas" and data["ok"] is True
     assert [t["title"] for t in data["tables"]] == ["Coverage", "Accounting", "Preview"]
     accounting = data["tables"][1]
-    assert accounting["rows"][0][:3] == ["direct", 540, 0]
+    assert accounting["rows"][0][:3] == ["direct", 180, 0]  # 36 episodes × 5 ideas
 
 
 def _missing_episode(folder: Path) -> str:
@@ -123,7 +123,8 @@ def _outside_future(folder: Path) -> str:
     path = folder / "eval" / "lexical-b" / "judgments.parquet"
     table = _table(path)
     assert table.column("episode_id")[0].as_py().endswith("@2024-07-01")  # its future ends 2024-10-31
-    later = next(a for e, a in zip(table.column("episode_id").to_pylist(), table.column("arxiv_id").to_pylist()) if e.endswith("@2025-03-01"))
+    later = next(a for e, a in zip(table.column("episode_id").to_pylist(), table.column("arxiv_id").to_pylist())
+                 if e.endswith("@2024-09-01") and a >= "2411")  # in 2024-09-01's future, after 2024-07-01's
     _set(path, "arxiv_id", 0, later)
     return "eval/lexical-b/judgments.parquet:1: "
 

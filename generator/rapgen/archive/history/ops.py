@@ -22,6 +22,7 @@ from rapgen.archive.calendar import add_months
 from rapgen.archive.history.dates import deadline_problem, roll_date_problem
 from rapgen.archive.history.ledger import UnionLedger, WindowSource
 from rapgen.archive.history.load import LoadedHistory
+from rapgen.archive.history.memory import DEFAULT_CLOSES_DAYS, format2_archive_json
 from rapgen.archive.history.spec import RAP_HISTORY, HistorySpec
 from rapgen.archive.history.records import (
     SEARCH_FILES,
@@ -46,7 +47,6 @@ from rapgen.errors import ArchiveError, UsageProblem
 from rapgen.io import atomic_write_bytes, dumps_line
 
 Kinds = Optional[Mapping[str, Any]]  # format -> ArchiveKind (rapgen.kinds.registry().formats); None: RAP alone
-DEFAULT_CLOSES_DAYS = 14  # RELEASES.md: --closes defaults to origin + 14 days
 _SHOWN = 3
 
 

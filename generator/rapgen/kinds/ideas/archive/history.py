@@ -25,7 +25,7 @@ from rapgen.kinds.ideas.archive.assignment import Assignment, assign, parse_assi
 from rapgen.kinds.ideas.archive.check import ASSIGNMENTS_PARQUET, BENCHMARK, CONFIG_JSON, PAPERS_PARQUET, TOPICS_JSONL
 from rapgen.kinds.ideas.archive.config import Config, parse_config
 from rapgen.kinds.ideas.archive.episodes import build_pools
-from rapgen.kinds.ideas.archive.papers import parse_papers
+from rapgen.kinds.ideas.archive.papers import Paper, parse_papers
 from rapgen.kinds.ideas.archive.topics import Topic, parse_topics
 from rapgen.kinds.ideas.archive.writers import jsonl_bytes
 
@@ -69,12 +69,19 @@ def _assignments(root: Path, windows: Sequence[WindowFiles]) -> list[Assignment]
     return rows
 
 
-def _rebuilt(root: Path, key: date, windows: Sequence[WindowFiles], resolved: bool) -> Mapping[str, bytes]:
-    config, topics = _basics(root)
-    pools = build_pools(_assignments(root, windows), [t.topic_id for t in topics], config, [key], [key] if resolved else [])
+def cutoff_files(assignments: Sequence[Assignment], topics: Sequence[Topic], config: Config, key: date, resolved: bool
+                 ) -> dict[str, bytes]:
+    """The file that opens ``key`` (its episodes) or, with ``resolved``, resolves it (its futures), from
+    the assignment rows of every listed ledger part: what a release adds, and what verify rebuilds."""
+    pools = build_pools(assignments, [t.topic_id for t in topics], config, [key], [key] if resolved else [])
     if resolved:
         return {futures_path(key): jsonl_bytes(f.__dict__ | {"future_to": f.future_to.isoformat()} for f in pools.futures)}
     return {episodes_path(key): jsonl_bytes(e.__dict__ | {"cutoff": e.cutoff.isoformat()} for e in pools.episodes)}
+
+
+def _rebuilt(root: Path, key: date, windows: Sequence[WindowFiles], resolved: bool) -> Mapping[str, bytes]:
+    config, topics = _basics(root)
+    return cutoff_files(_assignments(root, windows), topics, config, key, resolved)
 
 
 def _initial(root: Path) -> tuple[date, ...]:
@@ -169,18 +176,30 @@ def window_folder(root: Path, papers_file: Path, month: date, out: Path) -> tupl
     columns) dated in that month, and their ``phrase-v1`` rows under the archive's topics.
     Returns (papers, memberships)."""
     from rapgen.io import atomic_write_bytes
-    from rapgen.kinds.ideas.archive.writers import assignments_bytes, papers_bytes
 
     if month.day != 1:
         raise UsageProblem(f"--month {month}: a window starts on the first of a month")
     papers = _parsed(str(papers_file), Path(papers_file).read_bytes(), parse_papers)
+    _, topics = _basics(Path(root))
+    chosen, rows = window_rows(papers, month, topics)
+    if not chosen:
+        raise UsageProblem(f"{papers_file}: no paper is dated in [{month}, {add_months(month, WINDOW_MONTHS)})")
+    data = window_bytes(chosen, rows)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(out / "papers.parquet", data[0])
+    atomic_write_bytes(out / "assignments.parquet", data[1])
+    return len(chosen), len(rows)
+
+
+def window_rows(papers: Mapping[str, Paper], month: date, topics: Sequence[Topic]) -> tuple[dict[str, Paper], list[Assignment]]:
+    """The papers of ``papers`` dated in ``month`` and their ``phrase-v1`` rows under ``topics``."""
     end = add_months(month, WINDOW_MONTHS)
     chosen = {pid: p for pid, p in papers.items() if month <= p.first_submitted < end}
-    if not chosen:
-        raise UsageProblem(f"{papers_file}: no paper is dated in [{month}, {end})")
-    _, topics = _basics(Path(root))
-    rows = assign(chosen, topics)
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(out / "papers.parquet", papers_bytes(chosen.values()))
-    atomic_write_bytes(out / "assignments.parquet", assignments_bytes(rows))
-    return len(chosen), len(rows)
+    return chosen, assign(chosen, topics)
+
+
+def window_bytes(papers: Mapping[str, Paper], rows: Sequence[Assignment]) -> tuple[bytes, bytes]:
+    """A window folder's two files (papers.parquet, assignments.parquet), as ``release window`` writes them."""
+    from rapgen.kinds.ideas.archive.writers import assignments_bytes, papers_bytes
+
+    return papers_bytes(papers.values()), assignments_bytes(rows)

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
 import yaml
 
-from rapgen.archive import format_sums, sha256_bytes
+from rapgen.archive import MemoryHistory, format_sums, sha256_bytes
 from rapgen.errors import UsageProblem
 from rapgen.io import ARCHIVE_OUTPUT, guard_output_dir, staged_dir
 from rapgen.kinds.ideas.archive.adapter import ADAPTER
@@ -46,10 +46,11 @@ from rapgen.kinds.ideas.archive.predictions import parse_predictions
 from rapgen.kinds.ideas.archive.topics import Topic
 from rapgen.kinds.ideas.archive.writers import assignments_bytes, clusters_bytes, json_bytes, jsonl_bytes, papers_bytes
 from rapgen.kinds.ideas.kit.embedding import TFIDF, TfidfEmbedder
-from rapgen.kinds.ideas.kit.evaluate import Space, episode_space, eval_files, features_file, judge_candidates, retrieve
+from rapgen.kinds.ideas.kit.evaluate import Retrieval, Space, episode_space, eval_files, features_file, judge_candidates, retrieve
 from rapgen.kinds.ideas.kit.judges import judge_line
 from rapgen.kinds.ideas.kit.retrieval import kmeans
 from rapgen.kinds.ideas.sample import models as ref
+from rapgen.kinds.ideas.sample.history import PlannedRelease, cut_history, history_plan
 
 FIRST_DAY, LAST_DAY = date(2024, 4, 1), date(2025, 6, 30)
 CUTOFFS = tuple(date(2024, m, 1) for m in range(7, 13)) + tuple(date(2025, m, 1) for m in range(1, 4))
@@ -77,10 +78,15 @@ def ledger_document() -> dict:
             "bootstrap": {"resamples": 10000, "seed": 0, "level": 0.95}, "metric_version": 1}
 
 
-def archive_document() -> dict:
+HISTORY_NOTE = (" Its release history is replayed: release 1 holds the papers to 2024-12-31, six monthly rolls ingest 2025-01 … "
+                "2025-06, and the reference models' Live forecasts for 2025-01 … 2025-03 resolve.")
+
+
+def archive_document(*, history: bool = False) -> dict:
     return {"format": FORMAT, "format_version": 1, "name": "Ideas sample (synthetic)",
             "description": "Idea forecasting on real cs.CL titles with hand-written topics, two mechanical reference models and two lexical "
-                           "judges; the models, judges and embedding are stand-ins, so every score is synthetic.",
+                           "judges; the models, judges and embedding are stand-ins, so every score is synthetic."
+                           + (HISTORY_NOTE if history else ""),
             "created": CREATED, "synthetic": True, "source": "rapgen sample build --kind ideas (the RAP sample's committed papers)",
             "license": LICENSE}
 
@@ -136,7 +142,52 @@ def _clusters(papers: Mapping[str, Paper], pools: Pools, k: int, seed: int, spac
 def sample_files(root: str | Path) -> tuple[dict[str, bytes], SampleReport]:
     """Every file of the sample (path under the output folder -> bytes) and the measured counts."""
     papers, categories = read_committed_papers(root)
-    return archive_files(papers, categories, read_topics(), SAMPLE_CONFIG)
+    return history_files(papers, categories, read_topics(), SAMPLE_CONFIG, history_plan())
+
+
+def history_files(papers: Mapping[str, Paper], categories: Mapping[str, str], topics: list[Topic], config: Config,
+                  plan: list[PlannedRelease]) -> tuple[dict[str, bytes], SampleReport]:
+    """The archive of ``papers`` under ``topics`` and ``config`` (every cutoff that ``plan`` resolves) as the
+    replayed history ``plan``: release 1 holds the papers dated before its date and resolves its cutoffs;
+    the rolls ingest the later months, the models releases the later cutoffs' model files."""
+    inputs = history_inputs(papers, categories, topics, config, plan)
+    history = MemoryHistory(inputs.base)
+    cut_history(history, plan, inputs.config, topics, inputs.base_rows, inputs.later_papers, inputs.units)
+    out = history.output()
+    return out, replace(inputs.report, files={p: len(b) for p, b in out.items()})
+
+
+@dataclass(frozen=True)
+class HistoryInputs:
+    """What :func:`cut_history` starts from: release 1's format-1 files (no SHA256SUMS) and config, its
+    assignment rows, the papers the rolls ingest, and the later cutoffs' model files."""
+
+    base: dict[str, bytes]
+    config: Config
+    base_rows: list
+    later_papers: dict[str, Paper]
+    units: dict[date, dict[str, dict[str, bytes]]]
+    report: SampleReport
+
+
+def history_inputs(papers: Mapping[str, Paper], categories: Mapping[str, str], topics: list[Topic], config: Config,
+                   plan: list[PlannedRelease]) -> HistoryInputs:
+    rows = assign(papers, topics)
+    papers = without_unused_abstracts(papers, {a.arxiv_id for a in rows})
+    first = plan[0]
+    initial = replace(config, cutoffs=first.resolved)
+    base_papers = {pid: p for pid, p in papers.items() if p.first_submitted < first.date}
+    base_rows = [a for a in rows if a.first_submitted < first.date]
+    files, report = _format1_files(base_papers, categories, topics, initial, papers, rows, config)
+    units: dict[date, dict[str, dict[str, bytes]]] = {}
+    for path in [p for p in files if p.startswith("archive/models/")]:
+        model_id, rest = path[len("archive/models/"):].split("/", 1)
+        if rest.startswith("origins/"):
+            units.setdefault(date.fromisoformat(rest.split("/")[1]), {}).setdefault(model_id, {})[rest] = files.pop(path)
+    del files["SHA256SUMS"]
+    files["archive/ARCHIVE.json"] = json_bytes(archive_document(history=True))
+    later = {pid: p for pid, p in papers.items() if p.first_submitted >= first.date}
+    return HistoryInputs(files, initial, base_rows, later, units, report)
 
 
 def archive_files(papers: Mapping[str, Paper], categories: Mapping[str, str], topics: list[Topic], config: Config
@@ -144,8 +195,16 @@ def archive_files(papers: Mapping[str, Paper], categories: Mapping[str, str], to
     """The §1 file set (format 1, every cutoff resolved) of ``papers`` under ``topics`` and ``config``,
     with the reference models evaluated by both lexical judges, and ``SHA256SUMS``."""
     rows = assign(papers, topics)
-    assigned = {a.arxiv_id for a in rows}
-    papers = without_unused_abstracts(papers, assigned)
+    papers = without_unused_abstracts(papers, {a.arxiv_id for a in rows})
+    return _format1_files(papers, categories, topics, config, papers, rows, config)
+
+
+def _format1_files(papers: Mapping[str, Paper], categories: Mapping[str, str], topics: list[Topic], config: Config,
+                   every_paper: Mapping[str, Paper], every_row: list, full: Config) -> tuple[dict[str, bytes], SampleReport]:
+    """The format-1 files of ``papers`` under ``config``. The models' units and evaluator files cover the
+    cutoffs of ``full`` (episodes over ``every_paper`` and ``every_row``); those after ``config``'s are
+    under ``models/<id>/origins/<t>/`` (the history's later releases add them)."""
+    rows = [a for a in every_row if a.arxiv_id in papers]
     pools = build_pools(rows, [t.topic_id for t in topics], config, config.cutoffs, config.cutoffs)
     spaces: dict[str, Space] = {}
     files: dict[str, bytes] = {
@@ -160,16 +219,22 @@ def archive_files(papers: Mapping[str, Paper], categories: Mapping[str, str], to
         FUTURES_JSONL: jsonl_bytes(f.__dict__ | {"future_to": f.future_to.isoformat()} for f in pools.futures),
         CLUSTERS_PARQUET: clusters_bytes(_clusters(papers, pools, 5, 0, spaces)),
     }
-    files.update(_models(papers, topics, pools, config, spaces))
+    every_pool = pools if full is config else build_pools(every_row, [t.topic_id for t in topics], full, full.cutoffs, full.cutoffs)
+    files.update(_models(every_paper, topics, every_pool, full, spaces, set(config.cutoffs)))
     files["SHA256SUMS"] = format_sums({p: sha256_bytes(b) for p, b in files.items() if p.startswith("archive/")})
-    hist = [e.n_history for e in pools.episodes]
-    fut = [f.n_future for f in pools.futures]
-    report = SampleReport(len(papers), len(assigned), len(rows), len(pools.episodes), (min(hist), max(hist)), (min(fut), max(fut)),
+    hist = [e.n_history for e in every_pool.episodes]
+    fut = [f.n_future for f in every_pool.futures]
+    report = SampleReport(len(every_paper), len({a.arxiv_id for a in every_row}), len(every_row), len(every_pool.episodes),
+                          (min(hist), max(hist)), (min(fut), max(fut)),
                           {p: len(b) for p, b in files.items()})
     return files, report
 
 
-def _models(papers: Mapping[str, Paper], topics: list[Topic], pools: Pools, config: Config, spaces: dict[str, Space]) -> dict[str, bytes]:
+def _models(papers: Mapping[str, Paper], topics: list[Topic], pools: Pools, config: Config, spaces: dict[str, Space],
+            base: set[date] | None = None) -> dict[str, bytes]:
+    """Both reference models over every episode of ``pools``, evaluated by both judges. The units of the
+    ``base`` cutoffs (default: all) are the folder's own files; each later cutoff t's are under
+    ``origins/<t>/`` (predictions, raw lines, features and evaluator folders alike)."""
     names = {t.topic_id: t.name for t in topics}
     episodes = {e.episode_id: e for e in pools.episodes}
     recent, rising, raws = [], [], []
@@ -179,6 +244,13 @@ def _models(papers: Mapping[str, Paper], topics: list[Topic], pools: Pools, conf
         lines, raw = ref.rising_terms(e.episode_id, names[e.topic_id], history, e.cutoff, config.start)
         rising.extend(lines)
         raws.extend(raw)
+    cutoff = {eid: e.cutoff for eid, e in episodes.items()}
+    base = set(cutoff.values()) if base is None else base
+
+    def group(eid: str) -> str:
+        t = cutoff[eid]
+        return "" if t in base else f"origins/{t.isoformat()}/"
+
     out: dict[str, bytes] = {}
     for model_id, display, notes, lines in (
         ("recent-titles", "Recent titles", "The five newest history titles, restated as ideas.", recent),
@@ -187,16 +259,22 @@ def _models(papers: Mapping[str, Paper], topics: list[Topic], pools: Pools, conf
         folder = f"archive/models/{model_id}"
         data = jsonl_bytes(lines)
         out[f"{folder}/model.json"] = json_bytes(ref.model_json(model_id, display, notes))
-        out[f"{folder}/predictions.jsonl"] = data
-        if model_id == "rising-terms":
-            out[f"{folder}/raw.jsonl"] = jsonl_bytes(raws)
+        groups = sorted({group(line["episode_id"]) for line in lines})
+        for g in groups:
+            out[f"{folder}/{g}predictions.jsonl"] = jsonl_bytes(line for line in lines if group(line["episode_id"]) == g)
+            if model_id == "rising-terms":
+                out[f"{folder}/{g}raw.jsonl"] = jsonl_bytes(r for r in raws if group(r["episode_id"]) == g)
         predictions, findings = parse_predictions(f"{folder}/predictions.jsonl", data, episodes, config.top_k)
         assert not findings, findings[:3]
         retrieval = retrieve(papers, pools, predictions, TfidfEmbedder(), 10, spaces)
-        out.update({f"{folder}/{k}": v for k, v in features_file(retrieval).items()})
-        for judge in ref.JUDGES:
-            run = judge_candidates(retrieval.candidates, predictions, papers, judge)
-            out.update({f"{folder}/{k}": v for k, v in eval_files(judge.judge_id, retrieval.candidates, run.judgments).items()})
+        runs = [(judge.judge_id, judge_candidates(retrieval.candidates, predictions, papers, judge).judgments) for judge in ref.JUDGES]
+        for g in groups:
+            mine = Retrieval([c for c in retrieval.candidates if group(c.episode_id) == g],
+                             {k: d for k, d in retrieval.nn_distance.items() if group(k[0]) == g})
+            out.update({f"{folder}/{g}{k}": v for k, v in features_file(mine).items()})
+            for judge_id, judgments in runs:
+                files = eval_files(judge_id, mine.candidates, [j for j in judgments if group(j.episode_id) == g])
+                out.update({f"{folder}/{g}{k}": v for k, v in files.items()})
     return out
 
 

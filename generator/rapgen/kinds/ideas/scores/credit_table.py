@@ -126,14 +126,17 @@ def _gate_values(items, conditions, top_k: int, n_ideas: np.ndarray, novelty: np
 
 
 def _coverage(items, n_conditions: int, credited: np.ndarray, paper: np.ndarray, papers: Interner, clusters, n_clusters: int) -> np.ndarray:
-    """Share of the episode's clusters holding a credited paper; NaN without a clustering."""
+    """Share of the episode's clusters holding a credited paper; NaN without a clustering of the episode
+    (no file, or a file without its rows: a cutoff resolved by a later release than the file's)."""
     n_units = credited.shape[0]
     if clusters is None:
         return np.full(n_units, NAN)
-    out = np.zeros(n_units)
+    out = np.array([0.0 if items[u % len(items)].episode_id in clusters else NAN for u in range(n_units)])
     ids = list(papers.index)
     for u in np.flatnonzero((credited >= 0).any(axis=1)).tolist():
-        cluster_of = clusters.get(items[u % len(items)].episode_id, {})
+        cluster_of = clusters.get(items[u % len(items)].episode_id)
+        if cluster_of is None:
+            continue
         found = {cluster_of[p] for p in (ids[paper[row]] for row in credited[u].tolist() if row >= 0) if p in cluster_of}
         out[u] = len(found) / n_clusters
     return out

@@ -102,7 +102,7 @@ def score(release: IdeasRelease, *, resamples: int | None = None, **_options: An
         "units.parquet": _units(items, values, archive, coverage),
         "scores.json": json_bytes(meta),
         "diagnostics.json": json_bytes(diagnostics),
-        "releases.csv": _releases(release, scored),
+        "releases.csv": _releases(release, scored, R),
     }
     return IdeasScores(scored, meta, files)
 
@@ -209,12 +209,25 @@ def _nullable(column):
     return column
 
 
-def _releases(release: IdeasRelease, scored: ScoredSet) -> bytes:
-    """releases.csv: the ranked rows of every release up to this one (format 1: the one release)."""
-    rows = [(release.number, release.record.date.isoformat(), r.stat.track, r.stat.split, *r.stat.axes, r.stat.entry, r.stat.kind,
-             r.stat.condition, r.stat.metric, r.estimate, r.ci_low, r.ci_high, r.rank, r.p_first)
-            for r in scored.rows if r.rank is not None]
+def _releases(release: IdeasRelease, scored: ScoredSet, resamples: int) -> bytes:
+    """releases.csv: the ranked rows of every release up to this one (format 1: the one release), each
+    scored from the files it listed (its own episodes, futures, model files and Live entries)."""
+    rows = []
+    for k in sorted(n for n in release.releases if n <= release.number):
+        view = release if k == release.number else release.verified.release(k)
+        date = view.record.date.isoformat()
+        rows.extend((k, date, r.stat.track, r.stat.split, *r.stat.axes, r.stat.entry, r.stat.kind, r.stat.condition, r.stat.metric,
+                     r.estimate, r.ci_low, r.ci_high, r.rank, r.p_first)
+                    for r in (scored if view is release else _scored(view, resamples)).rows if r.rank is not None)
     return rows_csv(RELEASE_COLUMNS, rows)
+
+
+def _scored(release: IdeasRelease, resamples: int) -> ScoredSet:
+    """The leaderboard statistics of one (earlier) release, on its own draws."""
+    archive = release.archive
+    items = resolved_items(archive)
+    return score_archive(archive, values=per_model_values(archive), draws=archive_draws(archive, items, resamples),
+                         extra_tracks=live_tracks(release, items))
 
 
 def summary(result: IdeasScores) -> tuple[dict, list[str]]:

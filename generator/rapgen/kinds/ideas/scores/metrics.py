@@ -48,7 +48,7 @@ def soft(credited: Sequence[Judged]) -> float:
 
 
 def coverage(credited_papers: Sequence[str], cluster_of: Mapping[str, int] | None, n_clusters: int) -> float:
-    """Share of the future's clusters that hold a credited paper; NaN without a clustering."""
+    """Share of the future's clusters that hold a credited paper; NaN without a clustering of this future."""
     if cluster_of is None:
         return NAN
     return len({cluster_of[p] for p in credited_papers if p in cluster_of}) / n_clusters

@@ -64,7 +64,7 @@ def unit_values(items: Sequence[Episode], predictions: Predictions, judgments: S
                 continue
             credit = greedy_credit({idea.rank: judged.get(idea.key, []) for idea in ideas}, top_k, gate)
             x = EpisodeInputs(credit, len(ideas), top_k,
-                              cluster_of=None if clusters is None else clusters.get(ep.episode_id, {}), n_clusters=n_clusters,
+                              cluster_of=None if clusters is None else clusters.get(ep.episode_id), n_clusters=n_clusters,
                               nn_distances=None if features is None else [features[idea.key] for idea in ideas])
             for name, v in episode_metrics(x).items():
                 table[name][i] = v
