@@ -37,15 +37,13 @@ from rapgen.archive.jsonparse import (
     unique_lines,
 )
 from rapgen.archive.parse import (
+    _TRACE_KEY_SETS,
     UNIT_PROVENANCE_KEYS,
-    _HEX64_RE,
     _prediction,
     _trace_call,
     check_unit_provenance,
-    origin_texts,
-    quick_trace_call,
-    quick_unit_core,
 )
+from rapgen.archive.quick import hex64 as _hex64, origin_texts, quick_trace_call, quick_unit_core
 from rapgen.archive.layout import MODEL_ID_PATTERN
 from rapgen.archive.records import (
     CLOSED_FORECAST, CONDITIONS, EXPANDING_FORECAST, ORACLE_CONDITIONS, ORACLE_SEARCH, SOURCE_CONDITIONS, SPLITS, Category, Finding,
@@ -220,16 +218,12 @@ def _readout(field_set: set[str], origin_set: set[date]) -> Callable[[dict, int]
     return _unit_record(field_set, origin_set, REPLAY_REQUIRED, make)
 
 
-def _hex64(value: Any) -> bool:
-    return type(value) is str and _HEX64_RE.match(value) is not None
-
-
 _REPLAY_KEYS = (frozenset(REPLAY_REQUIRED), frozenset(REPLAY_REQUIRED) | {"rationale"})
 _SOURCE_SET, _READOUT_SET, _BUDGET_SET = frozenset(SOURCE_CONDITIONS), frozenset(READOUTS), frozenset(BUDGETS)
 
 
 def _quick_readout(field_set: set[str], origin_set: set[date]) -> Callable[[dict, int], Readout | None]:
-    """``_readout``'s record of an ordinary valid line, or None when unsure (``parse.quick_unit_core``)."""
+    """``_readout``'s record of an ordinary valid line, or None when unsure (``quick.quick_unit_core``)."""
     origins = origin_texts(origin_set)
 
     def fast(obj: dict, number: int) -> Readout | None:
@@ -327,7 +321,7 @@ def parse_oracle_traces(
     findings: list[Finding] = []
     field_set, origin_set = set(field_ids), set(origins)
     out = unique_lines(path, _parse_lines(path, data, findings, _oracle_call(field_set, origin_set, max_calls),
-                                          quick_trace_call(field_set, origin_set, max_calls, frozenset((ORACLE_SEARCH,)))),
+                                          quick_trace_call(field_set, origin_set, max_calls, _TRACE_KEY_SETS, frozenset((ORACLE_SEARCH,)))),
                        lambda c: (c.field_id, c.origin, c.call_index),
                        lambda c: f"duplicate call {c.call_index} for {c.field_id} {c.origin} {ORACLE_SEARCH}",
                        ProblemKind.DUPLICATE_CALL, findings)

@@ -11,7 +11,7 @@ import json
 import math
 import re
 from datetime import date
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable
 
 from rapgen.archive.calendar import add_months, parse_date
 from rapgen.archive.jsonparse import (
@@ -32,6 +32,7 @@ from rapgen.archive.jsonparse import (
     unique_lines,
 )
 from rapgen.archive.layout import MODEL_ID_PATTERN
+from rapgen.archive.quick import CONDITION_SET, origin_texts, quick_trace_call, quick_unit_core
 from rapgen.archive.records import (
     CONDITIONS,
     SEARCH_CONDITIONS,
@@ -422,55 +423,7 @@ def _prediction(field_set: set[str], origin_set: set[date]) -> Callable[[dict, i
     return build
 
 
-# ---------------------------------------------------------------- the ordinary line, quickly
-# Most lines of a large file are ordinary: the required keys (and a text rationale), a known
-# field and origin, eight finite non-negative weights. These builders return exactly the
-# record the checked builders above return for such a line, and None for any other line,
-# which the checked builder then reads and words (``_parse_lines``'s ``fast``).
-_SLOT_KEYS = frozenset(SLOTS)
-_CONDITION_SET = frozenset(CONDITIONS)
-_TEXT_OR_NULL = (str, type(None))
-_BIG = 2 ** 1000
-
-
-def origin_texts(origins: Iterable[date]) -> dict[str, date]:
-    """``YYYY-MM-DD`` -> the origin: the one text of each origin that ``_date`` reads as it."""
-    return {text: d for d in origins if len(text := d.isoformat()) == 10}
-
-
-def quick_composition(weights: Any) -> tuple[float, ...] | None:
-    """A valid unit's renormalised weights, as ``_unit_validity`` computes them, or None when unsure."""
-    if type(weights) is not dict or weights.keys() != _SLOT_KEYS:
-        return None
-    values = []
-    for slot in SLOTS:
-        value = weights[slot]
-        if type(value) is not float:
-            if type(value) is not int or not -_BIG < value < _BIG:
-                return None
-            value = float(value)
-        values.append(value)
-    try:
-        total = math.fsum(values)
-    except (OverflowError, ValueError):
-        return None
-    if not 0.0 < total < math.inf or min(values) < 0:
-        return None
-    return tuple(v / total for v in values)
-
-
-def quick_unit_core(obj: dict, field_set: set[str], origins: Mapping[str, date]) -> tuple[str, date, tuple[float, ...]] | None:
-    """(field, origin, weights) of a valid unit line whose rationale, if any, is text; None when unsure."""
-    fid, origin = obj["field_id"], obj["origin"]
-    if type(fid) is not str or fid not in field_set or type(origin) is not str:
-        return None
-    day = origins.get(origin)
-    if day is None or ("rationale" in obj and type(obj["rationale"]) not in _TEXT_OR_NULL):
-        return None
-    weights = quick_composition(obj["weights"])
-    return None if weights is None else (fid, day, weights)
-
-
+# ---------------------------------------------------------------- the ordinary line, quickly (rapgen.archive.quick)
 _PREDICTION_KEYS = (frozenset(PREDICTION_REQUIRED), frozenset(PREDICTION_REQUIRED) | {"rationale"})
 
 
@@ -481,7 +434,7 @@ def _quick_prediction(field_set: set[str], origin_set: set[date]) -> Callable[[d
         if obj.keys() not in _PREDICTION_KEYS:
             return None
         condition = obj["condition"]
-        if type(condition) is not str or condition not in _CONDITION_SET:
+        if type(condition) is not str or condition not in CONDITION_SET:
             return None
         core = quick_unit_core(obj, field_set, origins)
         if core is None:
@@ -568,41 +521,7 @@ def _trace_call(field_set: set[str], origin_set: set[date], max_calls: int) -> C
     return build
 
 
-_TRACE_KEYS = frozenset(TRACE_KEYS)
-_TRACE_KEYS_PROMPT = _TRACE_KEYS | {"prompt_sha256"}
-_SEARCH_CONDITION_SET = frozenset(SEARCH_CONDITIONS)
-
-
-def quick_trace_call(field_set: set[str], origin_set: set[date], max_calls: int,
-                     conditions: frozenset[str] = _SEARCH_CONDITION_SET) -> Callable[[dict, int], TraceCall | None]:
-    """``_trace_call``'s record of an ordinary line (its condition one of ``conditions``), or None when unsure."""
-    origins = origin_texts(origin_set)
-
-    def fast(obj: dict, number: int) -> TraceCall | None:
-        keys = obj.keys()
-        prompt = None
-        if keys != _TRACE_KEYS:
-            if keys != _TRACE_KEYS_PROMPT:
-                return None
-            prompt = obj["prompt_sha256"]
-            if type(prompt) is not str or not _HEX64_RE.match(prompt):
-                return None
-        fid, origin, condition, index = obj["field_id"], obj["origin"], obj["condition"], obj["call_index"]
-        if (type(fid) is not str or fid not in field_set or type(origin) is not str or type(condition) is not str
-                or condition not in conditions or type(index) is not int or not 0 <= index < max_calls):
-            return None
-        day = origins.get(origin)
-        date_from, date_to, query, sort, hits, ids = (obj["date_from"], obj["date_to"], obj["query"], obj["sort"],
-                                                       obj["total_hits"], obj["returned_ids"])
-        if (day is None or type(date_from) not in _TEXT_OR_NULL or type(date_to) not in _TEXT_OR_NULL or type(query) is not str
-                or type(sort) is not str or type(hits) is not int or hits < 0 or type(ids) is not list):
-            return None
-        for i in ids:
-            if type(i) is not str:
-                return None
-        return TraceCall(fid, day, condition, index, query, sort, date_from, date_to, hits, tuple(ids), number, prompt)
-
-    return fast
+_TRACE_KEY_SETS = (frozenset(TRACE_KEYS), frozenset(TRACE_KEYS) | {"prompt_sha256"})
 
 
 def parse_traces(
@@ -615,7 +534,7 @@ def parse_traces(
     findings: list[Finding] = []
     field_set, origin_set = set(field_ids), set(origins)
     calls = unique_lines(path, _parse_lines(path, data, findings, _trace_call(field_set, origin_set, max_calls),
-                                            quick_trace_call(field_set, origin_set, max_calls)),
+                                            quick_trace_call(field_set, origin_set, max_calls, _TRACE_KEY_SETS)),
                          lambda c: (c.field_id, c.origin, c.condition, c.call_index),
                          lambda c: f"duplicate call {c.call_index} for {c.field_id} {c.origin} {c.condition}",
                          ProblemKind.DUPLICATE_CALL, findings)
