@@ -37,11 +37,13 @@ from rapgen.archive.jsonparse import (
     unique_lines,
 )
 from rapgen.archive.parse import (
+    _TRACE_KEY_SETS,
     UNIT_PROVENANCE_KEYS,
     _prediction,
     _trace_call,
     check_unit_provenance,
 )
+from rapgen.archive.quick import hex64 as _hex64, origin_texts, quick_trace_call, quick_unit_core
 from rapgen.archive.layout import MODEL_ID_PATTERN
 from rapgen.archive.records import (
     CLOSED_FORECAST, CONDITIONS, EXPANDING_FORECAST, ORACLE_CONDITIONS, ORACLE_SEARCH, SOURCE_CONDITIONS, SPLITS, Category, Finding,
@@ -216,10 +218,36 @@ def _readout(field_set: set[str], origin_set: set[date]) -> Callable[[dict, int]
     return _unit_record(field_set, origin_set, REPLAY_REQUIRED, make)
 
 
+_REPLAY_KEYS = (frozenset(REPLAY_REQUIRED), frozenset(REPLAY_REQUIRED) | {"rationale"})
+_SOURCE_SET, _READOUT_SET, _BUDGET_SET = frozenset(SOURCE_CONDITIONS), frozenset(READOUTS), frozenset(BUDGETS)
+
+
+def _quick_readout(field_set: set[str], origin_set: set[date]) -> Callable[[dict, int], Readout | None]:
+    """``_readout``'s record of an ordinary valid line, or None when unsure (``quick.quick_unit_core``)."""
+    origins = origin_texts(origin_set)
+
+    def fast(obj: dict, number: int) -> Readout | None:
+        if obj.keys() not in _REPLAY_KEYS:
+            return None
+        source, readout, budget, calls = obj["source_condition"], obj["readout"], obj["budget"], obj["calls_used"]
+        evidence, prompt = obj["evidence_sha256"], obj["prompt_sha256"]
+        if (type(source) is not str or source not in _SOURCE_SET or type(readout) is not str or readout not in _READOUT_SET
+                or type(budget) is not str or budget not in _BUDGET_SET or type(calls) is not int or calls < 0
+                or not _hex64(evidence) or not _hex64(prompt)):
+            return None
+        core = quick_unit_core(obj, field_set, origins)
+        if core is None:
+            return None
+        return Readout(core[0], core[1], source, readout, budget, calls, evidence, prompt, core[2], True, "", number, None)
+
+    return fast
+
+
 def parse_replays(path: str, data: bytes, field_ids: Iterable[str], origins: Iterable[date]) -> tuple[list[Readout], list[Finding]]:
     """replays.jsonl: keys and types, duplicates, one ``prompt_sha256`` per file."""
     findings: list[Finding] = []
-    out = unique_lines(path, _parse_lines(path, data, findings, _readout(set(field_ids), set(origins))),
+    field_set, origin_set = set(field_ids), set(origins)
+    out = unique_lines(path, _parse_lines(path, data, findings, _readout(field_set, origin_set), _quick_readout(field_set, origin_set)),
                        lambda r: (r.field_id, r.origin, r.source_condition, r.readout, r.budget),
                        lambda r: f"duplicate readout {r.field_id} {r.origin} {r.cell}", ProblemKind.DUPLICATE_UNIT, findings)
     for record in out[1:]:
@@ -239,10 +267,34 @@ def _oracle_unit(field_set: set[str], origin_set: set[date]) -> Callable[[dict, 
     return _unit_record(field_set, origin_set, ORACLE_REQUIRED, make)
 
 
+_ORACLE_KEYS = (frozenset(ORACLE_REQUIRED), frozenset(ORACLE_REQUIRED) | {"rationale"})
+_ORACLE_SET = frozenset(ORACLE_CONDITIONS)
+
+
+def _quick_oracle_unit(field_set: set[str], origin_set: set[date]) -> Callable[[dict, int], OracleUnit | None]:
+    """``_oracle_unit``'s record of an ordinary valid line, or None when unsure."""
+    origins = origin_texts(origin_set)
+
+    def fast(obj: dict, number: int) -> OracleUnit | None:
+        if obj.keys() not in _ORACLE_KEYS:
+            return None
+        condition, input_sha, prompt = obj["condition"], obj["input_sha256"], obj["prompt_sha256"]
+        if type(condition) is not str or condition not in _ORACLE_SET or not _hex64(input_sha) or not _hex64(prompt):
+            return None
+        core = quick_unit_core(obj, field_set, origins)
+        if core is None:
+            return None
+        return OracleUnit(core[0], core[1], condition, core[2], True, input_sha, prompt, "", number, None)
+
+    return fast
+
+
 def parse_oracle(path: str, data: bytes, field_ids: Iterable[str], origins: Iterable[date]) -> tuple[list[OracleUnit], list[Finding]]:
     """oracle.jsonl: prediction records of O1–O3 plus ``input_sha256`` and ``prompt_sha256``."""
     findings: list[Finding] = []
-    out = unique_lines(path, _parse_lines(path, data, findings, _oracle_unit(set(field_ids), set(origins))),
+    field_set, origin_set = set(field_ids), set(origins)
+    out = unique_lines(path, _parse_lines(path, data, findings, _oracle_unit(field_set, origin_set),
+                                          _quick_oracle_unit(field_set, origin_set)),
                        lambda u: (u.field_id, u.origin, u.condition), lambda u: f"duplicate unit {u.field_id} {u.origin} {u.condition}",
                        ProblemKind.DUPLICATE_UNIT, findings)
     return out, findings
@@ -267,7 +319,9 @@ def parse_oracle_traces(
 ) -> tuple[list[TraceCall], list[Finding]]:
     """oracle_traces.jsonl: traces.jsonl lines whose condition is ``O3``."""
     findings: list[Finding] = []
-    out = unique_lines(path, _parse_lines(path, data, findings, _oracle_call(set(field_ids), set(origins), max_calls)),
+    field_set, origin_set = set(field_ids), set(origins)
+    out = unique_lines(path, _parse_lines(path, data, findings, _oracle_call(field_set, origin_set, max_calls),
+                                          quick_trace_call(field_set, origin_set, max_calls, _TRACE_KEY_SETS, frozenset((ORACLE_SEARCH,)))),
                        lambda c: (c.field_id, c.origin, c.call_index),
                        lambda c: f"duplicate call {c.call_index} for {c.field_id} {c.origin} {ORACLE_SEARCH}",
                        ProblemKind.DUPLICATE_CALL, findings)

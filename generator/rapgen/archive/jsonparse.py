@@ -84,30 +84,71 @@ def _syntax(path: str, line: int | None, detail: str, kind: ProblemKind = Proble
 
 def _lines(path: str, data: bytes, findings: list[Finding]) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for every JSON-object line; record findings for the rest."""
+    lines = _split_lines(path, data, findings)
+    if lines is None:
+        return
+    for number, raw in enumerate(lines, start=1):
+        obj = _strict_object(path, number, raw, findings)
+        if obj is not None:
+            yield number, obj
+
+
+def _split_lines(path: str, data: bytes, findings: list[Finding]) -> list[str] | None:
+    """The file's lines (the final newline ends the last one), or None after an encoding finding."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         findings.append(_syntax(path, None, f"not valid UTF-8 at byte {exc.start}", ProblemKind.ENCODING))
-        return
+        return None
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the final newline ends the last line; it does not start another
-    for number, raw in enumerate(lines, start=1):
-        if raw.strip() == "":
-            findings.append(_syntax(path, number, "blank line"))
-            continue
-        try:
-            obj = loads_strict(raw)
-        except _Bad as exc:
-            findings.append(_syntax(path, number, str(exc), exc.kind))
-            continue
-        except json.JSONDecodeError as exc:
-            findings.append(_syntax(path, number, f"not JSON: {exc.msg} at column {exc.colno}"))
-            continue
-        if not isinstance(obj, dict):
-            findings.append(_syntax(path, number, f"expected a JSON object, found {type(obj).__name__}"))
-            continue
-        yield number, obj
+    return lines
+
+
+def _strict_object(path: str, number: int, raw: str, findings: list[Finding]) -> dict | None:
+    """One line as a JSON object by the strict decoder, or None after its finding."""
+    if raw.strip() == "":
+        findings.append(_syntax(path, number, "blank line"))
+        return None
+    try:
+        obj = loads_strict(raw)
+    except _Bad as exc:
+        findings.append(_syntax(path, number, str(exc), exc.kind))
+        return None
+    except json.JSONDecodeError as exc:
+        findings.append(_syntax(path, number, f"not JSON: {exc.msg} at column {exc.colno}"))
+        return None
+    if not isinstance(obj, dict):
+        findings.append(_syntax(path, number, f"expected a JSON object, found {type(obj).__name__}"))
+        return None
+    return obj
+
+
+# The plain C decoder (no Python hook per object); NaN and Infinity still call the rejecting hook.
+_QUICK_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def _quick_object(raw: str) -> dict | None:
+    """The line's object when the plain decoder reads it and its colons prove that no key repeats;
+    None when unsure (the strict decoder then reads the line and words any finding).
+
+    Every key of every object in the text is followed by one literal ``:``, and so is nothing
+    else but a colon inside a string. If the line's colons number exactly the keys of the
+    object and of the objects directly among its values, then no key was written twice there,
+    no deeper object has a key and no string holds a colon: the strict decoder would return
+    the same object."""
+    try:
+        obj = _QUICK_DECODER.decode(raw)
+    except Exception:  # noqa: BLE001 - whatever it is, the strict decoder words it
+        return None
+    if type(obj) is not dict:
+        return None
+    n = len(obj)
+    for value in obj.values():
+        if type(value) is dict:
+            n += len(value)
+    return obj if raw.count(":") == n else None
 
 
 def _document(path: str, data: bytes, findings: list[Finding]) -> dict | None:
@@ -140,13 +181,35 @@ def _parse_document(path: str, data: bytes, build: Callable[[dict], T]) -> tuple
     return _guard(path, None, findings, lambda: build(obj)), findings
 
 
-def _parse_lines(path: str, data: bytes, findings: list[Finding], build: Callable[[dict, int], T]) -> Iterator[tuple[int, T]]:
+def _parse_lines(path: str, data: bytes, findings: list[Finding], build: Callable[[dict, int], T],
+                 fast: Callable[[dict, int], T | None] | None = None) -> Iterator[tuple[int, T]]:
     """Every JSON-object line checked by ``build(obj, line)``: yields ``(line, record)``
-    for the lines that pass, lazily, so findings the caller adds stay in line order."""
-    for number, obj in _lines(path, data, findings):
-        record = _guard(path, number, findings, lambda: build(obj, number))
-        if record is not None:
-            yield number, record
+    for the lines that pass, lazily, so findings the caller adds stay in line order.
+
+    ``fast(obj, line)``, when given, returns the record ``build`` would return for an
+    ordinary line and None for anything it does not vouch for; such a line (and any line
+    the plain decoder cannot vouch for) goes the strict way, which words every finding."""
+    if fast is None:
+        for number, obj in _lines(path, data, findings):
+            record = _guard(path, number, findings, lambda: build(obj, number))
+            if record is not None:
+                yield number, record
+        return
+    lines = _split_lines(path, data, findings)
+    if lines is None:
+        return
+    for number, raw in enumerate(lines, start=1):
+        obj = _quick_object(raw)
+        if obj is None:
+            obj = _strict_object(path, number, raw, findings)
+            if obj is None:
+                continue
+        record = fast(obj, number)
+        if record is None:
+            record = _guard(path, number, findings, lambda: build(obj, number))
+            if record is None:
+                continue
+        yield number, record
 
 
 # ---------------------------------------------------------------- field checks

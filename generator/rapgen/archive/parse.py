@@ -32,6 +32,7 @@ from rapgen.archive.jsonparse import (
     unique_lines,
 )
 from rapgen.archive.layout import MODEL_ID_PATTERN
+from rapgen.archive.quick import CONDITION_SET, origin_texts, quick_trace_call, quick_unit_core
 from rapgen.archive.records import (
     CONDITIONS,
     SEARCH_CONDITIONS,
@@ -422,6 +423,27 @@ def _prediction(field_set: set[str], origin_set: set[date]) -> Callable[[dict, i
     return build
 
 
+# ---------------------------------------------------------------- the ordinary line, quickly (rapgen.archive.quick)
+_PREDICTION_KEYS = (frozenset(PREDICTION_REQUIRED), frozenset(PREDICTION_REQUIRED) | {"rationale"})
+
+
+def _quick_prediction(field_set: set[str], origin_set: set[date]) -> Callable[[dict, int], Unit | None]:
+    origins = origin_texts(origin_set)
+
+    def fast(obj: dict, number: int) -> Unit | None:
+        if obj.keys() not in _PREDICTION_KEYS:
+            return None
+        condition = obj["condition"]
+        if type(condition) is not str or condition not in CONDITION_SET:
+            return None
+        core = quick_unit_core(obj, field_set, origins)
+        if core is None:
+            return None
+        return Unit(core[0], core[1], condition, core[2], True, "", number, None)
+
+    return fast
+
+
 def _show(value: Any) -> str:
     """A short JSON rendering of a value for a message (never raises)."""
     try:
@@ -446,7 +468,8 @@ def parse_predictions(
     field_set = set(field_ids)
     origin_set = set(origins)
     findings: list[Finding] = []
-    units = unique_lines(path, _parse_lines(path, data, findings, _prediction(field_set, origin_set)),
+    units = unique_lines(path, _parse_lines(path, data, findings, _prediction(field_set, origin_set),
+                                            _quick_prediction(field_set, origin_set)),
                          lambda u: (u.field_id, u.origin, u.condition), lambda u: f"duplicate unit {u.field_id} {u.origin} {u.condition}",
                          ProblemKind.DUPLICATE_UNIT, findings)
     if coverage:
@@ -498,6 +521,9 @@ def _trace_call(field_set: set[str], origin_set: set[date], max_calls: int) -> C
     return build
 
 
+_TRACE_KEY_SETS = (frozenset(TRACE_KEYS), frozenset(TRACE_KEYS) | {"prompt_sha256"})
+
+
 def parse_traces(
     path: str,
     data: bytes,
@@ -506,7 +532,9 @@ def parse_traces(
     max_calls: int,
 ) -> tuple[list[TraceCall], list[Finding]]:
     findings: list[Finding] = []
-    calls = unique_lines(path, _parse_lines(path, data, findings, _trace_call(set(field_ids), set(origins), max_calls)),
+    field_set, origin_set = set(field_ids), set(origins)
+    calls = unique_lines(path, _parse_lines(path, data, findings, _trace_call(field_set, origin_set, max_calls),
+                                            quick_trace_call(field_set, origin_set, max_calls, _TRACE_KEY_SETS)),
                          lambda c: (c.field_id, c.origin, c.condition, c.call_index),
                          lambda c: f"duplicate call {c.call_index} for {c.field_id} {c.origin} {c.condition}",
                          ProblemKind.DUPLICATE_CALL, findings)

@@ -155,7 +155,7 @@ def check_submission(
     for section in ("integrity", "submission", "checksums", "live"):
         if section not in result.stages:
             result.stages[section] = StageStatus("failed" if result.stage_problems(section) else "passed")
-    _later_sections(result, sub, digests, run_scores, run_replay, run_site, resamples)
+    _later_sections(result, sub, digests, run_scores, run_replay, run_site, resamples, getattr(archive, "verified", None))
     return result
 
 
@@ -197,7 +197,7 @@ def _parsed(root: Path, paths: list[str]):
 
 
 def _later_sections(result: CheckResult, sub: files.Submission, digests: dict[str, str], run_scores: bool, run_replay: bool,
-                    run_site: bool, resamples: int | None) -> None:
+                    run_site: bool, resamples: int | None, verified=None) -> None:
     later = [s for s, wanted in (("scores", run_scores), ("replay", run_replay), ("site", run_site)) if wanted]
     if result.problems:
         for section in later:
@@ -213,4 +213,5 @@ def _later_sections(result: CheckResult, sub: files.Submission, digests: dict[st
         if sub.existing and not new_traces and "replay" in wanted:
             wanted.discard("replay")
             result.stages["replay"] = StageStatus("skipped", "no new traces: the listed ones were replayed when they were added")
-        overlay.run_overlay_sections(result, sub.data, digests, wanted, has_traces=has_traces, resamples=resamples)
+        overlay.run_overlay_sections(result, sub.data, digests, wanted, has_traces=has_traces, resamples=resamples,
+                                     verified=verified if result.in_archive else None)

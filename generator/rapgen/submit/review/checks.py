@@ -16,6 +16,7 @@ from rapgen.archive import (
 )
 from rapgen.kinds import registry
 from rapgen.errors import UsageProblem
+from rapgen.search import validate_call
 from rapgen.submit.review.files import keyword_of
 from rapgen.submit.review.result import CheckResult
 from rapgen.text import escape_terminal
@@ -95,7 +96,9 @@ def check_integrity(result: CheckResult, root: Path, prefix: str, *, invariants:
     reader of the repository for the checks that follow.
     ``invariants=False`` (the submission's files were refused as too large) hashes
     every file but parses none, so a huge file cannot exhaust memory or time here."""
-    report = verify_archive(root, invariants=invariants, kinds=registry().formats)
+    # With the Search-call validator, as 'rapgen verify' and the overlay's opening: the scores and the
+    # render may then reuse this verification when the overlay holds the same bytes (overlay.py).
+    report = verify_archive(root, invariants=invariants, kinds=registry().formats, validate_call=validate_call)
     if not invariants:
         result.notes.append("the archive's invariants were not checked, because the submission's files were refused as too large")
     folder_lines = _folder_line_numbers(root, prefix)

@@ -9,6 +9,7 @@ nothing is written under the real repository root.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import shutil
@@ -16,7 +17,9 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from rapgen.archive import MODELS_PREFIX, SUMS_NAME, RapRelease, format_sums, model_file, open_verified, read_sums, sums_lines
+from rapgen.archive import (
+    MODELS_PREFIX, SUMS_NAME, RapRelease, VerifiedRoot, format_sums, model_file, open_verified, read_sums, sums_lines,
+)
 from rapgen.kinds import registry
 from rapgen.errors import RapgenError
 from rapgen.scores import SCORE_FILES, ScoreResult, compute_scores, write_scores
@@ -58,16 +61,36 @@ def build_overlay(root: Path, files: dict[str, bytes], digests: dict[str, str], 
     return target
 
 
+def same_bytes(verified: VerifiedRoot | None, overlay: Path, files: dict[str, bytes], digests: dict[str, str]) -> bool:
+    """Whether ``verified`` (the repository root as the integrity section verified it, with the Search-call
+    validator) holds exactly the overlay's bytes: the same SHA256SUMS, byte for byte, and every file of the
+    folder among those written. Every other overlay file is a link to (or a copy of) the root's own file,
+    and the folder's files are the bytes whose digests those SHA256SUMS lines carry; the root's files
+    matched the same lines when they were hashed, so verifying the overlay again would find what was found."""
+    if verified is None or verified.validate_call is not validate_call or set(files) != set(digests):
+        return False
+    try:
+        sums = read_sums(overlay / SUMS_NAME)
+    except (OSError, RapgenError):
+        return False
+    return hashlib.sha256(sums).hexdigest() == verified.manifest_sha256
+
+
 def run_overlay_sections(result: CheckResult, files: dict[str, bytes], digests: dict[str, str], wanted: set[str], *,
-                         has_traces: bool, resamples: int | None) -> None:
-    """The sections that need the submission in the archive: scores, replay, site (each when wanted)."""
+                         has_traces: bool, resamples: int | None, verified: VerifiedRoot | None = None) -> None:
+    """The sections that need the submission in the archive: scores, replay, site (each when wanted).
+
+    ``verified``: the repository root as the integrity section verified it; when the overlay holds the
+    same bytes (:func:`same_bytes`, the pull-request case), the overlay is not verified again."""
     with tempfile.TemporaryDirectory(prefix="rapgen-submit-") as tmp:
         overlay = build_overlay(result.root, files, digests, result.model_id, Path(tmp) / "repo")
         holder: dict[str, RapRelease] = {}
+        reuse = same_bytes(verified, overlay, files, digests)
 
         def opened() -> RapRelease:
             if "archive" not in holder:  # as rapgen score opens it: the archive as it stands
-                holder["archive"] = open_verified(overlay, validate_call=validate_call, kinds=registry().formats).release()
+                root = verified if reuse else open_verified(overlay, validate_call=validate_call, kinds=registry().formats)
+                holder["archive"] = root.release()
             return holder["archive"]
 
         scores_dir = Path(tmp) / "scores"
