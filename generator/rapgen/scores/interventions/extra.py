@@ -32,23 +32,21 @@ def unit_extras(ledger: Mapping, y: np.ndarray, ewma: np.ndarray, origins: Seque
     """A function p -> {metric: (F, O) array} over the episode grid of ``y`` (F, O, 8).
 
     ``known``: prediction arrays the diagnostics already aligned on this grid (the scored
-    entries); a p equal to one of them (NaN where it is NaN) takes their direct alignments,
-    which are what the same computation on the same rows gives."""
+    entries); a unit row of p equal to one of theirs at the same episode (NaN where it is NaN)
+    takes its direct alignments, which are what the same computation on the same row gives."""
     residual = ledger["residual"]
     perms = direct_permutations(int(residual["direct_permutations"]), int(residual["seed"]))
     F, O = y.shape[:2]
     month = np.tile(np.array([d.year * 12 + d.month - 1 for d in origins], dtype=np.int64), F)
     series = np.repeat(np.arange(F), O)
     y_rows, e_rows = y.reshape(-1, 8), ewma.reshape(-1, 8)
+    known_rows = [(np.asarray(q, dtype=np.float64).reshape(-1, 8), {name: np.asarray(cols[name], dtype=np.float64).reshape(-1)
+                                                                   for name in CORRECTED}) for q, cols in known]
 
     def extras(p: np.ndarray, is_state: bool) -> dict[str, np.ndarray]:
         rows = np.asarray(p, dtype=np.float64).reshape(-1, 8)
-        same = next((cols for q, cols in known if np.array_equal(rows, np.reshape(q, (-1, 8)), equal_nan=True)), None)
-        if same is not None:
-            out = {name: np.array(same[name], dtype=np.float64).reshape(F, O) for name in CORRECTED}
-        else:
-            d = direct_alignment(rows, e_rows, y_rows, perms)
-            out = {"direct_cos_corrected": d.cos_corrected.reshape(F, O), "direct_spearman_corrected": d.spearman_corrected.reshape(F, O)}
+        out = _direct_corrected(rows, e_rows, y_rows, perms, known_rows)
+        out = {name: value.reshape(F, O) for name, value in out.items()}
         out["partial_residual_corrected"] = partial_residual(rows, e_rows, y_rows).corrected.reshape(F, O)
         for h in REVISION_HORIZONS:
             rev = revision_alignment(rows, y_rows, series, month, h)
@@ -58,3 +56,28 @@ def unit_extras(ledger: Mapping, y: np.ndarray, ewma: np.ndarray, origins: Seque
         return out
 
     return extras
+
+
+def _direct_corrected(rows: np.ndarray, e_rows: np.ndarray, y_rows: np.ndarray, perms: np.ndarray,
+                      known_rows: Sequence[tuple[np.ndarray, Mapping[str, np.ndarray]]]) -> dict[str, np.ndarray]:
+    """The two EWMA-corrected direct alignments of every unit row. A unit's alignment is a
+    function of its own (p, e, y) rows alone (the same permutations, the same per-row
+    arithmetic whatever rows share its block), so a row equal to a known prediction's row at the
+    same episode (NaN where it is NaN) takes that row's values; only the other rows are aligned."""
+    n = rows.shape[0]
+    out = {name: np.full(n, np.nan) for name in CORRECTED}
+    todo = np.ones(n, dtype=bool)
+    row_nan = np.isnan(rows)
+    for q, cols in known_rows:
+        if not todo.any():
+            break
+        same = todo & ((rows == q) | (row_nan & np.isnan(q))).all(axis=1)
+        for name in CORRECTED:
+            out[name][same] = cols[name][same]
+        todo &= ~same
+    idx = np.flatnonzero(todo)
+    if idx.size:
+        d = direct_alignment(rows[idx], e_rows[idx], y_rows[idx], perms)
+        out["direct_cos_corrected"][idx] = d.cos_corrected
+        out["direct_spearman_corrected"][idx] = d.spearman_corrected
+    return out
