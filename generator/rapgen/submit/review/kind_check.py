@@ -12,7 +12,8 @@ class of failure:
 2. submission — only the files the kind allows, within their size and line limits, no
    bidirectional controls, ``model.json`` as the engine reads it, then every file through the
    kind's ``parse`` (verify's own checks of a model folder, against the verified base); when
-   that finds nothing, the kind's coverage, accounting and preview tables;
+   that finds nothing, the kind's coverage, accounting and preview tables (the coverage table
+   alone when the only problem is a gap of the folder as a whole, e.g. a cutoff with no files);
 3. checksums — the folder's SHA256SUMS lines (only for a folder inside ``archive/models/``);
 4. scores, replay (a kind with Search: every recorded call re-executed, one that does not
    reproduce is a problem naming its line) and a dry-run render, on a temporary overlay of the
