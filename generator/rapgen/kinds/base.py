@@ -87,7 +87,10 @@ class ReviewSpec:
       finding's path is the archive path ``archive/models/<model_id>/<name>``;
     - ``coverage(release, state)``, ``accounting(release, state)`` and ``preview_row(release,
       state, limit)`` -> a :class:`ReviewTable` each (None: nothing to show); called only when
-      ``parse`` found no problem, so they may assume a well-formed submission.
+      ``parse`` found no problem, so they may assume a well-formed submission — except
+      ``coverage``, which is also called when the only problems are ``COVERAGE`` findings of
+      the folder as a whole (path ``archive/models/<model_id>``, no line: every file parsed,
+      and the table shows the gap).
     """
 
     files: tuple[str, ...]

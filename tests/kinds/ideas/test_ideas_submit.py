@@ -33,7 +33,7 @@ def check(folder: Path, *more: str):
 @pytest.fixture
 def folder(tmp_path) -> Path:
     out = tmp_path / MODEL
-    shutil.copytree(SOURCE, out, ignore=shutil.ignore_patterns("origins"))  # a new model's folder: release 1's cutoffs
+    shutil.copytree(SOURCE, out)  # a new model's folder: config.json's cutoffs, and origins/<t>/ for each later resolved one
     model = json.loads((out / "model.json").read_text())
     model.update(model_id=MODEL, display_name="My ideas model")
     (out / "model.json").write_text(json.dumps(model, indent=2) + "\n")
@@ -71,7 +71,7 @@ def test_a_good_folder_passes_with_its_report(folder, tmp_path):
     assert text.startswith("<!-- rapgen-submit-check -->\n## ✅ Submission `my-ideas` passes")
     for heading in ("### Leaderboard in context (all_cutoff, default, hit\\@5)", "### Coverage", "### Accounting", "### Preview"):
         assert heading in text
-    assert "| direct | 36 | 36 | complete |" in text  # 12 topics × release 1's 3 cutoffs (config.json's)
+    assert "| direct | 9 of 9 | 108 | 108 | complete |" in text  # 12 topics × the 9 cutoffs the latest release resolves
     assert "| **my-ideas** | direct |" in text
     assert "| Site dry-run render | ✅ passed |" in text and "Trace replay" not in text  # Ideas has no Search
     assert result.stdout == text
@@ -85,7 +85,8 @@ def test_json_names_the_kind_and_its_tables(folder):
     assert data["kind"] == "ideas" and data["ok"] is True
     assert [t["title"] for t in data["tables"]] == ["Coverage", "Accounting", "Preview"]
     accounting = data["tables"][1]
-    assert accounting["rows"][0][:3] == ["direct", 180, 0]  # 36 episodes × 5 ideas
+    assert data["tables"][0]["rows"][0] == ["direct", "9 of 9", 108, 108, "complete"]
+    assert accounting["rows"][0][:3] == ["direct", 540, 0]  # 108 episodes × 5 ideas
 
 
 def _missing_episode(folder: Path) -> str:
@@ -163,6 +164,29 @@ def test_bad_input_is_exit_1_with_one_line_naming_file_line_and_problem(folder, 
     assert "Traceback" not in result.output and result.stderr.count("\n") == 1
     assert "## ❌ Submission `my-ideas`" in result.stdout
     assert not (SAMPLE / "archive" / "models" / MODEL).exists()
+
+
+def test_a_folder_missing_a_resolved_cutoff_is_partial_and_fails(folder, tmp_path):
+    for t in ("2025-02-01", "2025-03-01"):
+        shutil.rmtree(folder / "origins" / t)
+    report = tmp_path / "report.md"
+    result = check(folder, "--resamples", "50", "--report", str(report))
+    assert result.exit_code == 1, result.output
+    line = last_line(result)
+    assert line.startswith(f"Error: {folder}: partial: every strategy misses 2 of the 9 resolved cutoffs (2025-02-01, 2025-03-01); "), line
+    assert "(COVERAGE; 1 problem in all, see the report above)" in line and result.stderr.count("\n") == 1
+    text = report.read_text()
+    assert "### Coverage" in text and "| direct | 7 of 9 | 108 | 84 | partial: misses 2025-02-01, 2025-03-01 |" in text
+    assert "SCORES" not in text  # the gap is named in the coverage section, never as a scoring failure
+    assert not (SAMPLE / "archive" / "models" / MODEL).exists()
+
+
+def test_an_origin_group_of_an_open_cutoff_may_not_hold_evaluator_files(folder):
+    group = folder / "origins" / "2025-04-01"
+    shutil.copytree(folder / "origins" / "2025-03-01" / "eval", group / "eval")
+    result = check(folder, "--no-scores")
+    assert result.exit_code == 1, result.output
+    assert last_line(result).startswith(f"Error: {folder}/origins/2025-04-01/eval/lexical-a: cutoff 2025-04-01 is not resolved"), last_line(result)
 
 
 def test_an_existing_model_id_is_refused(tmp_path):

@@ -12,7 +12,8 @@ class of failure:
 2. submission — only the files the kind allows, within their size and line limits, no
    bidirectional controls, ``model.json`` as the engine reads it, then every file through the
    kind's ``parse`` (verify's own checks of a model folder, against the verified base); when
-   that finds nothing, the kind's coverage, accounting and preview tables;
+   that finds nothing, the kind's coverage, accounting and preview tables (the coverage table
+   alone when the only problem is a gap of the folder as a whole, e.g. a cutoff with no files);
 3. checksums — the folder's SHA256SUMS lines (only for a folder inside ``archive/models/``);
 4. scores, replay (a kind with Search: every recorded call re-executed, one that does not
    reproduce is a problem naming its line) and a dry-run render, on a temporary overlay of the
@@ -26,13 +27,12 @@ from __future__ import annotations
 import csv
 import json
 import os
-import re
 import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from rapgen.archive import MODELS_PREFIX, SUMS_NAME, Category, Release, open_verified, read_sums, sha256_bytes, sums_lines
+from rapgen.archive import MODELS_PREFIX, SUMS_NAME, Category, ModelFolder, Release, open_verified, read_sums, sha256_bytes, sums_lines
 from rapgen.errors import RapgenError
 from rapgen.kinds import BenchmarkKind, registry
 from rapgen.search import call_is_malformed, validate_call
@@ -85,8 +85,10 @@ def add(result: CheckResult, stage: str, key: str, path: str, line: int | None, 
 
 # ---------------------------------------------------------------- the folder
 def _matcher(patterns: tuple[str, ...]) -> Callable[[str], bool]:
-    compiled = [re.compile("^" + "/".join("[^/]+" if seg == "*" else re.escape(seg) for seg in p.split("/")) + "$") for p in patterns]
-    return lambda rel: any(c.match(rel) for c in compiled)
+    """A name test for ``patterns``: seal's model-folder templates (``{key}`` a time key, any other
+    ``{…}`` one segment), with ``*`` as one more spelling of a segment."""
+    rules = ModelFolder(tuple("/".join("{segment}" if seg == "*" else seg for seg in p.split("/")) for p in patterns), (), ())
+    return rules.allows if patterns else (lambda rel: False)
 
 
 def list_folder(result: CheckResult, spec, model_dir: Path, display: str) -> dict[str, Path]:
@@ -201,6 +203,8 @@ def _check_identity(result: CheckResult, model_dir: Path, model_id: str, in_arch
 
 
 def _shown(path: str, prefix: str, display: str) -> str:
+    if path == prefix.rstrip("/"):
+        return display.rstrip("/")  # the folder as a whole
     return display + path[len(prefix):] if path.startswith(prefix) else path
 
 
@@ -227,7 +231,13 @@ def _check_files(result: CheckResult, kind: BenchmarkKind, release: Any, data: d
             result.notes.append(f"{where}: {f.detail}")
         else:
             add(result, STAGE, keyword(f), where, f.line, f.detail)
-    if result.stage_problems(STAGE) or result.stage_problems("integrity"):
+    if result.stage_problems("integrity"):
+        return
+    if result.stage_problems(STAGE):
+        if all(_folder_coverage(p, display) for p in result.stage_problems(STAGE)) and spec.coverage is not None:
+            table = spec.coverage(release, state)  # the gap is the folder's (e.g. a cutoff with no files): the table shows it
+            if table is not None:
+                result.tables.append(table)
         return
     for step in (spec.coverage, spec.accounting):
         table = step(release, state) if step is not None else None
@@ -237,6 +247,11 @@ def _check_files(result: CheckResult, kind: BenchmarkKind, release: Any, data: d
         table = spec.preview_row(release, state, PREVIEW_ROWS)
         if table is not None:
             result.tables.append(table)
+
+
+def _folder_coverage(problem, display: str) -> bool:
+    """A coverage problem of the folder as a whole (no file or line): its files parsed, so its coverage table can be shown."""
+    return problem.keyword == "COVERAGE" and problem.line is None and problem.path == display.rstrip("/")
 
 
 # ---------------------------------------------------------------- scores, replay, site
