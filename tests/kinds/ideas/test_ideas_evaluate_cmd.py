@@ -63,11 +63,15 @@ def test_the_committed_sample_is_rebuilt_row_for_row(tmp_path):
     summary = json.loads(result.stdout)
     assert {j: r["judged"] for j, r in summary["judges"].items()} == {"lexical-a": 5400, "lexical-b": 5400}
     model = REPO / "benchmarks/ideas/archive/models/recent-titles"
-    groups = [model, *sorted((model / "origins").iterdir())]  # the sample's history lists each later cutoff's files apart
-    for name in FILES:
-        committed = [row for g in groups for row in pq.read_table(g / name).to_pylist()]
-        key = lambda r: tuple(str(v) for v in r.values())  # noqa: E731
-        assert sorted(pq.read_table(out / name).to_pylist(), key=key) == sorted(committed, key=key), name
+    # The folder's first cutoff at its top, each later cutoff under origins/<t>/ (seal's ModelFolder rules):
+    # evaluate writes the same groups the sample holds, and each group's files row for row.
+    groups = ["", *sorted(f"origins/{g.name}/" for g in (model / "origins").iterdir())]
+    assert summary["cutoff_groups"] == ["predictions.jsonl", *(g.rstrip("/") for g in groups[1:])]
+    key = lambda r: tuple(str(v) for v in r.values())  # noqa: E731
+    for g in groups:
+        for name in FILES:
+            committed = pq.read_table(model / g / name).to_pylist()
+            assert sorted(pq.read_table(out / g / name).to_pylist(), key=key) == sorted(committed, key=key), g + name
 
 
 def test_a_rerun_in_the_archive_writes_nothing_and_a_missing_judge_is_added(ideas_files, tmp_path):
