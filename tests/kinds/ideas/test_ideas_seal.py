@@ -68,7 +68,11 @@ def test_a_new_ideas_model_with_its_evaluator_files_is_added(sample):
     (dst / "model.json").write_text(json.dumps(info, indent=2) + "\n")
     done = seal(sample)
     assert done.exit_code == 0, done.output
-    assert "Appended 8 lines" in done.output and "added archive/models/rising-copy/eval/lexical-a/candidates.parquet" in done.output
+    # The folder copied whole: 8 files at its top (the first cutoff) and, for each of the 6 later cutoffs the
+    # sample's history holds, an origins/<t>/ group of 7 (predictions, raw, features, two judges' two files).
+    groups = sorted((dst / "origins").iterdir())
+    assert len(groups) == 6 and all(sum(1 for f in g.rglob("*") if f.is_file()) == 7 for g in groups)
+    assert f"Appended {8 + 6 * 7} lines" in done.output and "added archive/models/rising-copy/eval/lexical-a/candidates.parquet" in done.output
 
 
 @pytest.mark.parametrize("name", ["notes.txt", "eval/lexical-a/extra.parquet", "origins/2025-04-02/predictions.jsonl", "raw.jsonl"])
