@@ -1,9 +1,9 @@
 """A model that never forecast a newly resolved cutoff, and the way back: through the command line on a copy
-of the committed sample, started (release 1) and rolled once (release 2 resolves 2025-04-01, which neither
-model forecast).
+of the committed sample (its history of 14 releases) rolled once more, as docs/ideas.md's block does: release 15
+resolves 2025-04-01, which neither model forecast.
 
 - Both models are *partial* (9 of 10 cutoffs): no row and no rank in All cutoffs and Forecast-Strict, listed in
-  scores.json with the missing cutoff and release 1's row (the same numbers ``score --release 1`` gives);
+  scores.json with the missing cutoff and release 14's row (the same numbers ``score --release 14`` gives);
   their 2025-04-01 units are ``no_forecast`` (undefined, never a zero).
 - recent-titles adds its 2025-04-01 forecasts (seal, models release): still partial, now *awaiting evaluation*.
 - ``rapgen evaluate`` writes that cutoff's evaluator files beside its predictions (origins/2025-04-01/), leaves
@@ -62,7 +62,6 @@ def rolled(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("ideas-coverage")
     root = tmp / "ideas"
     shutil.copytree(REPO / "benchmarks/ideas", root)
-    ok("release", "start", "--root", str(root), "--date", "2025-07-01", "--simulated")
     papers = [Paper(f"2507.{i:05d}", t, "An abstract.", (), date(2025, 7, 1 + i)) for i, t in enumerate(TITLES * 3)]
     (tmp / "july.parquet").write_bytes(papers_bytes(papers))
     ok("release", "window", "--root", str(root), "--papers", str(tmp / "july.parquet"), "--month", "2025-07-01", "--out", str(tmp / "w07"))
@@ -94,9 +93,9 @@ def test_a_model_missing_a_resolved_cutoff_is_partial_with_its_last_complete_row
     assert len(partial) == 8  # two tracks x two judges x two models
     p = partial[("all_cutoff", "lexical-a", "recent-titles")]
     assert (p["cutoffs"], p["evaluated"], p["of"], p["missing"], p["awaiting"]) == (9, 9, 10, [NEW], [])
-    assert p["last_complete_release"] == 1
+    assert p["last_complete_release"] == 14
     assert partial[("forecast_strict", "lexical-a", "rising-terms")]["of"] == 4
-    before = score(rolled, tmp_path / "r1", "--release", "1")
+    before = score(rolled, tmp_path / "r1", "--release", "14")
     assert "partial" in before and before["partial"] == []
     then = {(r["gate"], r["metric"]): r for r in rows(tmp_path / "r1")
             if (r["track"], r["judge"], r["entry"]) == ("all_cutoff", "lexical-a", "recent-titles")}
@@ -136,7 +135,7 @@ def test_forecasts_then_evaluate_then_a_models_release_make_it_complete(rolled, 
     assert unlisted.exit_code == 1 and unlisted.output.count(f"UNLISTED {LATER}/") == 5
     assert "Appended 5 lines" in ok("seal", "--root", str(root)).output
     ok("release", "cut", "--root", str(root), "--kind", "models", "--date", "2025-08-06")
-    assert "history of 4 releases holds" in ok("release", "verify", "--root", str(root)).output
+    assert "history of 17 releases holds" in ok("release", "verify", "--root", str(root)).output
 
     meta = score(root, tmp_path / "s4")
     assert {x["entry"] for x in meta["partial"]} == {"rising-terms"}
@@ -151,9 +150,9 @@ def test_forecasts_then_evaluate_then_a_models_release_make_it_complete(rolled, 
     table = html.split('id="lb-all_cutoff-lexical-a-default"', 1)[1].split("</table>", 1)[0]
     dim = table.split('class="rap-dim"', 1)[1]
     assert "Rising terms" in dim and "partial (9 of 10 cutoffs)" in dim and f"no forecast for {NEW}" in dim
-    assert "row from release 1, unranked" in dim and "rank" not in dim.split("</tr>", 1)[0].replace("unranked", "")
+    assert "row from release 14, unranked" in dim and "rank" not in dim.split("</tr>", 1)[0].replace("unranked", "")
     releases = (site / "releases/index.html").read_text(encoding="utf-8")
-    assert "Partial entries in release 4" in releases and "Rising terms" in releases.split("Partial entries in release 4", 2)[-1]
+    assert "Partial entries in release 17" in releases and "Rising terms" in releases.split("Partial entries in release 17", 2)[-1]
     assert "部分覆盖" in (site / "zh/leaderboard/index.html").read_text(encoding="utf-8")
 
 
@@ -167,5 +166,7 @@ def test_an_unresolved_cutoff_is_left_for_later_and_a_bad_forecast_stops_before_
     ok("seal", "--root", str(root))
     done = ok("evaluate", "--root", str(root), "--model", "recent-titles", "--judge", "lexical-a", "--json")
     summary = json.loads(done.stdout)
-    assert summary["cutoff_groups"] == ["predictions.jsonl"] and summary["written"] == []  # 2025-08-01 is still open
+    # the resolved cutoffs' groups (all evaluated already), not 2025-08-01, which is still open
+    assert summary["cutoff_groups"][0] == "predictions.jsonl" and "origins/2025-08-01" not in summary["cutoff_groups"]
+    assert len(summary["cutoff_groups"]) == 7 and summary["written"] == []
     assert not (folder / "eval").exists()
