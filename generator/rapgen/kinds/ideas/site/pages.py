@@ -227,10 +227,25 @@ def releases(release: IdeasRelease, scores_dir: Path) -> dict[str, Any]:
                for n, r in sorted(release.releases.items())]
     rows = [dict(r, name=names.get(r["entry"], r["entry"])) for r in s.releases
             if (r["track"], r["judge"], r["gate"], r["metric"]) == (p["track"], p["judge"], p["gate"], p["metric"])]
+    rows = sorted(rows + _releases_without_rows(release, rows), key=lambda r: int(r["release"]))
     partial = [dict(x, name=names.get(x["entry"], x["entry"]), label=partial_label(x), track_label=track_label(x["track"]))
                for x in s.meta.get("partial") or [] if x["judge"] == p["judge"]]
     return {**_common(release, s), "records": records, "rows": rows, "implicit": not release.is_history, "partial": partial,
             "number": s.meta["release"]["number"]}
+
+
+def _releases_without_rows(release: IdeasRelease, rows: list[dict]) -> list[dict[str, Any]]:
+    """A note for each release in which the headline cell has no row: every entry was partial there (a roll's
+    newly resolved cutoff waits for the evaluator files of the next models release)."""
+    shown, out, before = {int(r["release"]) for r in rows}, [], set()
+    for n, r in sorted(release.releases.items()):
+        resolved = set(r.resolved_origins)
+        if n not in shown:
+            new = ", ".join(c.isoformat() for c in sorted(resolved - before))
+            note = t("ideas.rel.no_complete_new", cutoffs=new) if new else t("ideas.rel.no_complete")
+            out.append({"release": str(n), "date": r.date.isoformat(), "note": note})
+        before = resolved
+    return out
 
 
 def archive(release: IdeasRelease, scores_dir: Path) -> dict[str, Any]:
