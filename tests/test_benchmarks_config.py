@@ -8,6 +8,7 @@ rapgen.toml is one line naming the file, the line and the problem (exit 2), and 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,25 @@ def test_benchmark_selects_a_root_and_the_default_needs_no_option(site):
     assert listed.exit_code == 0 and len(lines) == 14 and lines[0].startswith("   1 2025-01-01 initial  resolved 2024-09-01 "), listed.output
     checked = run("release", "verify", "--benchmark", "ideas")
     assert checked.exit_code == 0 and checked.output.startswith("OK: 176 files verified; history of 14 releases holds"), checked.output
+
+
+def test_seal_takes_the_benchmark_too(site):
+    """``seal --benchmark ideas`` lists a new Ideas model folder in that benchmark's SHA256SUMS, as --root would."""
+    source = site / "ideas-root/archive/models/rising-terms"
+    copy = site / "ideas-root/archive/models/rising-copy"
+    shutil.copytree(source, copy)
+    info = json.loads((copy / "model.json").read_bytes())
+    info["model_id"] = "rising-copy"
+    (copy / "model.json").write_text(json.dumps(info))
+    n_files = sum(1 for p in copy.rglob("*") if p.is_file())
+    before = (site / "ideas-root/SHA256SUMS").read_text()
+    result = run("seal", "--benchmark", "ideas")
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == f"Appended {n_files} lines; SHA256SUMS now lists {176 + n_files} files."
+    after = (site / "ideas-root/SHA256SUMS").read_text()
+    assert set(before.splitlines()) < set(after.splitlines()) and after.count("archive/models/rising-copy/") == n_files
+    again = run("seal")  # the [site] default is the same benchmark
+    assert again.exit_code == 0 and again.output == f"Nothing to add; SHA256SUMS lists {176 + n_files} files.\n"
 
 
 @pytest.mark.parametrize("args, message", [

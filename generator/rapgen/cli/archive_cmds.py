@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from rapgen.cli.benchmarks import benchmark_root_option
-from rapgen.cli.common import EPILOG, benchmark_kinds, debug_option, echo_json, handle_errors, root_option
+from rapgen.cli.common import EPILOG, benchmark_kinds, debug_option, echo_json, handle_errors
 
 VERIFY_EPILOG = (
     "Exit codes: 0 verified; 1 any finding (FAILED, MISSING, UNLISTED, UNSAFE, MALFORMED, SYMLINK, "
@@ -82,7 +82,7 @@ def _with_progress(run, silent: bool):
 
 
 @click.command(epilog=EPILOG)
-@root_option
+@benchmark_root_option
 @click.option("--json", "as_json", is_flag=True, help="Print the lines added as JSON.")
 @click.option("--croissant", is_flag=True, help="For a new format-1 archive: first write archive/croissant.json, "
               "its Croissant metadata, describing every file (refused once SHA256SUMS exists).")

@@ -103,7 +103,9 @@ def _model_source(archive: IdeasArchive, root: Path, model: str, out: Path | Non
     listed = archive.models.get(model)
     known = ", ".join(sorted(m for m, f in archive.models.items() if f.predictions is not None)) or "none"
     if out is not None and (out / "predictions.jsonl").is_file():
-        return out, [Group("", _read_predictions(archive, out, model))], str(out / "predictions.jsonl")
+        groups = _prepared_groups(archive, out, model)
+        later = len(groups) - 1
+        return out, groups, str(out / "predictions.jsonl") + (f" and {later} later cutoff{'s' * (later > 1)}" if later else "")
     if listed is None or listed.predictions is None:
         where = f" and {out} has no predictions.jsonl" if out is not None else ""
         raise UsageProblem(f"--model {model!r}: the archive has no such model{where} (models: {known})")
@@ -121,8 +123,30 @@ def _model_source(archive: IdeasArchive, root: Path, model: str, out: Path | Non
     return folder, groups, sources[0] if len(sources) == 1 else f"{sources[0]} and {len(sources) - 1} later cutoff{'s' * (len(sources) > 2)}"
 
 
-def _read_predictions(archive: IdeasArchive, folder: Path, model: str) -> Predictions:
-    """A prepared folder's predictions, checked against the archive's episodes (exit 1 on the first problem)."""
+def _prepared_groups(archive: IdeasArchive, folder: Path, model: str) -> list[Group]:
+    """A prepared folder's unit groups: predictions.jsonl for the cutoffs of config.json, then each
+    ``origins/<t>/predictions.jsonl`` whose cutoff the archive has resolved (a later one is left for later,
+    as for an archived model); a group folder not named by a date is a usage error."""
+    assert archive.config is not None
+    groups = [Group("", _read_predictions(archive, folder, model))]
+    resolved = set(archive.resolved)
+    origins = folder / "origins"
+    for sub in sorted(origins.iterdir()) if origins.is_dir() else ():
+        if not (sub / "predictions.jsonl").is_file():
+            continue
+        try:
+            t = date.fromisoformat(sub.name)
+        except ValueError:
+            raise UsageProblem(f"{sub}: a cutoff group is named by its cutoff date (origins/YYYY-MM-DD/)") from None
+        if t in resolved and t not in set(archive.config.cutoffs):
+            groups.append(Group(f"origins/{sub.name}/", _read_predictions(archive, folder, model, sub / "predictions.jsonl", {t})))
+    return groups
+
+
+def _read_predictions(archive: IdeasArchive, folder: Path, model: str, path: Path | None = None,
+                      cutoffs: set[date] | None = None) -> Predictions:
+    """A prepared folder's predictions (``path``, default its predictions.jsonl), checked against the archive's
+    episodes of ``cutoffs`` (default config.json's) — exit 1 on the first problem."""
     info = folder / "model.json"
     if info.is_file():
         try:
@@ -132,8 +156,9 @@ def _read_predictions(archive: IdeasArchive, folder: Path, model: str) -> Predic
         if found_id is not None and found_id != model:
             raise UsageProblem(f"{info}: model_id {found_id!r} is not --model {model!r}")
     assert archive.pools is not None and archive.config is not None
-    episodes = {e.episode_id: e for e in archive.pools.episodes if e.cutoff in set(archive.config.cutoffs)}
-    path = folder / "predictions.jsonl"
+    cutoffs = set(archive.config.cutoffs) if cutoffs is None else cutoffs
+    episodes = {e.episode_id: e for e in archive.pools.episodes if e.cutoff in cutoffs}
+    path = folder / "predictions.jsonl" if path is None else path
     predictions, found = parse_predictions(str(path), path.read_bytes(), episodes, archive.config.top_k)
     if found:
         f = found[0]
