@@ -7,6 +7,11 @@ section of the rendered page) and mkdocs' scan of the Markdown's raw HTML for an
 (``updatepos``) for ``getpos()``, which neither of them calls: here they skip the count.
 ``HTMLParser`` itself never reads the position either, so each sees the same tokens.
 
+The search plugin's ``Parser`` is also replaced (in the plugin's module, where each page
+looks it up) by a subclass whose callbacks test the open tags as strings instead of
+comparing ``Element`` objects in Python; it returns the same sections
+(``tests/test_site_search_parser.py`` compares the two on every page of the sample build).
+
 The search plugin segments every run of Chinese characters of every section with jieba,
 the same runs on page after page (the labels, the column names): each distinct run is cut
 once and its segmentation remembered (jieba's cut of a string depends on the string and the
