@@ -7,6 +7,11 @@ section of the rendered page) and mkdocs' scan of the Markdown's raw HTML for an
 (``updatepos``) for ``getpos()``, which neither of them calls: here they skip the count.
 ``HTMLParser`` itself never reads the position either, so each sees the same tokens.
 
+The search plugin's ``Parser`` is also replaced (in the plugin's module, where each page
+looks it up) by a subclass whose callbacks test the open tags as strings instead of
+comparing ``Element`` objects in Python; it returns the same sections
+(``tests/test_site_search_parser.py`` compares the two on every page of the sample build).
+
 The search plugin segments every run of Chinese characters of every section with jieba,
 the same runs on page after page (the labels, the column names): each distinct run is cut
 once and its segmentation remembered (jieba's cut of a string depends on the string and the
@@ -21,6 +26,113 @@ def _no_position(self, i, j):  # HTMLParser.updatepos without the line and colum
     return j
 
 
+def _fast_parser(search):
+    """A subclass of Material's ``Parser`` whose callbacks keep the tags of the open elements
+    as strings beside its elements, so that each membership test the original makes by
+    comparing ``Element`` objects (``__eq__`` and ``__hash__`` in Python, once per open element
+    per token) is a comparison of strings in C. ``Element`` compares and hashes by its tag
+    alone, so the original's ``skip`` set holds at most one entry per tag and behaves as a set
+    of tags; every test below asks the same question of the tags that the original asks of
+    the elements, in the same order, with the same effects on ``data``."""
+    Parser, Element, Section, escape, void = search.Parser, search.Element, search.Section, search.escape, search.void
+    headings = frozenset(f"h{x}" for x in range(1, 7))
+
+    class FastParser(Parser):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.skip = {"object", "script", "style"}  # tags (see above)
+            self.tags = []  # the tag of each element of self.context
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            el = Element(tag, attrs)
+            if tag in void:
+                return
+            self.context.append(el)
+            self.tags.append(tag)
+            if tag in headings:
+                depth = len(self.context)
+                if "id" in attrs:
+                    if tag != "h1" and not self.data:
+                        self.section = Section(Element("hx"), depth)
+                        self.data.append(self.section)
+                    self.section = Section(el, depth)
+                    if self.data:
+                        self.section.id = attrs["id"]
+                    self.data.append(self.section)
+            if not self.section:
+                self.section = Section(Element("hx"))
+                self.data.append(self.section)
+            if "data-search-exclude" in attrs or attrs.get("class", None) == "linenodiv":
+                # the original's loop returns at the first of the two it meets; both add el
+                self.skip.add(tag)
+                return
+            if tag in self.keep and self.skip.isdisjoint(self.tags):
+                data = self.section.title if self.section.el.tag in self.tags else self.section.text
+                data.append(f"<{tag}>")
+
+        def handle_endtag(self, tag):
+            tags = self.tags
+            if not tags or tags[-1] != tag:
+                return
+            if self.section.depth > len(tags):
+                for section in reversed(self.data):
+                    if section.depth <= len(tags):
+                        self.section.depth = float("inf")
+                        self.section = section
+                        break
+            self.context.pop()
+            tags.pop()
+            if tag in self.skip:
+                if tag not in ("script", "style", "object"):
+                    self.skip.remove(tag)
+                return
+            if tag in self.keep and self.skip.isdisjoint(tags):
+                data = self.section.title if self.section.el.tag in tags else self.section.text
+                index = data.index(f"<{tag}>")
+                for i in range(index + 1, len(data)):
+                    if not data[i].isspace():
+                        index = len(data)
+                        break
+                if len(data) > index:
+                    del data[index:]
+                else:
+                    data.append(f"</{tag}>")
+
+        def handle_data(self, data):
+            tags = self.tags
+            if not self.skip.isdisjoint(tags):
+                return
+            pre = "pre" in tags
+            if not pre:
+                if not data.isspace():
+                    data = data.replace("\n", " ")
+                else:
+                    data = " "
+            if not self.section:
+                self.section = Section(Element("hx"))
+                self.data.append(self.section)
+            section = self.section
+            if section.el.tag in tags:
+                permalink = False
+                for el in self.context:
+                    if el.tag == "a" and el.attrs.get("class") == "headerlink":
+                        permalink = True
+                if not permalink:
+                    section.title.append(escape(data, quote=False))
+            elif data.isspace():
+                text = section.text
+                if not text or not text[-1].isspace():
+                    text.append(data)
+                elif pre:
+                    text.append(data)
+            else:
+                section.text.append(escape(data, quote=False))
+
+    FastParser.updatepos = _no_position
+    return FastParser
+
+
 def _install() -> None:
     try:
         from material.plugins.search import plugin as search
@@ -28,6 +140,8 @@ def _install() -> None:
         search = None
     if search is not None and not getattr(search.SearchIndex, "_rapgen_fast", False):
         search.Parser.updatepos = _no_position
+        search.OriginalParser = search.Parser  # what tests/test_site_search_parser.py compares against
+        search.Parser = _fast_parser(search)  # add_entry_from_context looks the name up per page
         jieba, bre = search.jieba, search.bre
         if jieba is not None:
             han = bre.compile(r"(\p{script: Han}+)", bre.UNICODE)

@@ -1,0 +1,70 @@
+"""The search index's fast parser (``templates/hooks/fast_search.py``) against Material's own.
+
+The hook replaces Material's ``Parser`` with a subclass whose callbacks test the open tags as
+strings; the search index is made only of the sections it returns, so the two must return the
+same sections (tag, attributes, depth, id, title and text) on every page. Checked here on every
+HTML page of the sample portal build (the article alone, as the plugin sees it, and the whole
+file) and on hand-written markup for each branch of the callbacks.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def search():
+    spec = importlib.util.spec_from_file_location("rapgen_fast_search_hook", REPO / "templates" / "hooks" / "fast_search.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # installs the fast parser (once per process)
+    from material.plugins.search import plugin
+
+    assert plugin.Parser is not plugin.OriginalParser and issubclass(plugin.Parser, plugin.OriginalParser)
+    return plugin
+
+
+def sections(cls, html: str) -> list[tuple]:
+    parser = cls()
+    parser.feed(html)
+    parser.close()
+    return [(s.el.tag, s.el.attrs, s.depth, s.id, s.title, s.text, s.is_excluded()) for s in parser.data]
+
+
+HAND = [
+    "plain text before any tag <p>then a paragraph</p>",
+    "<h2 id='a'>Two <a class='headerlink' href='#a'>¶</a></h2><p>x</p><h3 id='b'>Three</h3><p>\n y \n</p>",
+    "<h1 id='t'>Title <code>c</code></h1><p> </p><p>  <code> </code> </p><ul><li>one</li><li> </li></ul>",
+    "<div data-search-exclude><p>hidden</p><div>inner</div> shown after the inner div closes</div><p>after</p>",
+    "<section><h2 id='n'>Nested</h2><p>in</p></section><p>back in the first section</p>",
+    "<div class='linenodiv'><pre>1\n2</pre></div><pre><code>a  \n\n  b</code></pre><p>x &amp; &lt;y&gt;</p>",
+    "<script>var a = '<p>not text</p>';</script><style>p{}</style><object>o</object><p>t</p>",
+    "<p>open <sub>s</sub><sup> </sup> <br/> <img src=x> <hr> end</p></p></div><h4 id='z'>No preface</h4>",
+    "<table><tr><td>1</td><td><strong>2</strong><br><small>s</small></td></tr></table><h2>no id</h2><p>q</p>",
+    "<h2 id='x' data-search-exclude>Excluded</h2><p>body</p><h2 id='y'>Kept</h2><p>more</p>",
+    "<pre>  </pre><pre>a\n</pre> <p>\n</p>\n\n<p>中文 text</p>",
+]
+
+
+@pytest.mark.parametrize("html", HAND)
+def test_fast_parser_equals_materials_on_hand_written_markup(search, html):
+    assert sections(search.Parser, html) == sections(search.OriginalParser, html)
+
+
+def test_fast_parser_equals_materials_on_every_page_of_the_sample_build(search, portal_build):
+    repo, _ = portal_build
+    pages = sorted((repo / "site").rglob("*.html"))
+    assert len(pages) > 20
+    differ = []
+    for path in pages:
+        html = path.read_text(encoding="utf-8")
+        article = re.search(r"<article[^>]*>(.*)</article>", html, re.S)
+        for part in ([article.group(1)] if article else []) + [html]:
+            if sections(search.Parser, part) != sections(search.OriginalParser, part):
+                differ.append(str(path.relative_to(repo)))
+    assert not differ, differ
