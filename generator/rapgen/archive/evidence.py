@@ -118,6 +118,7 @@ class EvidenceHasher:
         self._paper: dict[str, bytes] = _paper_json_cache(papers)
         self._call: dict[int, bytes] = {}  # id(call) -> its evidence item's JSON
         self._held: list[TraceCall] = []  # keeps those ids alive
+        self._digest: dict[tuple[int, ...], str] = {}  # ids of the kept calls (each in _held) -> their digest
 
     def _paper_json(self, pid: str) -> bytes:
         out = self._paper.get(pid)
@@ -145,9 +146,16 @@ class EvidenceHasher:
         return out
 
     def digest(self, calls: Sequence[TraceCall], budget: int | None = None) -> str:
-        """``evidence_sha256`` of calls already in ``call_index`` order (as :func:`kept_calls` leaves them)."""
+        """``evidence_sha256`` of calls already in ``call_index`` order (as :func:`kept_calls` leaves them).
+
+        The readouts of one source unit often keep the same calls (every cell of a budget), so
+        a digest is kept per sequence of kept calls (by their ids, held alive like the items')."""
         kept = calls if budget is None else calls[:budget]
-        return hashlib.sha256(b"[" + b",".join(self.item(c) for c in kept) + b"]").hexdigest()
+        key = tuple(map(id, kept))
+        out = self._digest.get(key)
+        if out is None:
+            out = self._digest[key] = hashlib.sha256(b"[" + b",".join(self.item(c) for c in kept) + b"]").hexdigest()
+        return out
 
 
 def canonical_counts(rows: Iterable[tuple[date, str]], date_from: date, date_to: date) -> list[int]:

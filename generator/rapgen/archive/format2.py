@@ -31,6 +31,7 @@ from rapgen.archive import parse
 from rapgen.archive.evidence import PaperText, WindowCounts, call_arguments
 from rapgen.archive.history.check import HistoryInput, first_release
 from rapgen.archive.history.load import LoadedHistory, load_history
+from rapgen.archive.history.prefetch import LedgerPrefetch
 from rapgen.archive.history.records import history_origins
 from rapgen.archive.intervention_folder import ArchiveFacts, InterventionRecords, check_model_interventions
 from rapgen.archive.interventions import ModelExtensions
@@ -101,14 +102,15 @@ def malformed_by(validate_call: CallValidator | None) -> Callable[[TraceCall], b
 
 def check_format2(
     root: str | Path, documents: Mapping[str, bytes], verified: set[str], listed: Mapping[str, str],
-    parsed: ParsedDocuments, validate_call: CallValidator | None = None,
+    parsed: ParsedDocuments, validate_call: CallValidator | None = None, prefetch: LedgerPrefetch | None = None,
 ) -> Format2Result:
-    """The history, later-origin and intervention checks on the verified bytes."""
+    """The history, later-origin and intervention checks on the verified bytes (``prefetch``: the union
+    ledger, being built beside the format-1 checks)."""
     root = Path(root)
     out = Format2Result()
     field_ids = [f.field_id for f in parsed.fields] if parsed.fields is not None else None
     history = out.history = load_history(root, verified, sums=listed, documents=documents, origins=parsed.origins,
-                                         field_ids=field_ids)
+                                         field_ids=field_ids, prefetch=prefetch)
     out.findings += history.findings
     out.predictions = {m: list(u) for m, u in parsed.predictions.items()}
     out.traces = {m: list(t) for m, t in parsed.traces.items()}

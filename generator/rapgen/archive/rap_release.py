@@ -24,6 +24,7 @@ from typing import Any
 
 from rapgen.archive import parse
 from rapgen.archive.format2 import Format2Result, check_format2, folder_interventions, intervention_facts, malformed_by
+from rapgen.archive.history.prefetch import LedgerPrefetch
 from rapgen.archive.history.records import history_origins, search_path
 from rapgen.archive.history.spec import RAP_HISTORY
 from rapgen.archive.intervention_folder import InterventionRecords
@@ -73,8 +74,13 @@ class RapState:
 
 def check_rap(inp: CheckInput) -> KindCheck:
     """VERIFY.md step 5 for a RAP archive: ARCHIVE.md's invariants, then RELEASES.md and INTERVENTIONS.md."""
-    result = check_invariants(inp.root, dict(inp.documents), set(inp.verified), set(inp.listed), set(inp.present))
-    extra = check_format2(inp.root, inp.documents, set(inp.verified), inp.listed, result.parsed, inp.validate_call)
+    prefetch = LedgerPrefetch(inp.root, inp.listed, set(inp.verified), inp.documents)  # DuckDB, beside the parsing
+    try:
+        result = check_invariants(inp.root, dict(inp.documents), set(inp.verified), set(inp.listed), set(inp.present))
+        extra = check_format2(inp.root, inp.documents, set(inp.verified), inp.listed, result.parsed, inp.validate_call,
+                              prefetch)
+    finally:
+        prefetch.close()
     return KindCheck(result.findings + extra.findings, extra.history, result.parsed.info, RapState(result.parsed, extra))
 
 

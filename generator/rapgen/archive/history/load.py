@@ -13,11 +13,12 @@ from datetime import date
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from rapgen.archive.layout import ORIGIN_FILE_PATTERN, SEARCH_ORIGIN_PATTERN, WINDOW_FILE_PATTERN
+from rapgen.archive.layout import ORIGIN_FILE_PATTERN, SEARCH_ORIGIN_PATTERN
 from rapgen.archive import parse
 from rapgen.archive.croissant.check import check_croissants
 from rapgen.archive.history.check import HistoryInput, check_history, first_release, release_numbers
-from rapgen.archive.history.ledger import UnionLedger, WindowSource, compare_manifest
+from rapgen.archive.history.ledger import UnionLedger, compare_manifest
+from rapgen.archive.history.prefetch import LedgerPrefetch, ledger_sources
 from rapgen.archive.history.spec import RAP_HISTORY, HistorySpec
 from rapgen.archive.history.records import (
     REVEAL_FILES,
@@ -36,7 +37,6 @@ from rapgen.archive.records import Category, Finding, Origins
 from rapgen.archive.sums import SUMS, SumsUnreadable, check_paths, escape, parse_sums, read_sums
 from rapgen.errors import ArchiveError, UsageProblem
 
-_WINDOW = re.compile(WINDOW_FILE_PATTERN)
 _SEARCH = re.compile(SEARCH_ORIGIN_PATTERN)
 _REVEAL = re.compile(ORIGIN_FILE_PATTERN)
 
@@ -74,6 +74,7 @@ def load_history(
     root: str | Path, verified: set[str] | None = None, *, with_ledger: bool = True,
     sums: Mapping[str, str] | None = None, documents: Mapping[str, bytes] | None = None,
     origins: Origins | None = None, field_ids: Sequence[str] | None = None, spec: HistorySpec = RAP_HISTORY,
+    prefetch: LedgerPrefetch | None = None,
 ) -> LoadedHistory:
     """Read every history file of the archive below ``root``; ``verified`` defaults to every listed path.
 
@@ -81,7 +82,8 @@ def load_history(
     bytes the verifier hashed) spare reading them again; a path not in
     ``documents`` is read from disk. ``origins`` and ``field_ids``, when the
     caller parsed them already, are used instead of parsing those files again. ``spec``: the kind's
-    release rhythm (what a roll resolves, opens and adds)."""
+    release rhythm (what a roll resolves, opens and adds). ``prefetch``: a union ledger being built in a
+    thread, taken by the ledger checks when it was built from their very inputs."""
     root = Path(root)
     if sums is None:
         _require_root(root)
@@ -112,7 +114,7 @@ def load_history(
     )
     loaded = LoadedHistory(inp, findings, origins)
     if with_ledger and origins is not None and release_numbers(sums):
-        _ledger_checks(root, loaded, read, field_ids, ok)
+        _ledger_checks(root, loaded, read, field_ids, ok, prefetch)
     loaded.findings.extend(check_history(loaded.input))
     loaded.findings.extend(check_croissants(sums, manifests, bool(release_numbers(sums)), read))
     return loaded
@@ -186,7 +188,7 @@ def _read_commitments(sums: dict[str, str], read, findings: list[Finding]) -> di
 
 
 def _ledger_checks(root: Path, loaded: LoadedHistory, read, field_ids: Sequence[str] | None = None,
-                   ok: set[str] | None = None) -> None:
+                   ok: set[str] | None = None, prefetch: LedgerPrefetch | None = None) -> None:
     """Window rows and the opened origins' manifests, against the union ledger. ``ok``: the paths
     that verified (a table is tested by membership, never read just to see that it is there)."""
     ok = set(loaded.input.root) if ok is None else ok
@@ -199,16 +201,10 @@ def _ledger_checks(root: Path, loaded: LoadedHistory, read, field_ids: Sequence[
         if problems:
             return
         field_ids = [f.field_id for f in fields]
-    windows: dict[date, dict[str, str]] = {}
-    for path in inp.root:
-        m = _WINDOW.match(path)
-        if m and path in ok:
-            windows.setdefault(date.fromisoformat(m.group(1)), {})[m.group(2)] = path
-    sources = [
-        WindowSource(start, files["papers"], files["assignments"], root / files["papers"], root / files["assignments"])
-        for start, files in sorted(windows.items()) if len(files) == 2
-    ]
-    ledger = UnionLedger(root / PAPERS_PARQUET, root / ASSIGNMENTS_PARQUET, sources, list(field_ids))
+    sources = ledger_sources(root, inp.root, ok)
+    ledger = prefetch.take(root, sources, field_ids) if prefetch is not None else None
+    if ledger is None:
+        ledger = UnionLedger(root / PAPERS_PARQUET, root / ASSIGNMENTS_PARQUET, sources, list(field_ids))
     try:
         shards = {}
         problems_found = list(ledger.problems)
