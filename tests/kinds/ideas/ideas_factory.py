@@ -28,19 +28,27 @@ SUBJECTS = {
 THINGS = ["molecular", "protein", "audio", "video", "text", "layout", "robot", "weather"]
 
 
-def tiny_papers() -> dict[str, Paper]:
-    """Papers dated April to August 2024 (two a month per topic and pattern), plus one unassigned paper."""
+def monthly_papers(first: int, last: int) -> dict[str, Paper]:
+    """Two titles a month per topic and pattern, for months ``first`` … ``last`` counted from January 2024
+    (13 is January 2025)."""
     out: dict[str, Paper] = {}
     n = 0
-    for month in range(4, 9):
+    for month in range(first, last + 1):
+        y, m = 2024 + (month - 1) // 12, (month - 1) % 12 + 1
         for topic, patterns in SUBJECTS.items():
             for k, pattern in enumerate(patterns * 2):
                 thing = THINGS[(month + k) % len(THINGS)]
                 n += 1
-                pid = f"24{month:02d}.{n:05d}"
+                pid = f"{y % 100}{m:02d}.{n:05d}"
                 title = pattern.format(x=thing)
                 out[pid] = Paper(pid, title, f"We study {title.lower()}. Our {thing} method improves {topic} results.", (),
-                                 date(2024, month, 1 + (n % 27)))
+                                 date(y, m, 1 + (n % 27)))
+    return out
+
+
+def tiny_papers() -> dict[str, Paper]:
+    """Papers dated April to August 2024 (two a month per topic and pattern), plus one unassigned paper."""
+    out = monthly_papers(4, 8)
     out["2405.99999"] = Paper("2405.99999", "DDPMs as world models", "An unassigned paper.", (), date(2024, 5, 3))
     return out
 

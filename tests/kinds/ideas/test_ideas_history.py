@@ -28,7 +28,7 @@ from rapgen.kinds.ideas.sample.build import history_files, history_inputs
 from rapgen.kinds.ideas.sample.history import cut_history, history_plan, live_cutoffs
 from rapgen.kinds.ideas.sample.models import TOP_K
 
-from ideas_factory import SUBJECTS, THINGS, TOPICS
+from ideas_factory import TOPICS, monthly_papers
 
 REPO = Path(__file__).resolve().parents[3]
 PLAN = history_plan(first_cutoff=date(2024, 7, 1), data_end=date(2024, 10, 31), rolls=4)
@@ -48,19 +48,7 @@ def manifest(root: Path, k: int) -> dict[str, str]:
 
 def papers() -> dict[str, Paper]:
     """The tiny archive's titles, two a month per topic and pattern, 2024-04 … 2025-02."""
-    out: dict[str, Paper] = {}
-    n = 0
-    for month in range(4, 15):
-        y, m = 2024 + (month - 1) // 12, (month - 1) % 12 + 1
-        for topic, patterns in SUBJECTS.items():
-            for k, pattern in enumerate(patterns * 2):
-                thing = THINGS[(month + k) % len(THINGS)]
-                n += 1
-                pid = f"{y % 100}{m:02d}.{n:05d}"
-                title = pattern.format(x=thing)
-                out[pid] = Paper(pid, title, f"We study {title.lower()}. Our {thing} method improves {topic} results.", (),
-                                 date(y, m, 1 + (n % 27)))
-    return out
+    return monthly_papers(4, 14)
 
 
 class CommandHistory:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from rapgen.archive import parse
 from rapgen.archive.history.check import release_numbers
-from rapgen.archive.history.ledger import UnionLedger, WindowSource
+from rapgen.archive.history.ledger import UnionLedger, WindowSource, window_sources
 from rapgen.archive.layout import ASSIGNMENTS_PARQUET, FIELDS_JSONL, ORIGINS_JSON, PAPERS_PARQUET, SEARCH_ORIGIN_PATTERN, WINDOW_FILE_PATTERN
 
 _WINDOW = re.compile(WINDOW_FILE_PATTERN)
@@ -35,10 +35,7 @@ def ledger_sources(root: Path, paths, ok: set[str]) -> list[WindowSource]:
         m = _WINDOW.match(path)
         if m and path in ok:
             windows.setdefault(date.fromisoformat(m.group(1)), {})[m.group(2)] = path
-    return [
-        WindowSource(start, files["papers"], files["assignments"], root / files["papers"], root / files["assignments"])
-        for start, files in sorted(windows.items()) if len(files) == 2
-    ]
+    return window_sources(root, {start: (files["papers"], files["assignments"]) for start, files in windows.items() if len(files) == 2})
 
 
 class LedgerPrefetch:

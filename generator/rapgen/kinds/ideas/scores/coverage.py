@@ -14,9 +14,9 @@ files, scored again the same way, so the same numbers; unranked here).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
+from typing import Any
 
 import numpy as np
 
@@ -66,11 +66,10 @@ def complete_in(archive, track_name: str, model: str, judge: str, condition: str
     return mask is not None and cov is not None and bool(mask.any()) and bool(cov.scored[mask].all())
 
 
-def last_complete_rows(release, partial: list[dict], resamples: int) -> None:
+def last_complete_rows(release, partial: list[dict], scored_release: Callable[[int], Any]) -> None:
     """Fill each partial record's ``last_complete_release`` and ``rows`` (gate, metric, estimate, interval)
-    from the latest earlier release in which the entry was complete (none: both stay empty)."""
-    from rapgen.kinds.ideas.scores.score import per_model_values, score_archive
-
+    from the latest earlier release in which the entry was complete (none: both stay empty).
+    ``scored_release(k)``: release k's statistics (the ones its releases.csv rows come from)."""
     if not partial or not release.is_history:
         return
     pending = list(partial)
@@ -81,8 +80,7 @@ def last_complete_rows(release, partial: list[dict], resamples: int) -> None:
         found = [p for p in pending if p["entry"] in past.models and complete_in(past, p["track"], p["entry"], p["judge"], p["condition"])]
         if not found:
             continue
-        sub = replace(past, models={m: past.models[m] for m in sorted({p["entry"] for p in found})})
-        scored = score_archive(sub, values=per_model_values(sub), resamples=resamples)
+        scored = scored_release(k)
         for p in found:
             p["last_complete_release"] = k
             p["rows"] = [{"gate": r.stat.axes[1], "metric": r.stat.metric, "estimate": r.estimate, "ci_low": r.ci_low,

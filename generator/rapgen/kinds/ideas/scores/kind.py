@@ -15,7 +15,8 @@ files of KINDS.md §4:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,9 +86,10 @@ def score(release: IdeasRelease, *, resamples: int | None = None, **_options: An
     coverage = archive_coverage(archive, items)
     scored = score_archive(archive, values=values, draws=draws, extra_tracks=live)
     meta = _meta(release, archive, scored, judges, R, len(items))
+    past = functools.cache(lambda k: _scored(release.verified.release(k), R))  # an earlier release's statistics, made once
     if release.is_history:  # format 2: who covers only some cutoffs (format 1 has one release, every model complete)
         partial = partial_entries(items, tracks, coverage, judges)
-        last_complete_rows(release, partial, R)
+        last_complete_rows(release, partial, past)
         meta["partial"] = partial
     diagnostics = {
         "schema_version": SCHEMA_VERSION, "manifest_sha256": release.manifest_sha256, "diagnostics_version": diag.DIAGNOSTICS_VERSION,
@@ -102,7 +104,7 @@ def score(release: IdeasRelease, *, resamples: int | None = None, **_options: An
         "units.parquet": _units(items, values, archive, coverage),
         "scores.json": json_bytes(meta),
         "diagnostics.json": json_bytes(diagnostics),
-        "releases.csv": _releases(release, scored, R),
+        "releases.csv": _releases(release, scored, past),
     }
     return IdeasScores(scored, meta, files)
 
@@ -209,7 +211,7 @@ def _nullable(column):
     return column
 
 
-def _releases(release: IdeasRelease, scored: ScoredSet, resamples: int) -> bytes:
+def _releases(release: IdeasRelease, scored: ScoredSet, past: Callable[[int], ScoredSet]) -> bytes:
     """releases.csv: the ranked rows of every release up to this one (format 1: the one release), each
     scored from the files it listed (its own episodes, futures, model files and Live entries)."""
     rows = []
@@ -218,7 +220,7 @@ def _releases(release: IdeasRelease, scored: ScoredSet, resamples: int) -> bytes
         date = view.record.date.isoformat()
         rows.extend((k, date, r.stat.track, r.stat.split, *r.stat.axes, r.stat.entry, r.stat.kind, r.stat.condition, r.stat.metric,
                      r.estimate, r.ci_low, r.ci_high, r.rank, r.p_first)
-                    for r in (scored if view is release else _scored(view, resamples)).rows if r.rank is not None)
+                    for r in (scored if view is release else past(k)).rows if r.rank is not None)
     return rows_csv(RELEASE_COLUMNS, rows)
 
 
