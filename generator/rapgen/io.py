@@ -229,10 +229,21 @@ DOCS_OUTPUT = OutputKind("docs folder", ("assets/javascripts/rap.js", ".rapgen-d
 SCORES_OUTPUT = OutputKind("score folder")  # score, replay: writes its own files, keeps any others
 WORK_OUTPUT = OutputKind("work folder")
 CACHE_OUTPUT = OutputKind("cache folder")
+CACHE_ENV = "RAPGEN_CACHE"
+DEFAULT_CACHE = ".rapgen-cache"
 ARCHIVE_OUTPUT = OutputKind("archive", archive_root=True)
 MODEL_OUTPUT = OutputKind("model folder", inside_archive="models")
 FOLDER_OUTPUT = OutputKind("output folder")  # any other folder a command fills with files of its own
 COMMITMENT_OUTPUT = OutputKind("commitment", archive_root=True, inside_archive="commitments")  # the folder of a commitment file
+
+
+def cache_root(root: str | Path, cache_dir: str | Path | None = None) -> Path:
+    """The cache of derived files for the archive at ``root`` (Search indexes, kept draws):
+    ``cache_dir``, else ``$RAPGEN_CACHE``, else ``<root>/.rapgen-cache`` — never an archive or
+    the project's own folders (:func:`guard_output_dir`)."""
+    if cache_dir is None:
+        cache_dir = os.environ.get(CACHE_ENV) or Path(root) / DEFAULT_CACHE
+    return Path(guard_output_dir(cache_dir, CACHE_OUTPUT))
 
 
 def is_archive_root(folder: Path) -> bool:

@@ -47,7 +47,7 @@ class PipelineResult(BuiltSite):
 def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int | None = None,
               work_dir: str | Path | None = None, scores_dir: str | Path | None = None,
               site_url: str | None = None, repo_url: str | None = None, replay: bool = True,
-              release: int | None = None, kinds: Registry | None = None) -> PipelineResult:
+              release: int | None = None, kinds: Registry | None = None, cache: bool = True) -> PipelineResult:
     """Verify the archive at ``root``, score it (unless ``scores_dir`` already holds
     scores to reuse), replay the recorded Search calls when any model has traces
     (``replay``; the model pages show the result), render the pages and build the
@@ -56,7 +56,8 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
     within itself, relatively. ``release``: render release N's site from the files
     release N listed (scores of that release alone, no replay), byte for byte the same
     whatever later releases added. ``kinds``: the benchmark kinds to choose from
-    (default: every kind shipped with rapgen)."""
+    (default: every kind shipped with rapgen). ``cache``: let the scorer keep and reuse the
+    draws that read the counts alone (``rapgen score --no-cache``)."""
     if resamples is not None and resamples < 1:
         raise UsageProblem(f"--resamples must be a positive integer, got {resamples}")
     check_url("--site-url", site_url)
@@ -82,7 +83,7 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
     if scores_dir is None:
         t0 = time.perf_counter()
         scores_dir = work / "scores"
-        kind.write_scores(kind.score(archive, resamples=resamples, malformed=call_is_malformed), scores_dir)
+        kind.write_scores(kind.score(archive, resamples=resamples, malformed=call_is_malformed, cache=cache), scores_dir)
         timings["score"] = time.perf_counter() - t0
         if replay and kind.replay is not None:
             t0 = time.perf_counter()
@@ -121,7 +122,7 @@ class PortalResult(BuiltSite):
 
 def run_portal(benchmarks: list[SiteBenchmark], site_dir: str | Path = "site", *, title: str = "rapgen", redirect: str | None = None,
                resamples: int | None = None, work_dir: str | Path = "build", site_url: str | None = None,
-               repo_url: str | None = None, replay: bool = True, kinds: Registry | None = None) -> PortalResult:
+               repo_url: str | None = None, replay: bool = True, kinds: Registry | None = None, cache: bool = True) -> PortalResult:
     """One site for ``benchmarks``: each verified first (any failure refuses the build before anything
     is written), then scored, replayed (a kind with Search), rendered under its slug; the portal at the
     root; one strict mkdocs build; stubs at the old addresses of benchmark ``redirect``'s pages.
@@ -152,7 +153,7 @@ def run_portal(benchmarks: list[SiteBenchmark], site_dir: str | Path = "site", *
     for b, kind, release in opened:
         scores = work / b.slug / "scores"
         t0 = time.perf_counter()
-        kind.write_scores(kind.score(release, resamples=resamples, malformed=call_is_malformed), scores)
+        kind.write_scores(kind.score(release, resamples=resamples, malformed=call_is_malformed, cache=cache), scores)
         each[b.slug]["score"] = time.perf_counter() - t0
         if replay and kind.replay is not None:
             t0 = time.perf_counter()

@@ -32,10 +32,14 @@ from rapgen.cli.common import EPILOG, debug_option, echo_json, handle_errors, js
     help="Score release N alone, from the files it listed (what 'rapgen build --release N' uses); "
          "releases.csv then covers releases 1..N. Default: the latest release with every merged file.",
 )
+@click.option("--no-cache", is_flag=True,
+              help="Draw every §6 diagnostic afresh instead of taking the draws that read the counts alone from "
+                   "the cache ($RAPGEN_CACHE, else ROOT/.rapgen-cache/scores); nothing is written to the cache.")
 @json_option
 @debug_option
 @handle_errors
-def score(root: Path, out_dir: Path, resamples: int | None, release: int | None, as_json: bool, debug: bool) -> None:
+def score(root: Path, out_dir: Path, resamples: int | None, release: int | None, no_cache: bool, as_json: bool,
+          debug: bool) -> None:
     """Recompute every leaderboard number from the verified archive.
 
     Verifies the archive first, then computes direction counts under the four
@@ -49,6 +53,10 @@ def score(root: Path, out_dir: Path, resamples: int | None, release: int | None,
     models carry intervention records, also --out/interventions/ (the
     Search-option counterfactual from --out/option_reruns.json, written by
     'rapgen replay --out', when present). See docs/interventions.md.
+
+    The change-rich test and the split-half reliability read the episode counts
+    alone; their draws are kept in the cache and reused while the counts, the
+    ledger's parameters and numpy stay the same (--no-cache draws them again).
     """
     from rapgen.io import SCORES_OUTPUT, guard_output_dir
     from rapgen.scores import read_reruns
@@ -57,7 +65,7 @@ def score(root: Path, out_dir: Path, resamples: int | None, release: int | None,
     guard_output_dir(out_dir, SCORES_OUTPUT)  # before any work
     kind, scored = open_release(root, release)  # a usage error for a release that does not exist
     reruns = read_reruns(out_dir, scored.verified.manifest_sha256)  # rapgen replay --out ran on the archive as it stands
-    result = kind.score(scored, resamples=resamples, malformed=call_is_malformed, reruns=reruns)
+    result = kind.score(scored, resamples=resamples, malformed=call_is_malformed, reruns=reruns, cache=not no_cache)
     written = kind.write_scores(result, out_dir)
     data, lines = kind.summary(result) if kind.summary is not None else ({}, [])
     if as_json:

@@ -33,6 +33,7 @@ from rapgen.text import escape_terminal
               help="Absolute http(s) URL of the project's repository; the Submit page links its guides there. "
                    "Default: none, the guides are named without links.")
 @click.option("--no-replay", is_flag=True, help="Skip replaying the recorded Search calls (model pages then show no replay status).")
+@click.option("--no-cache", is_flag=True, help="Score without the cache of kept draws (see 'rapgen score --help').")
 @click.option("--release", type=click.IntRange(min=1), default=None, metavar="N",
               help="Render release N's site from the files release N listed (scores of release N alone, no replay; "
                    "one benchmark); the same bytes whatever later releases added. Default: the latest state.")
@@ -43,8 +44,8 @@ from rapgen.text import escape_terminal
 @debug_option
 @handle_errors
 def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | None, scores_dir: Path | None,
-          site_url: str | None, repo_url: str | None, no_replay: bool, release: int | None, every: bool, as_json: bool,
-          debug: bool, benchmark=None) -> None:
+          site_url: str | None, repo_url: str | None, no_replay: bool, no_cache: bool, release: int | None, every: bool,
+          as_json: bool, debug: bool, benchmark=None) -> None:
     """Verify, score, render and build the site.
 
     Runs verify -> score -> replay (when models have Search traces) -> render ->
@@ -75,12 +76,13 @@ def build(root: Path, site_dir: Path, resamples: int | None, work_dir: Path | No
     if every and one:
         raise UsageProblem("--all builds every benchmark as it stands: it takes no --benchmark, --root, --release or --scores")
     if every or (not one and len(read_config().benchmarks) > 1):
-        _build_portal(site_dir, resamples, work_dir, site_url, repo_url, no_replay, as_json, "--all" if every else "rapgen build")
+        _build_portal(site_dir, resamples, work_dir, site_url, repo_url, no_replay, as_json, "--all" if every else "rapgen build",
+                      cache=not no_cache)
         return
     if benchmark is not None and work_dir is None:
         work_dir = Path("build") / benchmark.slug  # KINDS.md §8: each benchmark's work in build/<slug>/
     result = run_build(root, site_dir, resamples=resamples, work_dir=work_dir, scores_dir=scores_dir, site_url=site_url,
-                       repo_url=repo_url, replay=not no_replay, release=release, kinds=benchmark_kinds())
+                       repo_url=repo_url, replay=not no_replay, release=release, kinds=benchmark_kinds(), cache=not no_cache)
     if as_json:
         echo_json({"site_dir": str(result.site_dir), "docs_dir": str(result.docs_dir), "scores_dir": str(result.scores_dir),
                    "pages": result.n_pages, "manifest_sha256": result.manifest_sha256, "synthetic": result.synthetic,
@@ -103,7 +105,7 @@ def _steps(timings: dict[str, float]) -> str:
 
 
 def _build_portal(site_dir: Path, resamples: int | None, work_dir: Path | None, site_url: str | None, repo_url: str | None,
-                  no_replay: bool, as_json: bool, asked: str) -> None:
+                  no_replay: bool, as_json: bool, asked: str, *, cache: bool = True) -> None:
     """The site of every benchmark rapgen.toml lists (KINDS.md §8)."""
     from rapgen.cli.benchmarks import site_benchmarks
     from rapgen.cli.common import benchmark_kinds
@@ -116,7 +118,7 @@ def _build_portal(site_dir: Path, resamples: int | None, work_dir: Path | None, 
     redirect = config.default if any(b.slug == config.default for b in chosen) else None
     result = run_portal(sites, site_dir, title=config.title, redirect=redirect, resamples=resamples,
                         work_dir=work_dir if work_dir is not None else Path("build"), site_url=site_url, repo_url=repo_url,
-                        replay=not no_replay, kinds=benchmark_kinds())
+                        replay=not no_replay, kinds=benchmark_kinds(), cache=cache)
     if as_json:
         echo_json({"site_dir": str(result.site_dir), "docs_dir": str(result.docs_dir), "pages": result.n_pages,
                    "benchmarks": list(result.benchmarks), "redirects": result.redirects, "synthetic": list(result.synthetic),

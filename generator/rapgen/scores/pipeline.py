@@ -24,7 +24,7 @@ from rapgen.scores.bootstrap import reuse_intervals
 from rapgen.scores.kernels import single_threaded_blas
 from rapgen.scores.schema import CANONICAL_POLICY, TRACKS
 from rapgen.scores.counts import POLICIES, Windows
-from rapgen.scores.diagnostics import ChangeRich, change_rich_draws, compute_diagnostics, compute_unit_diagnostics
+from rapgen.scores.diagnostics import ChangeRich, DrawStore, change_rich_draws, compute_diagnostics, compute_unit_diagnostics
 from rapgen.scores.diagnostics.evidence import search_evidence
 from rapgen.scores.diagnostics.provenance import unit_provenance
 from rapgen.scores.history_tables import history_tables, history_tracks, release_meta, unit_options
@@ -88,7 +88,7 @@ def _ledger_bootstrap(ledger: dict, resamples: int | None) -> tuple[int, int, fl
 
 def compute_scores(release: RapRelease, resamples: int | None = None, *, diagnostics: bool = True,
                    malformed: Callable | None = None, reruns: Mapping | None = None,
-                   every_release: bool = True, _eras: bool = True) -> ScoreResult:
+                   every_release: bool = True, draws_cache: str | Path | None = None, _eras: bool = True) -> ScoreResult:
     """Every leaderboard number of SCORING.md §1-§5 and §7 of one release, recomputed from the
     records ``verify`` parsed from the bytes it hashed (``open_verified(root).release(n)``;
     ``release()`` is the archive as it stands, unreleased lines included).
@@ -108,13 +108,15 @@ def compute_scores(release: RapRelease, resamples: int | None = None, *, diagnos
     scored (for timing). Every releases.csv block before an errata release is scored from the
     bytes its release listed (the view of that release, never a copy).
     A statistic met twice in the run (on the same draws) is bootstrapped once (:func:`reuse_intervals`).
+    ``draws_cache``: a folder where the §6 draws that read the counts alone are kept between runs
+    (:class:`~rapgen.scores.diagnostics.DrawStore`; default: drawn every time).
     """
     with reuse_intervals():
-        return _compute_scores(release, resamples, diagnostics, malformed, reruns, every_release, _eras)
+        return _compute_scores(release, resamples, diagnostics, malformed, reruns, every_release, DrawStore(draws_cache), _eras)
 
 
 def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: bool, malformed: Callable | None,
-                    reruns: Mapping | None, every_release: bool, _eras: bool) -> ScoreResult:
+                    reruns: Mapping | None, every_release: bool, store: DrawStore, _eras: bool) -> ScoreResult:
     R, seed, level = _ledger_bootstrap(archive.ledger, resamples)
     records = model_records(archive)
     history, scope, fr, counted, composed, uv, tr = _unit_steps(archive, panel_models(records), effective_cutoffs(records), R, seed)
@@ -131,7 +133,7 @@ def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: boo
     # §6's change-rich draws read the counts alone: they run beside the bootstrap and the
     # tables (numpy's generators release the GIL), on their own generator as before.
     with ThreadPoolExecutor(max_workers=1) as early:
-        drawn = early.submit(change_rich_draws, inputs) if diagnostics else None
+        drawn = early.submit(change_rich_draws, inputs, None, store) if diagnostics else None
         st = steps.statistics(uv, tr)
         iv, plain = steps.intervals(fr, counted, st, level, meanwhile=lambda: _plain_tables(fr, counted, composed, uv, tr, st))
         score_tables = {**_interval_tables(fr, counted, uv, tr, st, iv), **plain}
@@ -144,7 +146,7 @@ def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: boo
         if scope is not None:
             meta["release"] = release_meta(history, scope, fr, counted, uv, score_tables["releases.csv"], archive.current)
         if diagnostics:
-            section, unit_cols = compute_diagnostics_section(inputs, drawn.result)
+            section, unit_cols = compute_diagnostics_section(inputs, drawn.result, store)
             if records is not None and malformed is not None:
                 files = _interventions(inputs, section, records, malformed, reruns, unit_cols)
         else:
@@ -257,21 +259,22 @@ def _meta(archive: RapRelease, fr: steps.Frame, counted: steps.Counted, uv: step
     }
 
 
-def compute_diagnostics_section(inputs: DiagnosticsInputs, change_rich: Callable[[], ChangeRich] | None = None
-                                ) -> tuple[dict, dict[str, np.ndarray]]:
+def compute_diagnostics_section(inputs: DiagnosticsInputs, change_rich: Callable[[], ChangeRich] | None = None,
+                                store: DrawStore | None = None) -> tuple[dict, dict[str, np.ndarray]]:
     """The single call site of the §6 diagnostics (``rapgen.scores.diagnostics``).
 
     Returns the diagnostics.json body (headed by the schema version and the
     archive's identity) and the per-unit alignment columns of units.parquet
     (``{name: (E, F, O) array}``, canonical policy), computed once and shared.
     ``change_rich``: the result of :func:`change_rich_draws` on ``inputs``, when it is being
-    computed elsewhere (called when the change-rich section needs it).
+    computed elsewhere (called when the change-rich section needs it); ``store``: where the draws
+    that read the counts alone are kept between runs.
     """
     # The per-unit alignments run in a thread beside the sections that draw random numbers
     # (both are numpy kernels that release the GIL); the alignment section waits for them.
     with single_threaded_blas(), ThreadPoolExecutor(max_workers=1) as pool:
         units = pool.submit(compute_unit_diagnostics, inputs)
-        body = compute_diagnostics(inputs, unit_diagnostics=units.result, change_rich=change_rich)
+        body = compute_diagnostics(inputs, unit_diagnostics=units.result, change_rich=change_rich, store=store)
         unit_cols = units.result()
     body["search_evidence"] = search_evidence(inputs.archive)
     body["unit_provenance"] = unit_provenance(inputs.archive, inputs.origins, inputs.keep, inputs.files)

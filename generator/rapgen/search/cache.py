@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import os
 import time
 from pathlib import Path
 from typing import Callable
@@ -26,22 +25,17 @@ import numpy as np
 
 from rapgen.archive import ASSIGNMENTS_PARQUET, PAPERS_PARQUET, WINDOW_FILE_PATTERN, sha256_file
 from rapgen.errors import ArchiveError, SearchError
+from rapgen.io import cache_root
 from rapgen.search.analysis import ENGINE_VERSION, FIELDS, MIN_TOKEN_SIZE, STOPWORDS, TOKEN_RE, WHOOSH_VERSION
 from rapgen.search.index import build_field_arrays, day_number, paper_term_counts, tokenize_corpus, write_index_dir
 
 PAPERS = PAPERS_PARQUET
 ASSIGNMENTS = ASSIGNMENTS_PARQUET
-CACHE_ENV = "RAPGEN_CACHE"
-DEFAULT_CACHE = ".rapgen-cache"
 
 
 def resolve_cache_dir(root: str | Path, cache_dir: str | Path | None = None) -> Path:
     """The search cache folder: ``<cache>/search``."""
-    from rapgen.io import CACHE_OUTPUT, guard_output_dir
-
-    if cache_dir is None:
-        cache_dir = os.environ.get(CACHE_ENV) or Path(root) / DEFAULT_CACHE
-    return Path(guard_output_dir(cache_dir, CACHE_OUTPUT)) / "search"  # never the archive or the repository root
+    return cache_root(root, cache_dir) / "search"  # never the archive or the repository root
 
 
 def _recorded_digests(archive) -> dict[str, str]:

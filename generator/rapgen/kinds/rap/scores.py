@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from rapgen.archive import RapRelease
+from rapgen.io import cache_root
 from rapgen.scores import (
     HISTORY_TRACKS, METRICS, POLICIES, PRIMARY, AxisSpec, ClusterSpec, ScoreResult, TrackSpec, compute_scores,
     write_scores, TRACK_TITLES,
@@ -25,9 +26,13 @@ CLUSTERS: tuple[ClusterSpec, ...] = (
 
 
 def score(release: RapRelease, *, resamples: int | None = None, malformed: Callable | None = None,
-          reruns: Mapping | None = None, diagnostics: bool = True) -> ScoreResult:
-    """Every score of one RAP release (``rapgen score``)."""
-    return compute_scores(release, resamples, malformed=malformed, reruns=reruns, diagnostics=diagnostics)
+          reruns: Mapping | None = None, diagnostics: bool = True, cache: bool = True,
+          cache_dir: str | Path | None = None) -> ScoreResult:
+    """Every score of one RAP release (``rapgen score``). ``cache``: keep the §6 draws that read the
+    counts alone in ``<cache>/scores/`` (``cache_dir``, else ``$RAPGEN_CACHE``, else
+    ``<root>/.rapgen-cache``) and take them from there when the same counts come again."""
+    draws = cache_root(release.root, cache_dir) / "scores" if cache and diagnostics else None
+    return compute_scores(release, resamples, malformed=malformed, reruns=reruns, diagnostics=diagnostics, draws_cache=draws)
 
 
 def write(result: ScoreResult, out_dir: str | Path) -> list[Path]:

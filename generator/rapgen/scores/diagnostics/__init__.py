@@ -2,6 +2,7 @@
 
 * :mod:`.core` — medians over kept entries (the permutation nulls);
 * :mod:`.episodes` — split-half reliability, change-rich episodes, revision alignment;
+* :mod:`.memo` — the draws that read the counts alone, kept between runs;
 * :mod:`.residual` — direct and partial EWMA-residual alignment;
 * :mod:`.sections` — aggregation into the diagnostics.json sections;
 * :mod:`.residual_views` — residual alignment on the change-rich subset and the latest origin, and the
@@ -12,6 +13,7 @@
 """
 
 from rapgen.scores.diagnostics.episodes import ChangeRich
+from rapgen.scores.diagnostics.memo import DrawStore
 from rapgen.scores.diagnostics.sections import (
     UNIT_COLUMNS,
     DiagnosticArrays,
@@ -23,6 +25,6 @@ from rapgen.scores.diagnostics.sections import (
 )
 
 __all__ = [
-    "ChangeRich", "UNIT_COLUMNS", "DiagnosticArrays", "SplitAggregator", "arrays_from_score_inputs", "change_rich_draws", "compute_diagnostics",
+    "ChangeRich", "DrawStore", "UNIT_COLUMNS", "DiagnosticArrays", "SplitAggregator", "arrays_from_score_inputs", "change_rich_draws", "compute_diagnostics",
     "compute_unit_diagnostics",
 ]

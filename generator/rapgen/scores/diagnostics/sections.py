@@ -29,10 +29,12 @@ from rapgen.archive import STATE_CONDITIONS
 from rapgen.scores.bootstrap import bootstrap_intervals, draw_counts, unit_sums
 from rapgen.scores.diagnostics.episodes import (
     ChangeRich,
+    Reliability,
     change_rich_episodes,
     revision_alignment,
     split_half_reliability,
 )
+from rapgen.scores.diagnostics.memo import DrawStore
 from rapgen.scores.diagnostics.policy import contrast_signs, max_change, orderings
 from rapgen.scores.diagnostics.residual import direct_alignment, direct_permutations, partial_residual
 from rapgen.scores.diagnostics.residual_views import views as residual_views
@@ -210,11 +212,13 @@ def _applicable(condition: str, metric: str) -> bool:
 # ----------------------------------------------------------------------------- sections
 
 
-def _reliability_section(a, led, aggs) -> dict:
+def _reliability_section(a, led, aggs, store: DrawStore | None = None) -> dict:
     F, O = len(a.field_ids), len(a.origins)
     order = _episode_order(a)
     par = led["reliability"]
-    rel = split_half_reliability(a.target_counts.reshape(-1, 8)[order], int(par["splits"]), int(par["seed"]))
+    rel = (store or DrawStore(None)).get("split_half_reliability", split_half_reliability,
+                                         (a.target_counts.reshape(-1, 8)[order],),
+                                         {"splits": int(par["splits"]), "seed": int(par["seed"])}, Reliability)
     flat = np.full(F * O, np.nan)
     flat[order] = rel.reliability
     field_scores, _ = mean_over(flat.reshape(F, O), axis=1)
@@ -243,24 +247,25 @@ def _sqrt_or_none(v: float | None) -> float | None:
     return None if v is None or v < 0 else float(np.sqrt(v))
 
 
-def change_rich_draws(inputs: Any, ledger: Mapping | None = None) -> ChangeRich:
+def change_rich_draws(inputs: Any, ledger: Mapping | None = None, store: DrawStore | None = None) -> ChangeRich:
     """The change-rich test of every episode, in the order of its random numbers
     (:func:`_episode_order`): the one part of the section that draws, which reads the
-    counts alone (so it can run while the scores are bootstrapped)."""
+    counts alone (so it can run while the scores are bootstrapped). ``store``: where
+    results are kept between runs (:class:`~rapgen.scores.diagnostics.memo.DrawStore`)."""
     a = _as_arrays(inputs)
     par = _ledger(inputs, ledger)["change_rich"]
     order = _episode_order(a)
-    return change_rich_episodes(
-        a.recent_counts.reshape(-1, 8)[order], a.target_counts.reshape(-1, 8)[order],
-        p_max=float(par["p_max"]), repeatability_min=float(par["repeatability_min"]),
-        null_draws=int(par["null_draws"]), seed=int(par["seed"]),
-    )
+    params = {"p_max": float(par["p_max"]), "repeatability_min": float(par["repeatability_min"]),
+              "null_draws": int(par["null_draws"]), "seed": int(par["seed"])}
+    arrays = (a.recent_counts.reshape(-1, 8)[order], a.target_counts.reshape(-1, 8)[order])
+    return (store or DrawStore(None)).get("change_rich_episodes", change_rich_episodes, arrays, params, ChangeRich)
 
 
-def _change_rich_section(a, led, aggs, drawn: Callable[[], ChangeRich] | None = None) -> tuple[dict, np.ndarray]:
+def _change_rich_section(a, led, aggs, drawn: Callable[[], ChangeRich] | None = None,
+                         store: DrawStore | None = None) -> tuple[dict, np.ndarray]:
     F, O = len(a.field_ids), len(a.origins)
     order = _episode_order(a)
-    cr = drawn() if drawn is not None else change_rich_draws(a, led)
+    cr = drawn() if drawn is not None else change_rich_draws(a, led, store)
     rich = np.zeros(F * O, dtype=bool)
     rich[order] = cr.change_rich
     rich = rich.reshape(F, O)
@@ -423,6 +428,7 @@ def compute_diagnostics(
     *,
     unit_diagnostics: Mapping[str, np.ndarray] | Callable[[], Mapping[str, np.ndarray]] | None = None,
     change_rich: Callable[[], ChangeRich] | None = None,
+    store: DrawStore | None = None,
 ) -> dict:
     """The ``diagnostics.json`` body (schema in docs/diagnostics.md).
 
@@ -432,7 +438,8 @@ def compute_diagnostics(
     :func:`compute_unit_diagnostics` if already computed, or a function that
     returns it (called only when the residual-alignment section needs it, so
     that the result can be computed meanwhile in another thread); ``change_rich``: a function
-    returning :func:`change_rich_draws` of the same inputs, likewise.
+    returning :func:`change_rich_draws` of the same inputs, likewise; ``store``: where the
+    draws that read the counts alone are kept between runs (default: nowhere).
     """
     a = _as_arrays(inputs)
     led = _ledger(inputs, ledger)
@@ -443,7 +450,7 @@ def compute_diagnostics(
         return dict(unit_diagnostics() if callable(unit_diagnostics) else unit_diagnostics)
 
     aggs = {split: SplitAggregator(a, split) for split in _splits(a)}
-    change_rich, rich = _change_rich_section(a, led, aggs, change_rich)
+    change_rich, rich = _change_rich_section(a, led, aggs, change_rich, store)
     policy, frame = _sensitivity_sections(a, aggs)
     return {
         "diagnostics_version": DIAGNOSTICS_VERSION,
@@ -458,7 +465,7 @@ def compute_diagnostics(
             "tie_decimals": 12,
             "bootstrap": {"unit": "block", "resamples": int(a.resamples), "seed": int(a.seed), "level": float(a.level)},
         },
-        "reliability": _reliability_section(a, led, aggs),
+        "reliability": _reliability_section(a, led, aggs, store),
         "change_rich": change_rich,
         "residual_alignment": _alignment_section(a, unit_cols(), aggs, rich),
         "revision_alignment": _revision_section(a, aggs),
