@@ -24,7 +24,7 @@ from rapgen.scores.bootstrap import reuse_intervals
 from rapgen.scores.kernels import single_threaded_blas
 from rapgen.scores.schema import CANONICAL_POLICY, TRACKS
 from rapgen.scores.counts import POLICIES, Windows
-from rapgen.scores.diagnostics import ChangeRich, DrawStore, change_rich_draws, compute_diagnostics, compute_unit_diagnostics
+from rapgen.scores.diagnostics import NOWHERE, ChangeRich, DrawStore, change_rich_draws, compute_diagnostics, compute_unit_diagnostics
 from rapgen.scores.diagnostics.evidence import search_evidence
 from rapgen.scores.diagnostics.provenance import unit_provenance
 from rapgen.scores.history_tables import history_tables, history_tracks, release_meta, unit_options
@@ -260,7 +260,7 @@ def _meta(archive: RapRelease, fr: steps.Frame, counted: steps.Counted, uv: step
 
 
 def compute_diagnostics_section(inputs: DiagnosticsInputs, change_rich: Callable[[], ChangeRich] | None = None,
-                                store: DrawStore | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+                                store: DrawStore = NOWHERE) -> tuple[dict, dict[str, np.ndarray]]:
     """The single call site of the §6 diagnostics (``rapgen.scores.diagnostics``).
 
     Returns the diagnostics.json body (headed by the schema version and the

@@ -13,7 +13,7 @@
 """
 
 from rapgen.scores.diagnostics.episodes import ChangeRich
-from rapgen.scores.diagnostics.memo import DrawStore
+from rapgen.scores.diagnostics.memo import NOWHERE, DrawStore
 from rapgen.scores.diagnostics.sections import (
     UNIT_COLUMNS,
     DiagnosticArrays,
@@ -25,6 +25,6 @@ from rapgen.scores.diagnostics.sections import (
 )
 
 __all__ = [
-    "ChangeRich", "DrawStore", "UNIT_COLUMNS", "DiagnosticArrays", "SplitAggregator", "arrays_from_score_inputs", "change_rich_draws", "compute_diagnostics",
+    "ChangeRich", "DrawStore", "NOWHERE", "UNIT_COLUMNS", "DiagnosticArrays", "SplitAggregator", "arrays_from_score_inputs", "change_rich_draws", "compute_diagnostics",
     "compute_unit_diagnostics",
 ]

@@ -95,3 +95,6 @@ def _write(path: Path, result: object) -> None:
             raise
     except OSError:
         pass  # an unwritable cache only means computing again next time
+
+
+NOWHERE = DrawStore(None)  # the default: every draw made afresh

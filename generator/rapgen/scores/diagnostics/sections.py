@@ -34,7 +34,7 @@ from rapgen.scores.diagnostics.episodes import (
     revision_alignment,
     split_half_reliability,
 )
-from rapgen.scores.diagnostics.memo import DrawStore
+from rapgen.scores.diagnostics.memo import NOWHERE, DrawStore
 from rapgen.scores.diagnostics.policy import contrast_signs, max_change, orderings
 from rapgen.scores.diagnostics.residual import direct_alignment, direct_permutations, partial_residual
 from rapgen.scores.diagnostics.residual_views import views as residual_views
@@ -212,13 +212,12 @@ def _applicable(condition: str, metric: str) -> bool:
 # ----------------------------------------------------------------------------- sections
 
 
-def _reliability_section(a, led, aggs, store: DrawStore | None = None) -> dict:
+def _reliability_section(a, led, aggs, store: DrawStore = NOWHERE) -> dict:
     F, O = len(a.field_ids), len(a.origins)
     order = _episode_order(a)
     par = led["reliability"]
-    rel = (store or DrawStore(None)).get("split_half_reliability", split_half_reliability,
-                                         (a.target_counts.reshape(-1, 8)[order],),
-                                         {"splits": int(par["splits"]), "seed": int(par["seed"])}, Reliability)
+    rel = store.get("split_half_reliability", split_half_reliability, (a.target_counts.reshape(-1, 8)[order],),
+                    {"splits": int(par["splits"]), "seed": int(par["seed"])}, Reliability)
     flat = np.full(F * O, np.nan)
     flat[order] = rel.reliability
     field_scores, _ = mean_over(flat.reshape(F, O), axis=1)
@@ -247,7 +246,7 @@ def _sqrt_or_none(v: float | None) -> float | None:
     return None if v is None or v < 0 else float(np.sqrt(v))
 
 
-def change_rich_draws(inputs: Any, ledger: Mapping | None = None, store: DrawStore | None = None) -> ChangeRich:
+def change_rich_draws(inputs: Any, ledger: Mapping | None = None, store: DrawStore = NOWHERE) -> ChangeRich:
     """The change-rich test of every episode, in the order of its random numbers
     (:func:`_episode_order`): the one part of the section that draws, which reads the
     counts alone (so it can run while the scores are bootstrapped). ``store``: where
@@ -258,11 +257,11 @@ def change_rich_draws(inputs: Any, ledger: Mapping | None = None, store: DrawSto
     params = {"p_max": float(par["p_max"]), "repeatability_min": float(par["repeatability_min"]),
               "null_draws": int(par["null_draws"]), "seed": int(par["seed"])}
     arrays = (a.recent_counts.reshape(-1, 8)[order], a.target_counts.reshape(-1, 8)[order])
-    return (store or DrawStore(None)).get("change_rich_episodes", change_rich_episodes, arrays, params, ChangeRich)
+    return store.get("change_rich_episodes", change_rich_episodes, arrays, params, ChangeRich)
 
 
 def _change_rich_section(a, led, aggs, drawn: Callable[[], ChangeRich] | None = None,
-                         store: DrawStore | None = None) -> tuple[dict, np.ndarray]:
+                         store: DrawStore = NOWHERE) -> tuple[dict, np.ndarray]:
     F, O = len(a.field_ids), len(a.origins)
     order = _episode_order(a)
     cr = drawn() if drawn is not None else change_rich_draws(a, led, store)
@@ -428,7 +427,7 @@ def compute_diagnostics(
     *,
     unit_diagnostics: Mapping[str, np.ndarray] | Callable[[], Mapping[str, np.ndarray]] | None = None,
     change_rich: Callable[[], ChangeRich] | None = None,
-    store: DrawStore | None = None,
+    store: DrawStore = NOWHERE,
 ) -> dict:
     """The ``diagnostics.json`` body (schema in docs/diagnostics.md).
 
