@@ -262,13 +262,12 @@ def test_calls_of_different_origin_files_with_the_same_line_number_are_told_apar
     from datetime import date
     from types import SimpleNamespace
 
-    from rapgen.search.replay import _key, _model_summary
+    from rapgen.search.replay import _model_summary
 
     def call(origin, hits, ids):
         return SimpleNamespace(line=7, field_id="f", origin=date.fromisoformat(origin), condition="A3", call_index=0,
                                query="q", sort="date", date_from=None, date_to=None, total_hits=hits, returned_ids=tuple(ids))
 
     first, later = call("2024-01-01", 3, ["a"]), call("2025-07-01", 5, ["b"])
-    results = {_key("m", "traces.jsonl", c): (c.total_hits, list(c.returned_ids), None) for c in (first, later)}
-    summary = _model_summary("m", [("traces.jsonl", first), ("traces.jsonl", later)], results)
+    summary = _model_summary("m", [("traces.jsonl", c, (c.total_hits, list(c.returned_ids), None)) for c in (first, later)])
     assert (summary["calls"], summary["reproduced"], summary["failed"]) == (2, 2, 0)

@@ -22,9 +22,10 @@ from __future__ import annotations
 import gc
 import multiprocessing as mp
 import os
+import threading
 from collections import defaultdict
 from itertools import groupby
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, NamedTuple
 
@@ -38,6 +39,7 @@ REGIME = SEARCH_REGIME  # O3 searches the Expanding shard, as A3
 TRACES, ORACLE_TRACES, RERUN = "traces.jsonl", "oracle_traces.jsonl", "rerun"
 OPTION_RERUNS_JSON = "option_reruns.json"  # the hand-off to the scorer (docs/interventions.md)
 COMMON_OPTIONS = {"sort": "relevance", "date_from": "T - 6 months", "date_to": "T"}
+SAME = True  # a worker's word for "the recorded ids came back" (see _run_field)
 
 
 class ReplayCall(NamedTuple):
@@ -75,12 +77,13 @@ def _init_worker(backend: Backend) -> None:
 
 
 def _run_field(job: str | tuple[str, list[ReplayCall]]) -> tuple[str, list[tuple]]:
-    """One field's calls: ``(field_id, [(position in the field's calls, total_hits, ids, error)])``.
-    A job is a field id when the worker inherited every field's calls (``_WORKER["calls"]``, fork)."""
+    """One field's calls: ``(field_id, [(total_hits, ids, error) per call, in the field's order])``.
+    A job is a field id when the worker inherited every field's calls (``_WORKER["calls"]``, fork).
+    A recorded call that reproduced comes back with ``ids`` :data:`SAME` (the parent has its
+    recorded ids): only the re-runs' and the differing calls' ids cross the pipe."""
     field_id, calls = (job, _WORKER["calls"][job]) if isinstance(job, str) else job
     backend: Backend = _WORKER["backend"]
-    out = []
-    at = 0
+    out: list[tuple] = []
     try:
         # A call and its counterfactual re-run are adjacent (see _jobs) and share their
         # shard and query, so they go to the backend together and share the scoring.
@@ -91,60 +94,65 @@ def _run_field(job: str | tuple[str, list[ReplayCall]]) -> tuple[str, list[tuple
             try:
                 results = backend.search_variants(field_id, origin, regime, variants)
             except SearchError as exc:
-                out.extend((at + i, None, None, str(exc)) for i in range(len(group)))
-            else:
-                out.extend((at + i, r.total_hits, list(r.ids), r.error) for i, r in enumerate(results))
-            at += len(group)
+                out.extend((None, None, str(exc)) for _ in group)
+                continue
+            for c, r in zip(group, results):
+                ids = list(r.ids)
+                if c.source != RERUN and r.total_hits == c.call.total_hits and ids == list(c.call.returned_ids):
+                    ids = SAME
+                out.append((r.total_hits, ids, r.error))
     finally:
         backend.release(field_id)
     return field_id, out
 
 
 # ---------------------------------------------------------------- main entry
-def _as_job(mid: str, c: TraceCall, source: str) -> ReplayCall:
-    return ReplayCall(mid, c, source)
+def _common(c: TraceCall, bounds: tuple[str, str]) -> TraceCall:
+    """``c`` with the common options (§5): its own query, sort relevance, ``bounds`` [T − w, T)
+    (the field values ``dataclasses.replace`` would give, without its keyword round trip)."""
+    common = object.__new__(TraceCall)
+    common.__dict__.update(c.__dict__)
+    common.__dict__.update(sort="relevance", date_from=bounds[0], date_to=bounds[1])
+    return common
 
 
-def _rerun(mid: str, c: TraceCall, window_months: int) -> ReplayCall:
-    """The call with the common options (§5): its own query, sort relevance, bounds [T − w, T)."""
-    common = replace(c, sort="relevance", date_from=add_months(c.origin, -window_months).isoformat(), date_to=c.origin.isoformat())
-    return ReplayCall(mid, common, RERUN)
-
-
-def _jobs(archive: RapRelease, model_ids: list[str], counterfactual: bool) -> tuple[dict, dict[str, list[ReplayCall]]]:
-    """The recorded calls per model and source file, and every call to run, grouped by field."""
+def _jobs(archive: RapRelease, model_ids: list[str], counterfactual: bool) -> tuple[dict, dict[str, list[ReplayCall]], dict]:
+    """The recorded calls per model and source file, every call to run, grouped by field, and
+    where each recorded call sits among its field's (its re-run, if any, right after it)."""
     recorded: dict[tuple[str, str], list] = {}
+    at: dict[tuple[str, str], list[int]] = {}
     by_field: dict[str, list[ReplayCall]] = defaultdict(list)
     w = archive.origins.window_months
+    bounds: dict = {}
     for mid in model_ids:
         recorded[(mid, TRACES)] = archive.traces(mid)
         recorded[(mid, ORACLE_TRACES)] = list(archive.oracle_traces(mid))
         for source in (TRACES, ORACLE_TRACES):
+            spots = at[(mid, source)] = []
             for c in recorded[(mid, source)]:
-                by_field[c.field_id].append(_as_job(mid, c, source))
+                calls = by_field[c.field_id]
+                spots.append(len(calls))
+                calls.append(ReplayCall(mid, c, source))
                 if counterfactual and source == TRACES and c.condition in CONDITION_REGIME:
                     # next to its call: they share the scoring, and the call's own answer tells
                     # whether it was malformed (replay_archive keeps only well-formed calls' re-runs)
-                    by_field[c.field_id].append(_rerun(mid, c, w))
-    return recorded, by_field
-
-
-def _key(model_id: str, source: str, call) -> tuple:
-    """A recorded call's identity: its unit and call index (unique across a model's
-    traces files, which a format-2 archive splits by origin; line numbers are not)."""
-    return (model_id, source, call.field_id, call.origin, call.condition, call.call_index)
+                    b = bounds.get(c.origin)
+                    if b is None:
+                        b = bounds[c.origin] = (add_months(c.origin, -w).isoformat(), c.origin.isoformat())
+                    calls.append(ReplayCall(mid, _common(c, b), RERUN))
+    return recorded, by_field, at
 
 
 def _run_all(backend: Backend, by_field: dict[str, list[ReplayCall]], jobs: int,
-             tick: Callable[[int], None] | None) -> dict[tuple, tuple]:
+             tick: Callable[[int], None] | None, beside: Callable[[], None] | None = None) -> dict[str, list[tuple]]:
+    """Each field's answers, by position among its calls. ``beside``: work of the caller's run in a
+    thread of this process while the workers answer (started once they are forked: no fork
+    happens while it runs); its exception is raised here."""
     jobs_list = sorted(by_field.items(), key=lambda kv: -len(kv[1]))  # big fields first: better balance
-    results: dict[tuple, tuple] = {}
+    results: dict[str, list[tuple]] = {}
 
     def take(field_id: str, out: list) -> None:
-        calls = by_field[field_id]
-        for i, total, ids, error in out:
-            call = calls[i]
-            results[_key(call.model_id, call.source, call.call)] = (total, ids, error)
+        results[field_id] = out
         if tick:
             tick(len(out))
 
@@ -161,16 +169,41 @@ def _run_all(backend: Backend, by_field: dict[str, list[ReplayCall]], jobs: int,
         try:
             with ctx.Pool(jobs, initializer=_init_worker, initargs=(backend.detached(),)) as pool:
                 work = [fid for fid, _ in jobs_list] if fork else jobs_list
+                thread = _Beside(beside) if beside is not None else None
                 for fid, out in pool.imap_unordered(_run_field, work):
                     take(fid, out)
+                if thread is not None:
+                    thread.result()
         finally:
             gc.unfreeze()
             _WORKER.pop("calls", None)
     else:
+        if beside is not None:
+            beside()
         _WORKER["backend"] = backend
         for job in jobs_list:
             take(*_run_field(job))
     return results
+
+
+class _Beside(threading.Thread):
+    """A function run in a thread; :meth:`result` waits for it and raises what it raised."""
+
+    def __init__(self, fn: Callable[[], None]) -> None:
+        super().__init__(daemon=True)
+        self.fn, self.error = fn, None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.fn()
+        except BaseException as exc:  # noqa: BLE001 - raised again by result()
+            self.error = exc
+
+    def result(self) -> None:
+        self.join()
+        if self.error is not None:
+            raise self.error
 
 
 def replay_archive(
@@ -183,11 +216,13 @@ def replay_archive(
     tick: Callable[[int], None] | None = None,
     log: Callable[[str], None] | None = None,
     counterfactual: bool = False,
+    beside: Callable[[], None] | None = None,
 ) -> ReplayReport:
     """Replay the traces of every model (or of ``models``) of the release ``archive``
     (``open_verified(root).release()``: its traces are the records verify parsed, and its
     listed parquet digests key the shard index); with ``counterfactual``, also re-run every
-    well-formed A1–A4 call with the common options (``ReplayReport.reruns``)."""
+    well-formed A1–A4 call with the common options (``ReplayReport.reruns``). ``beside``: the
+    caller's work to run while the calls replay (in a thread; once, before or beside them)."""
     jobs = jobs or default_jobs()
     model_ids = list(models) if models else list(archive.model_ids)
     unknown = [m for m in model_ids if m not in archive.model_ids]
@@ -195,13 +230,18 @@ def replay_archive(
         known = ", ".join(archive.model_ids) or "none"
         raise UsageProblem(f"model {unknown[0]!r} is not in the archive; its models are: {known}")
     backend = Backend(archive, cache_dir=cache_dir, jobs=jobs, log=log)
-    recorded, by_field = _jobs(archive, model_ids, counterfactual)
+    recorded, by_field, at = _jobs(archive, model_ids, counterfactual)
     if on_start:
         on_start(sum(len(v) for v in by_field.values()))
-    results = _run_all(backend, by_field, jobs, tick)
-    traces = {mid: [(TRACES, c) for c in recorded[(mid, TRACES)]] + [(ORACLE_TRACES, c) for c in recorded[(mid, ORACLE_TRACES)]]
+    results = _run_all(backend, by_field, jobs, tick, beside)
+
+    def answers(mid: str, source: str) -> list[tuple]:
+        return [results[c.field_id][i] for c, i in zip(recorded[(mid, source)], at[(mid, source)])]
+
+    traces = {mid: [(TRACES, c, r) for c, r in zip(recorded[(mid, TRACES)], answers(mid, TRACES))]
+              + [(ORACLE_TRACES, c, r) for c, r in zip(recorded[(mid, ORACLE_TRACES)], answers(mid, ORACLE_TRACES))]
               for mid in model_ids}
-    data = _summarise(archive, backend, model_ids, traces, results)
+    data = _summarise(archive, backend, model_ids, traces)
     reruns = None
     if counterfactual:
         # Only well-formed calls re-run (INTERVENTIONS.md §5): a recorded call is malformed exactly
@@ -209,9 +249,12 @@ def replay_archive(
         # is left out too, so its pair is left out of the counterfactual.
         reruns = []
         for mid in model_ids:
-            for c in recorded[(mid, TRACES)]:
-                rerun = results.get(_key(mid, RERUN, c))
-                if rerun is not None and rerun[2] is None and results[_key(mid, TRACES, c)][2] is None:
+            for c, i in zip(recorded[(mid, TRACES)], at[(mid, TRACES)]):
+                if c.condition not in CONDITION_REGIME:
+                    continue
+                answered = results[c.field_id]
+                rerun = answered[i + 1]
+                if rerun[2] is None and answered[i][2] is None:
                     reruns.append((mid, c.field_id, c.origin.isoformat(), c.condition, c.call_index, rerun[1]))
     return ReplayReport(data, reruns)
 
@@ -242,15 +285,17 @@ def _difference(source: str, c, total, ids, error) -> dict:
     }
 
 
-def _model_summary(mid: str, calls: list, results: dict) -> dict:
+def _model_summary(mid: str, calls: list) -> dict:
+    """``calls``: (source file, recorded call, its answer (total_hits, ids or SAME, error))."""
     per_condition: dict[str, dict] = {}
-    for source, c in calls:
-        cond = per_condition.setdefault(c.condition, {
-            "condition": c.condition, "calls": 0, "reproduced": 0, "failed": 0, "errors_recorded": 0, "first_differences": [],
-        })
+    for source, c, (total, ids, error) in calls:
+        cond = per_condition.get(c.condition)
+        if cond is None:
+            cond = per_condition[c.condition] = {
+                "condition": c.condition, "calls": 0, "reproduced": 0, "failed": 0, "errors_recorded": 0, "first_differences": [],
+            }
         cond["calls"] += 1
-        total, ids, error = results[_key(mid, source, c)]
-        if total == c.total_hits and ids == list(c.returned_ids):
+        if ids is SAME or (total == c.total_hits and ids == list(c.returned_ids)):
             cond["reproduced"] += 1
             cond["errors_recorded"] += error is not None
         else:
@@ -263,8 +308,8 @@ def _model_summary(mid: str, calls: list, results: dict) -> dict:
     return {"model_id": mid, "calls": n_calls, "reproduced": ok, "failed": n_calls - ok, "conditions": conditions}
 
 
-def _summarise(archive, backend: Backend, model_ids: list[str], traces: dict, results: dict) -> dict:
-    models_out = [_model_summary(mid, traces[mid], results) for mid in model_ids]
+def _summarise(archive, backend: Backend, model_ids: list[str], traces: dict) -> dict:
+    models_out = [_model_summary(mid, traces[mid]) for mid in model_ids]
     total_calls = sum(m["calls"] for m in models_out)
     total_ok = sum(m["reproduced"] for m in models_out)
     return {

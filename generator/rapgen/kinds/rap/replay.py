@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from rapgen.archive import RapRelease
-from rapgen.scores import counterfactual_file, model_records, parse_reruns, write_folder
+from rapgen.scores import counterfactual_plan, model_records, parse_reruns, write_folder
 from rapgen.search import ReplayReport, call_is_malformed, replay_archive, write_replay, write_reruns
 
 
@@ -17,12 +17,8 @@ def intervention_records(release: RapRelease):
     return model_records(release)
 
 
-def write_counterfactual(release: RapRelease, records, report: ReplayReport, out_dir: str | Path) -> list[Path]:
-    """After a counterfactual replay: ``OUT/option_reruns.json`` (the hand-off) and
-    ``OUT/interventions/option_counterfactual.csv`` built from it by the scorer, on the
-    draws of the score folder there (its scores.json's resamples, else the ledger's)."""
-    written = [write_reruns(report, out_dir)]
-    resamples = None
+def _resamples(release: RapRelease, out_dir: str | Path) -> int | None:
+    """The draws of the score folder at ``out_dir`` (its scores.json's resamples), None: the ledger's."""
     meta = Path(out_dir) / "scores.json"
     if meta.is_file():
         try:
@@ -30,19 +26,39 @@ def write_counterfactual(release: RapRelease, records, report: ReplayReport, out
         except ValueError:
             found = {}
         if found.get("manifest_sha256") == release.manifest_sha256:
-            resamples = found.get("resamples")
+            return found.get("resamples")
+    return None
+
+
+def write_counterfactual(release: RapRelease, records, report: ReplayReport, out_dir: str | Path, plan=None) -> list[Path]:
+    """After a counterfactual replay: ``OUT/option_reruns.json`` (the hand-off) and
+    ``OUT/interventions/option_counterfactual.csv`` built from it by the scorer, on the
+    draws of the score folder there (its scores.json's resamples, else the ledger's).
+    ``plan``: ``counterfactual_plan`` of the same release, records and draws, if made already."""
+    if plan is None:
+        plan = counterfactual_plan(release, records, call_is_malformed, _resamples(release, out_dir))
+    written = [write_reruns(report, out_dir)]
     # the rows just written, as read_reruns would read them back
     reruns = parse_reruns({"manifest_sha256": report.data["manifest_sha256"], "calls": report.reruns}, release.manifest_sha256) or {}
-    return written + write_folder(out_dir, counterfactual_file(release, records, call_is_malformed, reruns, resamples))
+    return written + write_folder(out_dir, plan.file(reruns))
 
 
 def replay(release: RapRelease, scores_dir: str | Path) -> bool:
-    """Replay into ``scores_dir`` when some model has traces; True if it ran."""
+    """Replay into ``scores_dir`` when some model has traces; True if it ran. The counterfactual's
+    grid and recorded calls are made while the calls replay."""
     if not any(release.has_traces(m) for m in release.model_ids):
         return False
     records = intervention_records(release)
-    report = replay_archive(release, counterfactual=records is not None)
+    made: dict = {}
+    beside = None
+    if records is not None:
+        resamples = _resamples(release, scores_dir)
+
+        def beside() -> None:
+            made["plan"] = counterfactual_plan(release, records, call_is_malformed, resamples)
+
+    report = replay_archive(release, counterfactual=records is not None, beside=beside)
     write_replay(report, scores_dir)
     if records is not None:
-        write_counterfactual(release, records, report, scores_dir)
+        write_counterfactual(release, records, report, scores_dir, made["plan"])
     return True

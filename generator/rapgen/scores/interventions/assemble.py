@@ -43,6 +43,7 @@ from rapgen.scores.interventions.signature import (
     PairInput,
     counterfactual_statistics,
     counterfactual_values_many,
+    native_signatures,
     pair_signatures,
     signature_statistics,
 )
@@ -232,32 +233,62 @@ def _signature(m: _Model, malformed: Callable[[TraceCall], bool]) -> list[Statis
     return out
 
 
-def _counterfactual(m: _Model, malformed: Callable[[TraceCall], bool], reruns: Reruns) -> list[Statistic]:
-    """option_counterfactual.csv statistics; a pair enters when every well-formed call was re-run."""
-    mid, out = m.records.model_id, []
+def _counterfactual_sides(m: _Model, malformed: Callable[[TraceCall], bool]) -> list[tuple[str, list[tuple]]]:
+    """Each regime's pairs: (field, origin, both sides' recorded calls, the pair's input, its
+    native signatures): what the counterfactual reads besides the re-runs."""
+    out = []
     for regime, fc, sc in REGIME_PAIRS:
-        cells, items = [], []
+        episodes = []
         for fid, origin in _pairs(m, fc, sc):
-            sides = [m.search_calls(fid, origin, c, malformed) for c in (fc, sc)]
+            calls_of = [m.search_calls(fid, origin, c, malformed) for c in (fc, sc)]
+            episodes.append((fid, origin, calls_of, (fc, sc), PairInput(calls_of[0], calls_of[1], *_episode_context(m, fid, origin))))
+        native = native_signatures([e[4] for e in episodes])
+        out.append((regime, [(*e, n) for e, n in zip(episodes, native)]))
+    return out
+
+
+def _counterfactual(m: _Model, malformed: Callable[[TraceCall], bool], reruns: Reruns,
+                    sides: list[tuple[str, list[tuple]]] | None = None) -> list[Statistic]:
+    """option_counterfactual.csv statistics; a pair enters when every well-formed call was re-run.
+    ``sides``: :func:`_counterfactual_sides` of ``m``, if already made."""
+    mid, out = m.records.model_id, []
+    for regime, episodes in (sides if sides is not None else _counterfactual_sides(m, malformed)):
+        cells, items, native = [], [], []
+        for fid, origin, calls_of, conditions, pair, native_sigs in episodes:
             ids = [{c.call_index: reruns.get((mid, fid, origin, cond, c.call_index)) for c in calls if not c.malformed}
-                   for cond, calls in zip((fc, sc), sides)]
+                   for cond, calls in zip(conditions, calls_of)]
             if any(v is None for side in ids for v in side.values()):
                 continue
             cells.append((m.fi[fid], m.oi[origin]))
-            items.append(CounterfactualInput(PairInput(sides[0], sides[1], *_episode_context(m, fid, origin)), ids[0], ids[1]))
-        pairs = dict(zip(cells, counterfactual_values_many(items)))
+            items.append(CounterfactualInput(pair, ids[0], ids[1]))
+            native.append(native_sigs)
+        pairs = dict(zip(cells, counterfactual_values_many(items, native)))
         if pairs:
             out += counterfactual_statistics(mid, regime, pairs, m.grid.shape)
     return out
 
 
+class CounterfactualPlan:
+    """option_counterfactual.csv's inputs but the re-runs: the grid and each model's pairs with
+    their recorded calls and native signatures (made while the calls replay); :meth:`rows` adds
+    the re-run ids."""
+
+    def __init__(self, grid: Grid, models: Sequence[ModelRecords], malformed: Callable[[TraceCall], bool]):
+        self.grid, self.malformed = grid, malformed
+        self.models = [_Model(grid, records, None) for records in models]
+        self.sides = [_counterfactual_sides(m, malformed) for m in self.models]
+
+    def rows(self, reruns: Reruns) -> list[dict]:
+        stats: list[Statistic] = []
+        for m, sides in zip(self.models, self.sides):
+            stats += _counterfactual(m, self.malformed, reruns, sides)
+        return summarise(stats, self.grid.draws)
+
+
 def counterfactual_rows(grid: Grid, models: Sequence[ModelRecords], malformed: Callable[[TraceCall], bool],
                         reruns: Reruns) -> list[dict]:
     """option_counterfactual.csv rows alone (what ``rapgen replay`` writes)."""
-    stats: list[Statistic] = []
-    for records in models:
-        stats += _counterfactual(_Model(grid, records, None), malformed, reruns)
-    return summarise(stats, grid.draws)
+    return CounterfactualPlan(grid, models, malformed).rows(reruns)
 
 
 def assemble_rows(

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from rapgen.archive import SLOTS, TraceCall
-from rapgen.scores.interventions.assemble import Grid, ModelRecords, Reruns, assemble_rows, counterfactual_rows
+from rapgen.scores.interventions.assemble import CounterfactualPlan, Grid, ModelRecords, Reruns, assemble_rows
 from rapgen.scores.interventions.core import ALL_SPLITS, SplitDraws, draws_from_scorer, split_draws
 from rapgen.scores.interventions.reliability import GAP_TRACK, ceiling_gaps, posterior_ceiling, revision_reliability, revision_section
 from rapgen.scores.interventions.tables import FOLDER, build_table, intervention_files
@@ -170,11 +170,29 @@ def counterfactual_file(archive: Any, records: list[ModelRecords], malformed: Ca
                         resamples: int | None = None) -> dict[str, bytes]:
     """``interventions/option_counterfactual.csv`` alone, on the scorer's episode grid and draws
     (what ``rapgen replay --out`` writes next to a score folder)."""
+    return counterfactual_plan(archive, records, malformed, resamples).file(reruns)
+
+
+@dataclass
+class CounterfactualInputs:
+    """:func:`counterfactual_file` but the re-run ids (see :func:`counterfactual_plan`)."""
+
+    plan: CounterfactualPlan
+
+    def file(self, reruns: Reruns) -> dict[str, bytes]:
+        from rapgen.scores.outputs import csv_bytes
+
+        return {f"{FOLDER}/{COUNTERFACTUAL_CSV}": csv_bytes(build_table(COUNTERFACTUAL_CSV, self.plan.rows(reruns)))}
+
+
+def counterfactual_plan(archive: Any, records: list[ModelRecords], malformed: Callable[[TraceCall], bool],
+                        resamples: int | None = None) -> CounterfactualInputs:
+    """Everything :func:`counterfactual_file` computes before it reads the re-run ids (the
+    episode grid, the draws, each pair's recorded calls): replay makes it while the calls run."""
     from dataclasses import replace
 
     from rapgen.scores.baselines import BASELINES
     from rapgen.scores.interventions.sources import effective_cutoffs, on_origins, panel_models
-    from rapgen.scores.outputs import csv_bytes
     from rapgen.scores.history_tables import unit_options
     from rapgen.scores.release_scopes import scored_release
     from rapgen.scores.steps import compose, count, frame
@@ -191,5 +209,4 @@ def counterfactual_file(archive: Any, records: list[ModelRecords], malformed: Ca
     grid = Grid(fr.field_ids, list(fr.field_split), list(fr.field_block), fr.origins, fr.window_months, fr.strict_origin,
                 composed.y[c], composed.x[c], composed.ewma[c], composed.baselines[BASELINES.index("recent"), c],
                 np.zeros((len(fr.field_ids), len(fr.origins)), dtype=bool), first_submitted, labels, draws)
-    rows = counterfactual_rows(grid, on_origins(records, grid.origins), malformed, reruns)
-    return {f"{FOLDER}/{COUNTERFACTUAL_CSV}": csv_bytes(build_table(COUNTERFACTUAL_CSV, rows))}
+    return CounterfactualInputs(CounterfactualPlan(grid, on_origins(records, grid.origins), malformed))

@@ -14,7 +14,7 @@ the Search stage's; :func:`counterfactual_values` takes its returned ids.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 import numpy as np
@@ -221,23 +221,33 @@ def counterfactual_values(
     return counterfactual_values_many([CounterfactualInput(pair, forecast_rerun, state_rerun)])[0]
 
 
-def counterfactual_values_many(items: Sequence[CounterfactualInput]) -> list[dict[tuple[str, str, str, str], float]]:
-    """:func:`counterfactual_values` of many pairs, their alignments in one vectorised pass."""
+def native_signatures(pairs: Sequence[PairInput]) -> list[tuple[PairSignature, ...]]:
+    """The ``native`` arm of each pair (its recorded ids), one signature per budget of
+    :data:`BUDGETS`: what :func:`counterfactual_values_many` reads besides the re-run ids."""
+    sigs = pair_signatures([replace(p, matched=budget == "matched") for p in pairs for budget in BUDGETS])
+    return [tuple(sigs[at:at + len(BUDGETS)]) for at in range(0, len(sigs), len(BUDGETS))]
+
+
+def counterfactual_values_many(items: Sequence[CounterfactualInput],
+                               native: Sequence[tuple[PairSignature, ...]] | None = None) -> list[dict[tuple[str, str, str, str], float]]:
+    """:func:`counterfactual_values` of many pairs, their alignments in one vectorised pass per arm
+    (each alignment is a function of its own row). ``native``: :func:`native_signatures` of the
+    items' pairs, if made already."""
+    if native is None:
+        native = native_signatures([it.pair for it in items])
     inputs = []
     for it in items:
         p = it.pair
-        context = (p.recent_start, p.origin, p.first_submitted, p.labels, p.x, p.y)
         common_f, common_s = with_rerun_ids(p.forecast_calls, it.forecast_rerun), with_rerun_ids(p.state_calls, it.state_rerun)
-        inputs += [PairInput(f, s, *context, matched=budget == "matched")
-                   for budget in BUDGETS for f, s in ((p.forecast_calls, p.state_calls), (common_f, common_s))]
+        inputs += [replace(p, forecast_calls=common_f, state_calls=common_s, matched=budget == "matched") for budget in BUDGETS]
     sigs = pair_signatures(inputs)
     out = []
-    for at in range(0, len(sigs), 2 * len(BUDGETS)):
+    for n_sigs, at in zip(native, range(0, len(sigs), len(BUDGETS))):
         values: dict[tuple[str, str, str, str], float] = {}
         for b, budget in enumerate(BUDGETS):
-            native, common = side_values(sigs[at + 2 * b]), side_values(sigs[at + 2 * b + 1])
+            native_b, common = side_values(n_sigs[b]), side_values(sigs[at + b])
             for side in ("forecast", "state", "delta"):
-                n, c = native[side], common[side]
+                n, c = native_b[side], common[side]
                 for metric in COUNTERFACTUAL_METRICS:
                     values[(budget, side, "native", metric)] = n[metric]
                     values[(budget, side, "common", metric)] = c[metric]
