@@ -38,12 +38,42 @@ class PaperText(NamedTuple):
 
 # What json.dumps(obj, ensure_ascii=False, separators=(",", ":")) builds on every call, built once.
 _CANONICAL = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_TEXT = json.encoder.encode_basestring  # how that encoder writes a string (ensure_ascii=False), quotes included
 
 
 def canonical_json(obj: Any) -> bytes:
     """UTF-8 of ``json.dumps(obj, ensure_ascii=False, separators=(",", ":"))``:
     only ``"``, ``\\`` and U+0000–U+001F are escaped."""
     return _CANONICAL.encode(obj).encode("utf-8")
+
+
+def flat_json(obj: Mapping[str, Any]) -> bytes:
+    """:func:`canonical_json` of a flat object, written member by member when every value is text,
+    null or an integer (as the encoder writes them: the same escaping, ``null``, the integer's
+    ``repr``), which skips building an encoder per object; any other value goes the encoder's way."""
+    parts = []
+    for key, value in obj.items():
+        kind = type(value)
+        if kind is str:
+            text = _TEXT(value)
+        elif value is None:
+            text = "null"
+        elif kind is int:
+            text = int.__repr__(value)
+        else:
+            return canonical_json(obj)
+        parts.append(_TEXT(key) + ":" + text)
+    return ("{" + ",".join(parts) + "}").encode("utf-8")
+
+
+def paper_json(pid: str, text: PaperText) -> bytes:
+    """:func:`canonical_json` of a paper's evidence object (arxiv_id, first_submitted, title, abstract),
+    written directly when all four are text (one per paper of every kept call: the evidence's bulk)."""
+    first, title, abstract = text.first_submitted, text.title, text.abstract
+    if type(pid) is str and type(first) is str and type(title) is str and type(abstract) is str:
+        return ('{"arxiv_id":' + _TEXT(pid) + ',"first_submitted":' + _TEXT(first) + ',"title":' + _TEXT(title)
+                + ',"abstract":' + _TEXT(abstract) + "}").encode("utf-8")
+    return canonical_json({"arxiv_id": pid, "first_submitted": first, "title": title, "abstract": abstract})
 
 
 def canonical_hash(obj: Any) -> str:
@@ -123,9 +153,7 @@ class EvidenceHasher:
     def _paper_json(self, pid: str) -> bytes:
         out = self._paper.get(pid)
         if out is None:
-            text = self.papers[pid]
-            out = self._paper[pid] = canonical_json({"arxiv_id": pid, "first_submitted": text.first_submitted,
-                                                     "title": text.title, "abstract": text.abstract})
+            out = self._paper[pid] = paper_json(pid, self.papers[pid])
         return out
 
     def item(self, call: TraceCall) -> bytes:
@@ -136,11 +164,11 @@ class EvidenceHasher:
         head: dict[str, Any] = {"call_index": call.call_index, **call_arguments(call)}
         if self.malformed(call):
             head["error"] = MALFORMED_CALL
-            out = canonical_json(head)
+            out = flat_json(head)
         else:
             head["total_hits"] = call.total_hits
-            papers = b",".join(self._paper_json(pid) for pid in call.returned_ids)
-            out = canonical_json(head)[:-1] + b',"papers":[' + papers + b"]}"
+            papers = b",".join([self._paper_json(pid) for pid in call.returned_ids])
+            out = flat_json(head)[:-1] + b',"papers":[' + papers + b"]}"
         self._call[id(call)] = out
         self._held.append(call)
         return out

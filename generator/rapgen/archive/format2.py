@@ -25,7 +25,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from rapgen.archive import parse
 from rapgen.archive.evidence import PaperText, WindowCounts, call_arguments
@@ -36,6 +36,7 @@ from rapgen.archive.history.records import history_origins
 from rapgen.archive.intervention_folder import ArchiveFacts, InterventionRecords, check_model_interventions
 from rapgen.archive.interventions import ModelExtensions
 from rapgen.archive.invariants import NO_LOWER_BOUND, ParsedDocuments, returned_detail
+from rapgen.archive.parse_ahead import parse_model_file
 from rapgen.archive.layout import (
     ASSIGNMENTS_PARQUET, COMMITMENT_PATTERN, INTERVENTION_MODEL_FILES, MODEL_JSON, ORIGIN_FILE_PATTERN,
     PAPERS_PARQUET, PREDICTIONS_JSONL, REPLAYS_JSONL, TRACES_JSONL, WINDOW_FILE_PATTERN, model_file
@@ -103,9 +104,10 @@ def malformed_by(validate_call: CallValidator | None) -> Callable[[TraceCall], b
 def check_format2(
     root: str | Path, documents: Mapping[str, bytes], verified: set[str], listed: Mapping[str, str],
     parsed: ParsedDocuments, validate_call: CallValidator | None = None, prefetch: LedgerPrefetch | None = None,
+    ahead: Any = None,
 ) -> Format2Result:
     """The history, later-origin and intervention checks on the verified bytes (``prefetch``: the union
-    ledger, being built beside the format-1 checks)."""
+    ledger, being built beside the format-1 checks; ``ahead``: the model files, being parsed in a child process)."""
     root = Path(root)
     out = Format2Result()
     field_ids = [f.field_id for f in parsed.fields] if parsed.fields is not None else None
@@ -114,8 +116,8 @@ def check_format2(
     out.findings += history.findings
     out.predictions = {m: list(u) for m, u in parsed.predictions.items()}
     out.traces = {m: list(t) for m, t in parsed.traces.items()}
-    _origin_files(root, history, documents, verified, parsed, out)
-    _interventions(root, history, documents, verified, parsed, out, malformed_by(validate_call))
+    _origin_files(root, history, documents, verified, parsed, out, ahead)
+    _interventions(root, history, documents, verified, parsed, out, malformed_by(validate_call), ahead)
     return out
 
 
@@ -151,7 +153,7 @@ def _has_panel(documents: Mapping[str, bytes], model_id: str) -> bool:
 
 
 def _origin_files(root: Path, history: LoadedHistory, documents: Mapping[str, bytes], verified: set[str],
-                  parsed: ParsedDocuments, out: Format2Result) -> None:
+                  parsed: ParsedDocuments, out: Format2Result, ahead: Any = None) -> None:
     """Predictions and traces of a later origin, each parsed against that origin alone; every
     paper a later-origin trace returned must be in its episode's shard of the full ledger."""
     paths = sorted(p for p in history.input.root if _ORIGIN_FILE.match(p))
@@ -177,7 +179,7 @@ def _origin_files(root: Path, history: LoadedHistory, documents: Mapping[str, by
             out.findings.append(Finding(path, None, Category.INVARIANT, f"{tag}model {model_id} has no model.json"))
         if path not in verified or parsed.fields is None or parsed.ledger is None:
             continue
-        found = _parse_origin_file(path, documents[path], kind, origin, model_id, documents, parsed, out, traced, tag)
+        found = _parse_origin_file(path, documents[path], kind, origin, model_id, documents, parsed, out, traced, tag, ahead)
         out.findings.extend(Finding(f.path, f.line, Category.INVARIANT, tag + f.detail, kind=f.kind) for f in found)
     out.findings += _returned_outside_shards(root, history, verified, parsed, traced)
 
@@ -221,10 +223,11 @@ def _returned_outside_shards(root: Path, history: LoadedHistory, verified: set[s
 
 
 def _parse_origin_file(path: str, data: bytes, kind: str, origin: date, model_id: str, documents: Mapping[str, bytes],
-                       parsed: ParsedDocuments, out: Format2Result, traced: list, tag: str) -> list[Finding]:
+                       parsed: ParsedDocuments, out: Format2Result, traced: list, tag: str,
+                       ahead: Any = None) -> list[Finding]:
     field_ids = [f.field_id for f in parsed.fields or ()]
     if kind == "traces":
-        calls, found = parse.parse_traces(path, data, field_ids, [origin], int(parsed.ledger["search"]["max_calls"]))
+        calls, found = parse_model_file(ahead, path, data, "traces", field_ids, [origin], int(parsed.ledger["search"]["max_calls"]))
         if parsed.origins is not None:
             traced.append((path, tag, calls))
         if not found:
@@ -232,7 +235,7 @@ def _parse_origin_file(path: str, data: bytes, kind: str, origin: date, model_id
             out.files[path] = calls
         return found
     panel = _has_panel(documents, model_id)
-    units, found = parse.parse_predictions(path, data, field_ids, [origin], coverage=not panel)
+    units, found = parse_model_file(ahead, path, data, "predictions", field_ids, [origin], not panel)
     claimed = {u.condition for u in units}
     if not panel:
         found += [Finding(path, None, Category.MALFORMED, f"origin {origin} lacks condition {c}: every origin a model "
@@ -253,7 +256,8 @@ def _parse_origin_file(path: str, data: bytes, kind: str, origin: date, model_id
 
 # ------------------------------------------------------------------ interventions
 def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, bytes], verified: set[str],
-                   parsed: ParsedDocuments, out: Format2Result, malformed: Callable[[TraceCall], bool]) -> None:
+                   parsed: ParsedDocuments, out: Format2Result, malformed: Callable[[TraceCall], bool],
+                   ahead: Any = None) -> None:
     """Every model whose model.json parsed: its INTERVENTIONS.md keys, and its intervention files if any."""
     folders = _intervention_folders(history.input.root)
     if parsed.fields is None or parsed.blocks is None or parsed.ledger is None or parsed.origins is None:
@@ -263,6 +267,7 @@ def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, b
         return
     facts = intervention_facts(root, _ledger_files(history.input.root, verified), parsed, scored_origins(history, parsed),
                                malformed, lambda mid: out.predictions.get(mid, []))
+    facts = replace(facts, ahead=ahead)
     for model_id, names in folders.items():  # every readout's papers read in one pass, not one per model
         if REPLAYS_JSONL in names:
             facts.papers.want(pid for call in out.traces.get(model_id, ()) for pid in call.returned_ids)
@@ -376,6 +381,7 @@ class _Counts:
     def __init__(self, root: Path, files: list[str]):
         self.root, self.files = root, files
         self._counts: WindowCounts | None = None
+        self.block_hashes: dict[tuple, str] = {}  # (field, *windows) -> H(oracle block), shared by the models' oracle checks
 
     def __call__(self, field_id: str, date_from: date, date_to: date) -> list[int]:
         if self._counts is None:

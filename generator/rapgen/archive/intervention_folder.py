@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any
 
 from rapgen.archive.evidence import PaperText, build_oracle_block, canonical_hash, oracle_windows
 from rapgen.archive.intervention_checks import (
@@ -33,11 +34,9 @@ from rapgen.archive.interventions import (
     Training,
     model_extensions,
     parse_model_extensions,
-    parse_oracle,
-    parse_oracle_traces,
-    parse_replays,
     parse_training,
 )
+from rapgen.archive.parse_ahead import parse_model_file
 from rapgen.archive.records import ORACLE_SEARCH, Block, Field, Finding, ModelInfo, TraceCall, Unit
 
 REPLAYS_JSONL = "replays.jsonl"
@@ -66,6 +65,7 @@ class ArchiveFacts:
     # file name -> the origins that file is judged against: those of the release that added it
     # (RELEASES.md; a later roll never invalidates a record). Names not here use ``origins``.
     origins_of: Mapping[str, Sequence[date]] = field(default_factory=dict)
+    ahead: Any = None  # a ParseAhead: the files, being parsed in a child process (rapgen.archive.parse_ahead)
 
     def origins_for(self, name: str) -> Sequence[date]:
         return self.origins_of.get(name, self.origins)
@@ -84,10 +84,22 @@ class InterventionRecords:
 
 
 def oracle_input_sha256(counts: CountsOf, window_months: int) -> Callable[[str, date, str], str]:
-    """The expected ``input_sha256`` of an O unit: H of its exact-history block."""
+    """The expected ``input_sha256`` of an O unit: H of its exact-history block.
+
+    The block is a function of the field and the windows shown (O2 and O3 show the same ones,
+    and every model's oracle file asks for the same episodes), so each hash is made once per
+    field and windows: kept on ``counts`` when it offers a ``block_hashes`` dict (the archive's
+    one canonical-counts table, shared by the models), else in this function's own."""
+    kept = getattr(counts, "block_hashes", None)
+    done: dict[tuple, str] = kept if isinstance(kept, dict) else {}
+
     def expected(field_id: str, origin: date, condition: str) -> str:
         windows = oracle_windows(condition, origin, window_months)
-        return canonical_hash(build_oracle_block(windows, [counts(field_id, a, b) for a, b in windows]))
+        key = (field_id, *windows)
+        out = done.get(key)
+        if out is None:
+            out = done[key] = canonical_hash(build_oracle_block(windows, [counts(field_id, a, b) for a, b in windows]))
+        return out
 
     return expected
 
@@ -134,21 +146,22 @@ def check_model_interventions(
             findings += check_base_coverage(path("model.json"), ext.base_model, facts.units_of(ext.base_model), ext.panel, set(cells))
     readouts: list[Readout] = []
     if REPLAYS_JSONL in files:
-        readouts, found = parse_replays(path(REPLAYS_JSONL), files[REPLAYS_JSONL], field_ids, facts.origins_for(REPLAYS_JSONL))
+        readouts, found = parse_model_file(facts.ahead, path(REPLAYS_JSONL), files[REPLAYS_JSONL], REPLAYS_JSONL, field_ids,
+                                           facts.origins_for(REPLAYS_JSONL))
         findings += found
         findings += check_replays(path(REPLAYS_JSONL), readouts, units, traces, facts.papers, facts.malformed, field_split)
     oracle: list[OracleUnit] = []
     o_traces: list[TraceCall] = []
     if ORACLE_JSONL in files:
-        oracle, found = parse_oracle(path(ORACLE_JSONL), files[ORACLE_JSONL], field_ids, facts.origins_for(ORACLE_JSONL))
+        oracle, found = parse_model_file(facts.ahead, path(ORACLE_JSONL), files[ORACLE_JSONL], ORACLE_JSONL, field_ids,
+                                         facts.origins_for(ORACLE_JSONL))
         findings += found
         expected = oracle_input_sha256(facts.counts, facts.window_months)
         findings += check_oracle(path(ORACLE_JSONL), oracle, expected, field_split, facts.origins_for(ORACLE_JSONL),
                                 set(cells) if cells else None)
     if ORACLE_TRACES_JSONL in files:
-        o_traces, found = parse_oracle_traces(path(ORACLE_TRACES_JSONL), files[ORACLE_TRACES_JSONL], field_ids,
-                                              facts.origins_for(ORACLE_TRACES_JSONL),
-                                              facts.max_calls)
+        o_traces, found = parse_model_file(facts.ahead, path(ORACLE_TRACES_JSONL), files[ORACLE_TRACES_JSONL], ORACLE_TRACES_JSONL,
+                                           field_ids, facts.origins_for(ORACLE_TRACES_JSONL), facts.max_calls)
         findings += found
         o3 = {(u.field_id, u.origin, u.condition) for u in oracle if u.condition == ORACLE_SEARCH}
         findings += check_unit_traces(path(ORACLE_TRACES_JSONL), o_traces, o3)

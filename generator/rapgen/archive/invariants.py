@@ -44,6 +44,7 @@ from rapgen.archive.layout import (
     TRACES_JSONL,
     model_file,
 )
+from rapgen.archive.parse_ahead import parse_model_file
 from rapgen.archive.records import Block, Category, Direction, Field, Finding, ModelInfo, Origins, ProblemKind, ShardManifest, TraceCall, Unit
 from rapgen.archive.shards import condition_shard_start, shard_start
 
@@ -148,8 +149,10 @@ NO_LOWER_BOUND = date(1, 1, 1)  # an expanding shard's date_from, for SQL compar
 class _Checker:
     """Findings of one run; parsed documents are passed to each check explicitly."""
 
-    def __init__(self, root: str | Path, documents: dict[str, bytes], verified: set[str], listed: set[str], present: set[str]):
+    def __init__(self, root: str | Path, documents: dict[str, bytes], verified: set[str], listed: set[str], present: set[str],
+                 ahead: Any = None):
         self.root = Path(root)
+        self.ahead = ahead  # the model files, being parsed in a child process
         self.documents = documents
         self.verified = verified
         self.listed = listed
@@ -461,14 +464,15 @@ class _Checker:
         rel = model_file(model_id, PREDICTIONS_JSONL)
         if PREDICTIONS_JSONL in names and self.gate("predictions", (FIELDS_JSONL, ORIGINS_JSON, rel), upstream):
             panel = parse.names_panel(self.documents.get(model_file(model_id, MODEL_JSON)))
-            units, ok = self.parse(rel, lambda p, d: parse.parse_predictions(p, d, field_ids, origins.origins, coverage=not panel))
+            units, ok = self.parse(rel, lambda p, d: parse_model_file(self.ahead, p, d, "predictions", field_ids, origins.origins,
+                                                                      not panel))
             if ok:
                 out.predictions[model_id] = units
         rel = model_file(model_id, TRACES_JSONL)
         upstream = {**upstream, LEDGER_JSON: ledger is not None}
         if TRACES_JSONL in names and self.gate("traces", (FIELDS_JSONL, LEDGER_JSON, ORIGINS_JSON, rel), upstream):
             max_calls = int(ledger["search"]["max_calls"])
-            calls, ok = self.parse(rel, lambda p, d: parse.parse_traces(p, d, field_ids, origins.origins, max_calls))
+            calls, ok = self.parse(rel, lambda p, d: parse_model_file(self.ahead, p, d, "traces", field_ids, origins.origins, max_calls))
             problems = len(self.findings)
             if ledger_ok and calls:
                 self.check_returned(rel, calls, origins)
@@ -516,9 +520,11 @@ def _field_ids_named(data: bytes) -> set[str]:
 
 
 def check_invariants(
-    root: str | Path, documents: dict[str, bytes], verified: set[str], listed: set[str], present: set[str] | None = None
+    root: str | Path, documents: dict[str, bytes], verified: set[str], listed: set[str], present: set[str] | None = None,
+    ahead: Any = None,
 ) -> InvariantReport:
     """Run every structural check over the verified ``documents`` (path → the bytes
     that were hashed); return all findings (INVARIANT / NOT-EVALUATED) and the
-    parsed documents. ``present`` is the set of regular files found on disk."""
-    return _Checker(root, documents, verified, listed, present if present is not None else listed).run()
+    parsed documents. ``present`` is the set of regular files found on disk; ``ahead``,
+    the model files being parsed in a child process (:mod:`rapgen.archive.parse_ahead`)."""
+    return _Checker(root, documents, verified, listed, present if present is not None else listed, ahead).run()

@@ -31,6 +31,7 @@ from rapgen.archive.intervention_folder import InterventionRecords
 from rapgen.archive.interventions import ModelExtensions, OracleUnit, Readout, Training
 from rapgen.archive.invariants import ParsedDocuments, check_invariants
 from rapgen.archive.kind import ArchiveKind, CheckInput, KindCheck
+from rapgen.archive.parse_child import ParseAhead
 from rapgen.archive.layout import (
     ARCHIVE_JSON,
     ASSIGNMENTS_PARQUET,
@@ -74,13 +75,15 @@ class RapState:
 
 def check_rap(inp: CheckInput) -> KindCheck:
     """VERIFY.md step 5 for a RAP archive: ARCHIVE.md's invariants, then RELEASES.md and INTERVENTIONS.md."""
+    ahead = ParseAhead(inp.root, inp.documents, set(inp.verified), inp.listed)  # a child process, forked before any thread
     prefetch = LedgerPrefetch(inp.root, inp.listed, set(inp.verified), inp.documents)  # DuckDB, beside the parsing
     try:
-        result = check_invariants(inp.root, dict(inp.documents), set(inp.verified), set(inp.listed), set(inp.present))
+        result = check_invariants(inp.root, dict(inp.documents), set(inp.verified), set(inp.listed), set(inp.present), ahead)
         extra = check_format2(inp.root, inp.documents, set(inp.verified), inp.listed, result.parsed, inp.validate_call,
-                              prefetch)
+                              prefetch, ahead)
     finally:
         prefetch.close()
+        ahead.close()
     return KindCheck(result.findings + extra.findings, extra.history, result.parsed.info, RapState(result.parsed, extra))
 
 
