@@ -301,3 +301,56 @@ def test_an_unwritable_report_path_is_a_usage_error(tiny_archive, tmp_path) -> N
             continue  # root writes anywhere
         assert result.exit_code == 2, result.output
         assert result.stderr.startswith(f"Error: --report {target}: ") and "Traceback" not in result.output
+
+
+def test_replay_beside_the_scores_reports_what_the_replay_in_process_reports(tiny_archive, monkeypatch) -> None:
+    """The replay runs in a forked child while the scores are computed: the report (text and --json) is
+    the same bytes as with the replay run in the checking process after the scores."""
+    from rapgen.submit.review import overlay
+
+    import shutil
+
+    repo = tiny_archive.root
+    models = repo / "archive" / "models"
+    source = next(m for m in tiny_archive.model_ids if (models / m / "traces.jsonl").is_file())
+    folder = models / NEW_ID
+    folder.mkdir()
+    for name in ("predictions.jsonl", "traces.jsonl"):
+        shutil.copyfile(models / source / name, folder / name)
+    (folder / "model.json").write_text((models / source / "model.json").read_text().replace(f'"{source}"', f'"{NEW_ID}"'))
+    append_sums(repo, NEW_ID)
+    args = ("submit", "check", "--resamples", "20", "--root", str(repo), str(folder))
+    beside = [invoke(*args), invoke(*args, "--json")]
+    monkeypatch.setattr(overlay, "in_child", lambda work: work)
+    here = [invoke(*args), invoke(*args, "--json")]
+    assert "**REPLAY** (Trace replay)" in beside[0].stdout  # the tiny archive's traces do not reproduce: differences reported
+    assert [(r.exit_code, r.stdout) for r in beside] == [(r.exit_code, r.stdout) for r in here]
+
+
+def test_in_child_gives_the_result_or_the_same_exception() -> None:
+    import pytest
+
+    from rapgen.errors import ScoringError
+    from rapgen.submit.review.overlay import in_child
+
+    assert in_child(lambda: {"calls": 3, "differences": []})() == {"calls": 3, "differences": []}
+
+    def fails(exc: Exception):
+        def work():
+            raise exc
+        return work
+
+    with pytest.raises(Exception) as caught:
+        in_child(fails(ScoringError("no index")))()
+    assert caught.type.__name__ == "RapgenError" and str(caught.value) == "no index"
+    with pytest.raises(Exception) as caught:
+        in_child(fails(KeyError("field")))()
+    assert caught.type.__name__ == "KeyError" and str(caught.value) == "'field'"
+    parent = os.getpid()
+
+    def only_here():
+        if os.getpid() != parent:
+            raise SystemExit  # the child ends without an outcome
+        return "here"
+
+    assert in_child(only_here)() == "here"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import pickle
 import shutil
 import tempfile
 from pathlib import Path
@@ -95,13 +96,14 @@ def run_overlay_sections(result: CheckResult, files: dict[str, bytes], digests: 
 
         scores_dir = Path(tmp) / "scores"
         scored = False
+        replaying = _replay_beside(result, opened) if {"scores", "replay"} <= wanted and has_traces else None
         if "scores" in wanted:
             scored = _section(result, "scores", lambda: _score(result, opened(), scores_dir, resamples))
         if "replay" in wanted:
             if not has_traces:
                 result.stages["replay"] = StageStatus("skipped", "the submission has no traces")
             else:
-                _section(result, "replay", lambda: _replay(result, opened()))
+                _section(result, "replay", lambda: _replay(result, opened(), replaying))
         if "site" in wanted:
             if "scores" in wanted and not scored:
                 result.stages["site"] = StageStatus("skipped", "no scores to render")
@@ -163,9 +165,70 @@ def _waiting_for_origins(scores: ScoreResult, model_id: str) -> str | None:
     return None
 
 
-def _replay(result: CheckResult, archive: RapRelease) -> str:
+def _replay_beside(result: CheckResult, opened: Callable[[], RapRelease]) -> Callable[[], dict] | None:
+    """The replay of the submission's traces started in a forked child, so that it runs on the other core
+    while the scores are computed; the returned call waits for its summary. The replay reads only the
+    archive and the Search index, so the child finds what the replay section would find after the scores.
+    None (the section replays in this process, as before) when the archive does not open here."""
+    try:
+        archive = opened()
+    except Exception:  # noqa: BLE001 - the scores section opens it again and reports why it does not open
+        return None
+    return in_child(lambda: _replay_of(result, archive))
+
+
+def _replay_of(result: CheckResult, archive: RapRelease) -> dict:
     report = replay_archive(archive, cache_dir=cache_dir_for(result.root), jobs=1, models=[result.model_id])
-    summary = replay_summary(report.data, result.model_id)
+    return replay_summary(report.data, result.model_id)
+
+
+def in_child(work: Callable[[], object]) -> Callable[[], object]:
+    """Run ``work()`` in a forked child while the caller goes on; the returned call waits and gives its
+    result, or raises an exception of the same class name and the same text (a :class:`RapgenError` as a
+    RapgenError), which is all the sections report of one. Without ``os.fork``, or when the child ends
+    without an outcome, ``work()`` runs in the caller when asked."""
+    fork = getattr(os, "fork", None)
+    if fork is None:
+        return work
+    pipe_out, pipe_in = os.pipe()
+    child = fork()
+    if not child:
+        os.close(pipe_out)
+        _send_outcome(work, pipe_in)  # never returns
+    os.close(pipe_in)
+
+    def wait() -> object:
+        with os.fdopen(pipe_out, "rb") as pipe:
+            data = pipe.read()
+        os.waitpid(child, 0)
+        if not data:
+            return work()
+        kind, name, value = pickle.loads(data)
+        if kind == "ok":
+            return value
+        raise (RapgenError if kind == "rapgen" else type(name, (Exception,), {}))(value)
+
+    return wait
+
+
+def _send_outcome(work: Callable[[], object], fd: int) -> None:
+    """In the child: ``work()``'s result, or its exception's kind, class name and text, pickled into ``fd``; then exit."""
+    try:
+        try:
+            outcome = ("ok", "", work())
+        except RapgenError as exc:
+            outcome = ("rapgen", type(exc).__name__, str(exc))
+        except Exception as exc:  # noqa: BLE001 - raised again in the parent under its name
+            outcome = ("error", type(exc).__name__, str(exc))
+        data = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
+        with os.fdopen(fd, "wb") as pipe:
+            pipe.write(data)
+    finally:
+        os._exit(0)
+
+
+def _replay(result: CheckResult, archive: RapRelease, replaying: Callable[[], dict] | None = None) -> str:
+    summary = replaying() if replaying is not None else _replay_of(result, archive)
     result.replay = summary
     for diff in summary["differences"]:
         result.add("replay", "REPLAY", diff["path"], diff["line"], diff["detail"])
