@@ -111,6 +111,48 @@ def _digests(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
+def test_a_store_that_does_not_keep_reads_but_never_writes(tmp_path):
+    folder = tmp_path / "kept"
+    empty = DrawStore(folder, keep=False)
+    fn = Counting(change_rich_episodes)
+    first = empty.get("change_rich_episodes", fn, (COUNTS, TARGET), PARAMS, ChangeRich)
+    assert fn.calls == 1 and not folder.exists()  # computed, nothing written
+    DrawStore(folder).get("change_rich_episodes", fn, (COUNTS, TARGET), PARAMS, ChangeRich)
+    assert fn.calls == 2 and len(list(folder.iterdir())) == 1
+    before = _digests(folder)
+    again = empty.get("change_rich_episodes", fn, (COUNTS, TARGET), PARAMS, ChangeRich)
+    assert fn.calls == 2  # read from the folder
+    _same(first, again, ("p_value", "change_rich"))
+    assert _digests(folder) == before
+
+
+def test_the_submission_check_reads_the_kept_draws_and_leaves_them_alone(tiny_archive, tmp_path, monkeypatch):
+    from test_submit_support import NEW_ID, append_sums, tree_digest, write_submission
+
+    from rapgen.submit import check_submission
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("RAPGEN_CACHE", str(cache))
+    root = tiny_archive.root
+    folder = write_submission(root / "archive" / "models" / NEW_ID, root, traces=False)
+    append_sums(root, NEW_ID)
+    built = CliRunner().invoke(main, ["score", "--root", str(root), "--out", str(tmp_path / "scores")])
+    assert built.exit_code == 0, built.output
+    fresh = check_submission(root, folder, resamples=100, run_replay=False, run_site=False)
+    kept_before = tree_digest(cache / "scores")
+
+    def refuse(*a, **k):
+        raise AssertionError("drawn again although the cache holds the result")
+
+    import rapgen.scores.diagnostics.sections as sections
+    monkeypatch.setattr(sections, "change_rich_episodes", refuse)
+    monkeypatch.setattr(sections, "split_half_reliability", refuse)
+    warm = check_submission(root, folder, resamples=100, run_replay=False, run_site=False)
+    assert warm.stages["scores"].status == fresh.stages["scores"].status == "passed"
+    assert warm.leaderboard == fresh.leaderboard
+    assert tree_digest(cache / "scores") == kept_before
+
+
 def test_rapgen_score_with_and_without_the_cache_writes_the_same_bytes(tiny_archive, tmp_path, monkeypatch):
     monkeypatch.delenv("RAPGEN_CACHE", raising=False)
     root = tiny_archive.root

@@ -20,6 +20,7 @@ from rapgen.scores.interventions.compute import counterfactual_file, counterfact
 from rapgen.scores.interventions.exposure import effective_cutoff
 from rapgen.scores.interventions.sources import model_records
 from rapgen.scores.outputs import write_folder
+from rapgen.scores.diagnostics.memo import DrawStore
 from rapgen.scores.pipeline import DiagnosticsInputs, ScoreResult, compute_scores, write_scores
 from rapgen.scores.spec import AxisSpec, ClusterSpec, Primary, TrackSpec
 from rapgen.scores.statistics import (
@@ -35,7 +36,7 @@ from rapgen.scores.schema import (
 )
 
 __all__ = [
-    "AxisSpec", "ClusterSpec", "HISTORY_TRACKS", "TrackSpec", "ALL_ORIGIN_TRACK", "FORECAST_STRICT_TRACK", "CANONICAL_POLICY",
+    "AxisSpec", "DrawStore", "ClusterSpec", "HISTORY_TRACKS", "TrackSpec", "ALL_ORIGIN_TRACK", "FORECAST_STRICT_TRACK", "CANONICAL_POLICY",
     "CEILING_GAP_TABLE", "LIVE_TRACK", "OPTIONAL_SCORE_FILES", "table_records",
     "BASELINE_CONDITION", "CONDITION_CONTRASTS", "CONTRASTS", "ORACLE_CONTRASTS", "STATE_CONTRASTS", "TRACK_TITLES",
     "BASELINES", "DIAGNOSTIC_SECTIONS", "DIAGNOSTICS_META", "METRICS", "METRIC_NAMES", "POLICIES", "PRIMARY", "REGISTRY",

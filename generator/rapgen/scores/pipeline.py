@@ -88,7 +88,7 @@ def _ledger_bootstrap(ledger: dict, resamples: int | None) -> tuple[int, int, fl
 
 def compute_scores(release: RapRelease, resamples: int | None = None, *, diagnostics: bool = True,
                    malformed: Callable | None = None, reruns: Mapping | None = None,
-                   every_release: bool = True, draws_cache: str | Path | None = None, _eras: bool = True) -> ScoreResult:
+                   every_release: bool = True, draws_cache: str | Path | DrawStore | None = None, _eras: bool = True) -> ScoreResult:
     """Every leaderboard number of SCORING.md §1-§5 and §7 of one release, recomputed from the
     records ``verify`` parsed from the bytes it hashed (``open_verified(root).release(n)``;
     ``release()`` is the archive as it stands, unreleased lines included).
@@ -109,10 +109,11 @@ def compute_scores(release: RapRelease, resamples: int | None = None, *, diagnos
     bytes its release listed (the view of that release, never a copy).
     A statistic met twice in the run (on the same draws) is bootstrapped once (:func:`reuse_intervals`).
     ``draws_cache``: a folder where the §6 draws that read the counts alone are kept between runs
-    (:class:`~rapgen.scores.diagnostics.DrawStore`; default: drawn every time).
+    (:class:`~rapgen.scores.diagnostics.DrawStore`, or such a store itself; default: drawn every time).
     """
     with reuse_intervals():
-        return _compute_scores(release, resamples, diagnostics, malformed, reruns, every_release, DrawStore(draws_cache), _eras)
+        return _compute_scores(release, resamples, diagnostics, malformed, reruns, every_release,
+                               draws_cache if isinstance(draws_cache, DrawStore) else DrawStore(draws_cache), _eras)
 
 
 def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: bool, malformed: Callable | None,

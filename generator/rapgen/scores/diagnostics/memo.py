@@ -11,7 +11,9 @@ numpy's version (its generators' streams are not promised to stay the same acros
 releases), and the dtype, shape and bytes of every input array. A file that is missing,
 unreadable or not the expected arrays is recomputed and written again (to a temporary
 file, then renamed); a folder that cannot be written leaves the result computed, never
-an error. ``rapgen score --no-cache`` computes every draw afresh.
+an error. ``rapgen score --no-cache`` computes every draw afresh. A store opened with
+``keep=False`` reads what is kept and writes nothing (the submission check, which scores
+in a temporary copy and promises to leave the repository as it found it).
 """
 
 from __future__ import annotations
@@ -45,10 +47,12 @@ def draws_key(name: str, arrays: tuple[np.ndarray, ...], params: Mapping[str, ob
 
 
 class DrawStore:
-    """A folder of kept draw results (``None``: keep nothing, compute every time)."""
+    """A folder of kept draw results (``None``: keep nothing, compute every time).
+    ``keep=False``: take the results the folder holds, but never write one."""
 
-    def __init__(self, folder: str | Path | None) -> None:
+    def __init__(self, folder: str | Path | None, *, keep: bool = True) -> None:
         self.folder = Path(folder) if folder is not None else None
+        self.keep = keep
 
     def get(self, name: str, compute: Callable[..., T], arrays: tuple[np.ndarray, ...], params: Mapping[str, object],
             result_type: type[T]) -> T:
@@ -61,7 +65,8 @@ class DrawStore:
         if kept is not None:
             return kept
         result = compute(*arrays, **params)
-        _write(path, result)
+        if self.keep:
+            _write(path, result)
         return result
 
 

@@ -23,7 +23,7 @@ from rapgen.archive import (
 )
 from rapgen.kinds import registry
 from rapgen.errors import RapgenError
-from rapgen.scores import SCORE_FILES, ScoreResult, compute_scores, write_scores
+from rapgen.scores import SCORE_FILES, DrawStore, ScoreResult, compute_scores, write_scores
 from rapgen.search import call_is_malformed, replay_archive, validate_call
 from rapgen.site import render_docs
 from rapgen.submit.review.result import CheckResult, StageStatus
@@ -138,7 +138,9 @@ def leaderboard_rows(scores: ScoreResult) -> list[dict]:
 
 def _score(result: CheckResult, archive: RapRelease, out: Path, resamples: int | None) -> str:
     # With the Search-call validator, as rapgen score: the interventions' files and rows are in the preview too.
-    scores = compute_scores(archive, resamples=resamples, malformed=call_is_malformed)
+    # The §6 draws a build of the repository kept are read (the same counts give the same key), never written.
+    kept = DrawStore(cache_dir_for(result.root) / "scores", keep=False)
+    scores = compute_scores(archive, resamples=resamples, malformed=call_is_malformed, draws_cache=kept)
     write_scores(scores, out)  # for the site render
     rows = leaderboard_rows(scores)
     result.leaderboard = rows
