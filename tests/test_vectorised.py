@@ -66,6 +66,27 @@ def test_window_counts_equal_the_row_by_row_count(seed):
 
 def test_window_counts_of_an_empty_ledger_are_zeros():
     assert WindowCounts([], [], [])("f", DAY0, DAY0 + timedelta(days=9)) == [0] * len(SLOTS)
+    empty = WindowCounts.from_sorted(np.array([], dtype=object), [], [])
+    assert empty("f", DAY0, DAY0 + timedelta(days=9)) == [0] * len(SLOTS)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_window_counts_from_sorted_columns_equal_the_row_by_row_count(seed):
+    """Rows grouped by field and sorted by day (the order DuckDB returns), ties in any order."""
+    rng = random.Random(seed)
+    fields = [f"f{i}" for i in range(rng.randrange(1, 7))]
+    rows = [(rng.choice(fields), rng.randrange(-5, 300), rng.randrange(-1, len(SLOTS))) for _ in range(rng.randrange(1, 1500))]
+    rng.shuffle(rows)
+    ordered = sorted(rows, key=lambda r: (r[0], r[1]))
+    fast = WindowCounts.from_sorted(np.array([r[0] for r in ordered], dtype=object), [r[1] for r in ordered],
+                                    [r[2] for r in ordered])
+    slow = WindowCounts([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    epoch = date(1970, 1, 1)
+    for _ in range(300):
+        field = rng.choice([*fields, "absent"])
+        start = epoch + timedelta(days=rng.randrange(-10, 310))
+        end = start + timedelta(days=rng.randrange(-20, 200))
+        assert fast(field, start, end) == slow(field, start, end)
 
 
 # ---------------------------------------------------------------- evidence digests

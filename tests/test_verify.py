@@ -354,6 +354,18 @@ def test_duplicate_membership(tiny_archive):
     assert_finding(tiny_archive.root, "INVARIANT", ASSIGN, detail="(arxiv_id, field_id) is not unique")
 
 
+def test_membership_of_an_unknown_or_missing_field(tiny_archive):
+    def bad(t):
+        t["field_id"][0] = "nope"
+        t["field_id"][1] = None
+    _edit_ledger(tiny_archive.root, bad)
+    code, found = findings(tiny_archive.root)
+    details = [f["detail"] for f in found if f["path"] == ASSIGN and "not a field of fields.jsonl" in f["detail"]]
+    assert code == 1 and len(details) == 1
+    assert details[0].startswith("field_id is not a field of fields.jsonl: 2 rows (e.g. ")
+    assert "nope" in details[0] and "<null>" in details[0]
+
+
 def test_secondary_on_a_single_row(tiny_archive):
     def bad(t):
         i = t["assignment_type"].index("single")
@@ -738,3 +750,42 @@ def test_a_build_parses_every_document_exactly_once(tiny_archive, tmp_path, monk
     assert sorted(parsed) == sorted(documents)
     assert set(parsed.values()) == {1}, parsed
     assert not set(reread) & set(documents), reread
+
+
+# ------------------------------------------------------------------ the DuckDB checks on their own thread
+@pytest.mark.parametrize("ledger_sound", [True, False])
+def test_ledger_checks_on_their_thread_leave_every_finding_in_its_place(tiny_archive, monkeypatch, ledger_sound):
+    """The papers, membership, manifest and returned-paper checks run on a thread beside the model
+    files' checks; the structural findings (order and kind included) and what was kept are those
+    of running every check in turn."""
+    from rapgen.archive import invariants, rap_release, verify_archive
+
+    root = tiny_archive.root
+    table = pq.read_table(root / ASSIGN).to_pydict()
+    late = next(a for a, f, d in zip(table["arxiv_id"], table["field_id"], table["first_submitted"])
+                if f == "alpha" and d.isoformat() >= "2023-01-01")
+    edit_jsonl(root, TRACES_A, lambda rows: [dict(r, returned_ids=[late] + r["returned_ids"][1:]) if i == 0 else r
+                                             for i, r in enumerate(rows)])
+    edit_jsonl(root, FIXED, lambda rows: [dict(r, n_papers=r["n_papers"] + 1) if i == 0 else r for i, r in enumerate(rows)])
+    edit_jsonl(root, PRED_A, lambda rows: [dict(r, field_id="nope") if i == 4 else r for i, r in enumerate(rows)])
+    (root / "archive" / "models" / "model-b" / "notes.txt").write_text("x")
+    if not ledger_sound:
+        _edit_ledger(root, lambda t: t["field_id"].__setitem__(0, "nope"))
+    reseal(root)
+    seen = []
+    real = rap_release.check_invariants
+
+    def spy(*args, **kwargs):
+        report = real(*args, **kwargs)
+        seen.append(([(f, f.kind) for f in report.findings], list(report.parsed.traces), list(report.parsed.manifests)))
+        return report
+
+    monkeypatch.setattr(rap_release, "check_invariants", spy)
+    threaded = verify_archive(root).to_dict()
+    monkeypatch.setattr(invariants, "THREADED", False)
+    in_turn = verify_archive(root).to_dict()
+    assert seen[0] == seen[1] and threaded == in_turn
+    details = [f.detail for f, _ in seen[0][0]]
+    assert any("not a field of this archive" in d for d in details)
+    assert any("n_papers" in d for d in details) == any(late in d for d in details) == ledger_sound
+    assert any("not a field of fields.jsonl" in d for d in details) != ledger_sound

@@ -221,14 +221,28 @@ class WindowCounts:
         slots = np.asarray(slots, dtype=np.int64)
         names, codes = np.unique(fields, return_inverse=True) if len(fields) else (np.array([], dtype=object), np.zeros(0, np.int64))
         order = np.lexsort((days, codes))
-        self._days = days[order]
-        slots = slots[order]
+        self._tabulate(names, np.searchsorted(codes[order], np.arange(len(names) + 1)), days[order], slots[order])
+
+    def _tabulate(self, names: Sequence, starts: np.ndarray, days: np.ndarray, slots: np.ndarray) -> None:
+        """The running counts of rows sorted by (field, day); field ``names[i]`` holds rows
+        ``starts[i]:starts[i + 1]``."""
+        self._days = days
         counted = slots >= 0
         onehot = np.zeros((len(slots) + 1, len(SLOTS)), dtype=np.int64)
         onehot[np.flatnonzero(counted) + 1, slots[counted]] = 1
         self._running = np.cumsum(onehot, axis=0)  # row i: counts of the first i sorted rows
-        starts = np.searchsorted(codes[order], np.arange(len(names) + 1))
         self._span = {str(name): (int(starts[i]), int(starts[i + 1])) for i, name in enumerate(names)}
+
+    @classmethod
+    def from_sorted(cls, field_ids: np.ndarray, days: Sequence[int], slots: Sequence[int]) -> "WindowCounts":
+        """From columns already grouped by field (no field id missing) and sorted by day within each
+        field, as DuckDB returns them: the same counts as the constructor, without its sort of strings."""
+        fields = np.asarray(field_ids, dtype=object)
+        firsts = np.flatnonzero(fields[1:] != fields[:-1]) + 1 if len(fields) else np.zeros(0, np.int64)
+        starts = np.concatenate(([0], firsts, [len(fields)])).astype(np.int64) if len(fields) else np.zeros(1, np.int64)
+        out = cls.__new__(cls)
+        out._tabulate(fields[starts[:-1]], starts, np.asarray(days, dtype=np.int64), np.asarray(slots, dtype=np.int64))
+        return out
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[str, date, str | None]]) -> "WindowCounts":

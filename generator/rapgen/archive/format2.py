@@ -24,6 +24,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import date
+from itertools import filterfalse
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -35,14 +36,13 @@ from rapgen.archive.history.prefetch import LedgerPrefetch
 from rapgen.archive.history.records import history_origins
 from rapgen.archive.intervention_folder import ArchiveFacts, InterventionRecords, check_model_interventions
 from rapgen.archive.interventions import ModelExtensions
-from rapgen.archive.invariants import NO_LOWER_BOUND, ParsedDocuments, returned_detail
+from rapgen.archive.invariants import ParsedDocuments, returned_detail, returned_frame
 from rapgen.archive.parse_ahead import parse_model_file
 from rapgen.archive.layout import (
     ASSIGNMENTS_PARQUET, COMMITMENT_PATTERN, INTERVENTION_MODEL_FILES, MODEL_JSON, ORIGIN_FILE_PATTERN,
     PAPERS_PARQUET, PREDICTIONS_JSONL, REPLAYS_JSONL, TRACES_JSONL, WINDOW_FILE_PATTERN, model_file
 )
 from rapgen.archive.records import FORECAST_CONDITIONS, SLOTS, Category, Finding, ProblemKind, TraceCall, Unit
-from rapgen.archive.shards import condition_shard_start
 
 _ORIGIN_FILE = re.compile(ORIGIN_FILE_PATTERN)
 _WINDOW_FILE = re.compile(WINDOW_FILE_PATTERN)
@@ -197,21 +197,19 @@ RETURNED_OUTSIDE_LEDGER_SHARD = """
 
 def _returned_outside_shards(root: Path, history: LoadedHistory, verified: set[str], parsed: ParsedDocuments,
                              traced: list[tuple[str, str, list[TraceCall]]]) -> list[Finding]:
-    recs = [(i, c.line, c.field_id, c.origin, condition_shard_start(c.condition, c.origin, parsed.origins.window_months)
-             or NO_LOWER_BOUND, rid) for i, (_, _, calls) in enumerate(traced) for c in calls for rid in c.returned_ids]
-    if not recs:
+    if not any(c.returned_ids for _, _, calls in traced for c in calls):
         return []
     rows = _ledger_files(history.input.root, verified)[1]
     if ASSIGNMENTS_PARQUET not in verified:
         return [Finding(path, None, Category.NOT_EVALUATED, f"{tag}returned papers not checked: {ASSIGNMENTS_PARQUET} did not verify")
                 for path, tag, _ in traced]
     import duckdb
-    import pandas as pd
 
     con = duckdb.connect()
     try:
         con.read_parquet([str(root / p) for p in rows]).create_view("assignments")
-        con.register("returned_frame", pd.DataFrame(recs, columns=["file", "line", "field_id", "origin", "date_from", "arxiv_id"]))
+        con.register("returned_frame", returned_frame([calls for _, _, calls in traced], parsed.origins.window_months,
+                                                      with_file=True))
         bad = con.execute(RETURNED_OUTSIDE_LEDGER_SHARD).fetchall()
     finally:
         con.close()
@@ -342,23 +340,25 @@ class _LazyPapers(Mapping[str, PaperText]):
         self.evidence_json: dict[str, bytes] = {}  # each paper's canonical evidence JSON, shared by the models' hashers
 
     def want(self, ids) -> None:
-        self._wanted.update(i for i in ids if i not in self._text)
+        self._wanted.update(filterfalse(self._text.__contains__, ids))
 
     def _load(self) -> None:
         if not self._wanted:
             return
         import duckdb
-        import pandas as pd
+        import pyarrow as pa
 
         con = duckdb.connect()
         try:
             con.read_parquet([str(self.root / p) for p in self.files]).create_view("papers")
-            con.register("wanted", pd.DataFrame({"arxiv_id": sorted(self._wanted)}))
+            con.register("wanted", pa.table({"arxiv_id": pa.array(sorted(self._wanted), pa.string())}))
             rows = con.execute("SELECT p.arxiv_id, p.first_submitted, p.title, p.abstract FROM papers p JOIN wanted USING (arxiv_id)").fetchall()
         finally:
             con.close()
         self._wanted.clear()
-        self._text.update((a, PaperText(d.isoformat(), t, ab)) for a, d, t, ab in rows)
+        iso: dict[date, str] = {}  # papers share their dates: each written once
+        self._text.update((a, PaperText(iso[d] if d in iso else iso.setdefault(d, d.isoformat()), t, ab))
+                          for a, d, t, ab in rows)
 
     def __getitem__(self, key: str) -> PaperText:
         if key not in self._text:
@@ -386,16 +386,22 @@ class _Counts:
     def __call__(self, field_id: str, date_from: date, date_to: date) -> list[int]:
         if self._counts is None:
             import duckdb
+            import numpy as np
 
             slots = ", ".join(f"'{s}'" for s in SLOTS)
             con = duckdb.connect()
             try:
-                rel = con.read_parquet([str(self.root / p) for p in self.files])
-                cols = rel.select(f"field_id, CAST(first_submitted - DATE '1970-01-01' AS BIGINT) AS day, "
-                                  f'coalesce(list_position([{slots}], "primary"), 0) - 1 AS slot').fetchnumpy()
+                rel = con.read_parquet([str(self.root / p) for p in self.files]).select(
+                    f"field_id, CAST(first_submitted - DATE '1970-01-01' AS BIGINT) AS day, "
+                    f'coalesce(list_position([{slots}], "primary"), 0) - 1 AS slot')
+                cols = rel.order("field_id, day").fetchnumpy()  # grouped and sorted by DuckDB
+                if any(isinstance(c, np.ma.MaskedArray) for c in cols.values()):  # a missing value: as before
+                    cols = rel.fetchnumpy()
+                    self._counts = WindowCounts(cols["field_id"], cols["day"], cols["slot"])
+                else:
+                    self._counts = WindowCounts.from_sorted(cols["field_id"], cols["day"], cols["slot"])
             finally:
                 con.close()
-            self._counts = WindowCounts(cols["field_id"], cols["day"], cols["slot"])
         return self._counts(field_id, date_from, date_to)
 
 

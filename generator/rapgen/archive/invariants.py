@@ -14,7 +14,10 @@ tables are read from disk, by DuckDB, with their paths bound as parameters.
 
 from __future__ import annotations
 
+import copy
+import queue
 import re
+import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date
@@ -118,6 +121,9 @@ UNKNOWN_FIELD_ASSIGNMENTS = (
     "SELECT coalesce(field_id, '<null>'), count(*) OVER () FROM assignments "
     "WHERE field_id IS NULL OR NOT list_contains(?::VARCHAR[], field_id) LIMIT 3"
 )
+# The same rows counted by a hash anti join: the rule above tests each row against the whole list of
+# ids, which costs more than every other rule together, so it runs only when this count is not zero.
+ANY_UNKNOWN_FIELD_ASSIGNMENT = "SELECT count(*) FROM assignments ANTI JOIN (SELECT unnest(?::VARCHAR[]) AS field_id) USING (field_id)"
 ORPHAN_ASSIGNMENTS = "SELECT coalesce(a.arxiv_id, '<null>'), count(*) OVER () FROM assignments a ANTI JOIN papers p USING (arxiv_id) LIMIT 3"
 DATE_MISMATCH_ASSIGNMENTS = (
     "SELECT a.arxiv_id, count(*) OVER () FROM assignments a JOIN papers p USING (arxiv_id) "
@@ -144,6 +150,7 @@ RETURNED_OUTSIDE_SHARD = """
     ORDER BY r.line, r.arxiv_id
 """
 NO_LOWER_BOUND = date(1, 1, 1)  # an expanding shard's date_from, for SQL comparisons
+THREADED = True  # False: the DuckDB checks run in turn on the main thread (a test comparing the two)
 
 
 class _Checker:
@@ -160,6 +167,7 @@ class _Checker:
         self.findings: list[Finding] = []
         self.parsed = ParsedDocuments()
         self._con = None
+        self._kept_traces: list[Callable[[], None]] = []  # each model's traces, kept once its returned papers are checked
 
     # -------------------------------------------------------------- plumbing
     def add(self, path: str, detail: str, line: int | None = None) -> None:
@@ -220,6 +228,22 @@ class _Checker:
             out.codebooks = self.check_codebooks(fields)
         if self.gate("dependency blocks", (FIELDS_JSONL, BLOCKS_JSONL), fields_ok):
             out.blocks = self.check_blocks(fields)
+        worker = _LedgerWorker(self)  # the DuckDB checks, beside the model files' checks
+        try:
+            ledger = worker.submit(lambda sub: sub.check_ledger(fields, fields_ok))
+            self.check_models(fields, out.origins, out.ledger, ledger, worker)
+        finally:
+            worker.finish()
+        for keep in self._kept_traces:  # in model order, as each model's check would have kept it
+            keep()
+        if self._con is not None:
+            self._con.close()
+        return InvariantReport(self.findings, out)
+
+    def check_ledger(self, fields: list[Field] | None, fields_ok: dict[str, bool]) -> bool:
+        """The papers table, the membership ledger and the Search manifests rebuilt from it; True when
+        the ledger is sound (the returned-papers check reads it then)."""
+        out = self.parsed
         papers_ok = self.need("papers table", PAPERS_PARQUET) and self.check_papers()
         ledger_ok = self.gate(
             "membership ledger", (PAPERS_PARQUET, FIELDS_JSONL, ASSIGNMENTS_PARQUET), {PAPERS_PARQUET: papers_ok, **fields_ok}
@@ -230,10 +254,7 @@ class _Checker:
                 entries = self.check_manifest(regime, rel, fields, out.origins)
                 if entries is not None:
                     out.manifests[regime] = entries
-        self.check_models(fields, out.origins, out.ledger, ledger_ok)
-        if self._con is not None:
-            self._con.close()
-        return InvariantReport(self.findings, out)
+        return ledger_ok
 
     def document(self, check: str, rel: str, parser: Callable[[str, bytes], tuple]) -> Any:
         """A whole-file document, or None if it did not verify or parse."""
@@ -336,6 +357,14 @@ class _Checker:
             return False
         return True
 
+    def _none_match(self, count_sql: str, params: list) -> bool:
+        """True when a rule's counting query finds no row; False when it finds some or cannot run (the
+        rule's own query then runs and reports, as it always did)."""
+        try:
+            return self.con.execute(count_sql, params).fetchone()[0] == 0
+        except Exception:  # noqa: BLE001 - the rule's query reports the problem in its own words
+            return False
+
     def check_papers(self) -> bool:
         rel = PAPERS_PARQUET
         if not self._columns(rel, PAPERS_COLUMNS):
@@ -355,7 +384,8 @@ class _Checker:
             return False
         field_ids = [f.field_id for f in fields or ()]
         ok = self._violations(rel, DUPLICATE_ASSIGNMENTS, "(arxiv_id, field_id) is not unique")
-        ok &= self._violations(rel, UNKNOWN_FIELD_ASSIGNMENTS, "field_id is not a field of fields.jsonl", [field_ids])
+        if not self._none_match(ANY_UNKNOWN_FIELD_ASSIGNMENT, [field_ids]):
+            ok &= self._violations(rel, UNKNOWN_FIELD_ASSIGNMENTS, "field_id is not a field of fields.jsonl", [field_ids])
         ok &= self._violations(rel, ORPHAN_ASSIGNMENTS, "arxiv_id is not in papers.parquet")
         ok &= self._violations(rel, DATE_MISMATCH_ASSIGNMENTS, "first_submitted differs from the paper's")
         for message, predicate in ASSIGNMENT_RULES:
@@ -434,7 +464,8 @@ class _Checker:
                 by_model[model_id].add(name)
         return by_model
 
-    def check_models(self, fields: list[Field] | None, origins: Origins | None, ledger: dict | None, ledger_ok: bool) -> None:
+    def check_models(self, fields: list[Field] | None, origins: Origins | None, ledger: dict | None, ledger_ok: "_Job",
+                     worker: "_LedgerWorker") -> None:
         # Format 2: a model may enter with model.json and only later-origin files or a commitment.
         committed = {m.group(2) for p in self.listed if (m := _COMMITMENT.match(p))}
         for model_id, names in sorted(self._model_folders().items()):
@@ -448,10 +479,11 @@ class _Checker:
                 entered_later = name == PREDICTIONS_JSONL and (later or model_id in committed)
                 if name not in names and not entered_later:
                     self.add(f"{folder}/{name}", "required model file is missing")
-            self.check_model(model_id, names, fields, origins, ledger, ledger_ok)
+            self.check_model(model_id, names, fields, origins, ledger, ledger_ok, worker)
 
     def check_model(
-        self, model_id: str, names: set[str], fields: list[Field] | None, origins: Origins | None, ledger: dict | None, ledger_ok: bool
+        self, model_id: str, names: set[str], fields: list[Field] | None, origins: Origins | None, ledger: dict | None,
+        ledger_ok: "_Job", worker: "_LedgerWorker",
     ) -> None:
         out = self.parsed
         rel = model_file(model_id, MODEL_JSON)
@@ -473,30 +505,132 @@ class _Checker:
         if TRACES_JSONL in names and self.gate("traces", (FIELDS_JSONL, LEDGER_JSON, ORIGINS_JSON, rel), upstream):
             max_calls = int(ledger["search"]["max_calls"])
             calls, ok = self.parse(rel, lambda p, d: parse_model_file(self.ahead, p, d, "traces", field_ids, origins.origins, max_calls))
-            problems = len(self.findings)
-            if ledger_ok and calls:
-                self.check_returned(rel, calls, origins)
-            if ok and len(self.findings) == problems:
-                out.traces[model_id] = calls
+            returned = worker.submit(lambda sub: sub.check_returned(rel, calls, origins) if ledger_ok.value and calls else None)
+
+            def keep() -> None:
+                if ok and not returned.findings:
+                    out.traces[model_id] = calls
+
+            self._kept_traces.append(keep)
 
     def check_returned(self, rel: str, calls: list[TraceCall], origins: Origins) -> None:
         """Every returned paper must be in its episode's shard: a member of the field dated before the origin."""
-        import pandas as pd
-
-        window = origins.window_months
-        recs = []
-        for c in calls:
-            start = condition_shard_start(c.condition, c.origin, window) or NO_LOWER_BOUND
-            for rid in c.returned_ids:
-                recs.append((c.line, c.field_id, c.origin, start, rid))
-        if not recs:
+        frame = returned_frame([calls], origins.window_months, with_file=False)
+        if frame is None:
             return
-        frame = pd.DataFrame(recs, columns=["line", "field_id", "origin", "date_from", "arxiv_id"])
         self.con.register("returned_frame", frame)
         bad = self._fetch(rel, RETURNED_OUTSIDE_SHARD) or []
         self.con.unregister("returned_frame")
         for line, arxiv_id, when in bad:
             self.findings.append(Finding(rel, line, Category.INVARIANT, returned_detail(arxiv_id, when), kind=ProblemKind.TRACE))
+
+
+class _Job:
+    """One job of the ledger thread: where its findings go among the main thread's, then its value and findings."""
+
+    def __init__(self, position: int):
+        self.position = position
+        self.value: Any = None
+        self.findings: list[Finding] = []
+
+
+class _LedgerWorker:
+    """The checks that query DuckDB (the papers and membership rules, the manifests rebuilt from the
+    ledger, each model's returned papers) on a thread of their own, one after another in the order the
+    checks reach them, on a checker of their own (its own connection and findings) sharing the parsed
+    documents; DuckDB leaves the interpreter free while it works, so the model files' checks go on
+    beside it. A job's findings are put back where the job was submitted among the main thread's
+    findings (:meth:`finish`), so the findings and their order are those of running each check in turn;
+    an error in a job is raised by :meth:`finish`, and the jobs after it do not run."""
+
+    def __init__(self, checker: _Checker):
+        self._main = checker
+        self._sub = copy.copy(checker)
+        self._sub.findings, self._sub._con = [], None
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._submitted: list[_Job] = []
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if THREADED:
+            self._thread = threading.Thread(target=self._work, name="rapgen-ledger-checks", daemon=True)
+            self._thread.start()
+
+    def submit(self, job: Callable[[_Checker], Any]) -> _Job:
+        """Run ``job(checker)`` on the thread; its findings take the place of the main thread's next one."""
+        slot = _Job(len(self._main.findings))
+        if self._thread is None:  # in turn, on the main checker
+            slot.value = job(self._main)
+            slot.findings = self._main.findings[slot.position:]
+            return slot
+        self._submitted.append(slot)
+        self._jobs.put((slot, job))
+        return slot
+
+    def _work(self) -> None:
+        while (item := self._jobs.get()) is not None:
+            slot, job = item
+            if self._error is not None:
+                continue
+            start = len(self._sub.findings)
+            try:
+                slot.value = job(self._sub)
+            except BaseException as exc:  # noqa: BLE001 - raised again by finish, on the main thread
+                self._error = exc
+            slot.findings = self._sub.findings[start:]
+
+    def finish(self) -> None:
+        """Wait for every job, close the thread's connection, and put the jobs' findings in their places,
+        or raise a job's error (the one running the checks in turn would have met first)."""
+        if self._thread is None:
+            return
+        self._jobs.put(None)
+        self._thread.join()
+        if self._sub._con is not None:
+            self._sub._con.close()
+            self._sub._con = None
+        if self._error is not None:
+            raise self._error
+        for slot in reversed(self._submitted):  # later places first, so the earlier ones do not move
+            self._main.findings[slot.position:slot.position] = slot.findings
+
+
+def returned_frame(traced: list[list[TraceCall]], window: int, *, with_file: bool):
+    """The ``returned_frame`` the shard queries join against the ledger, as an Arrow table: one row per
+    paper a call returned — (``file``: the index in ``traced`` of the call's list,) its ``line``,
+    ``field_id``, ``origin``, the shard's ``date_from`` and the ``arxiv_id`` — or None when no call
+    returned a paper. Built column by column (the types DuckDB read from the row-wise frame before)."""
+    import pyarrow as pa
+
+    files: list[int] = []
+    lines: list[int] = []
+    fids: list[str] = []
+    days: list[date] = []
+    starts: list[date] = []
+    ids: list[str] = []
+    start_of: dict[tuple[str, date], date] = {}
+    for i, calls in enumerate(traced):
+        for c in calls:
+            returned = c.returned_ids
+            if not returned:
+                continue
+            key = (c.condition, c.origin)
+            start = start_of.get(key)
+            if start is None:
+                start = start_of[key] = condition_shard_start(c.condition, c.origin, window) or NO_LOWER_BOUND
+            n = len(returned)
+            if with_file:
+                files += [i] * n
+            lines += [c.line] * n
+            fids += [c.field_id] * n
+            days += [c.origin] * n
+            starts += [start] * n
+            ids += returned
+    if not ids:
+        return None
+    columns = {"file": pa.array(files, pa.int64())} if with_file else {}
+    columns.update(line=pa.array(lines, pa.int64()), field_id=pa.array(fids, pa.string()), origin=pa.array(days, pa.date32()),
+                   date_from=pa.array(starts, pa.date32()), arxiv_id=pa.array(ids, pa.string()))
+    return pa.table(columns)
 
 
 def returned_detail(arxiv_id: str, when: date | None) -> str:
