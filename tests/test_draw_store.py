@@ -184,3 +184,33 @@ def test_the_cache_follows_rapgen_cache(tiny_archive, tmp_path, monkeypatch):
     assert len(list((tmp_path / "elsewhere" / "scores").glob("*.npz"))) == 2
     assert not (tiny_archive.root / ".rapgen-cache" / "scores").exists()
     assert os.access(tmp_path / "elsewhere" / "scores", os.W_OK)
+
+
+def test_kept_revision_pairs_are_the_drawn_ones(tmp_path):
+    from datetime import date
+
+    from rapgen.scores.interventions import reliability
+
+    rng = np.random.default_rng(3)
+    counts = rng.integers(0, 5, size=(3, 25, 8))
+    counts[2, 4] = 0  # a window without papers: its pairs draw nothing
+    field_ids = ["beta", "alpha", "Gamma"]
+    origins = [date(2024 + (m // 12), m % 12 + 1, 1) for m in range(25)]
+    store = DrawStore(tmp_path / "scores")
+    fresh = reliability.revision_reliability(counts, field_ids, origins, 6, 2)
+    first = reliability.revision_reliability(counts, field_ids, origins, 6, 2, store=store)
+    compute = Counting(reliability._revision_draws)
+    original, reliability._revision_draws = reliability._revision_draws, compute
+    try:
+        second = reliability.revision_reliability(counts, field_ids, origins, 6, 2, store=store)
+    finally:
+        reliability._revision_draws = original
+    assert compute.calls == 0  # read from the store
+    assert len(list((tmp_path / "scores").glob("revision_reliability-*.npz"))) == 1
+    assert fresh
+    for kept in (first, second):
+        assert [(p.horizon, p.field, p.first, p.second) for p in kept] == [(p.horizon, p.field, p.first, p.second) for p in fresh]
+        assert np.array([p.reliability for p in kept]).tobytes() == np.array([p.reliability for p in fresh]).tobytes()
+    other = reliability.revision_reliability(counts, field_ids, origins, 6, 3, store=store)  # another seed, another key
+    assert len(list((tmp_path / "scores").glob("revision_reliability-*.npz"))) == 2
+    assert [p.reliability for p in other] != [p.reliability for p in fresh]

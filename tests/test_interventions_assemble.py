@@ -212,3 +212,24 @@ def test_option_counterfactual_from_reruns(world):
                == ("test", "expanding", "matched", "forecast", "common", "recent_share"))
     assert row["estimate"] == pytest.approx(_macro(per_unit, "test"), abs=1e-12)
     assert intervention_files({"option_counterfactual.csv": rows})["interventions/option_counterfactual.csv"].count(b"\n") == len(rows) + 1
+
+
+def test_extra_metrics_computed_ahead_give_the_rows_computed_in_turn(world, monkeypatch):
+    """With extra metrics, every condition's values are started in a second thread while the
+    signatures are made; the rows are those of computing each condition when it is first read."""
+    from rapgen.scores.interventions import assemble
+
+    grid, models = world
+    seen = []
+
+    def extra(p, is_state):
+        seen.append(is_state)
+        return {"row_sum": np.nansum(p, axis=-1) + (0.5 if is_state else 0.0)}
+
+    ahead = assemble_rows(grid, models, malformed, extra)
+    n_ahead = len(seen)
+    monkeypatch.setattr(assemble._Model, "compute_ahead", lambda self, pool: None)
+    in_turn = assemble_rows(grid, models, malformed, extra)
+    assert intervention_files(ahead) == intervention_files(in_turn)  # byte for byte
+    assert any(r.get("metric") == "row_sum" for rows in ahead.values() for r in rows)
+    assert n_ahead >= len(seen) - n_ahead  # every condition read was computed ahead (none twice)

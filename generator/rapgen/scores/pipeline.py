@@ -131,10 +131,13 @@ def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: boo
         keep=unit_options(scope).get("keep"),
         strict_origin=fr.strict_origin,
     )
-    # §6's change-rich draws read the counts alone: they run beside the bootstrap and the
-    # tables (numpy's generators release the GIL), on their own generator as before.
-    with ThreadPoolExecutor(max_workers=1) as early:
+    # §6's change-rich draws read the counts alone, and the per-unit alignments the unit values
+    # alone: they run beside the bootstrap and the tables (numpy's generators and kernels release
+    # the GIL), the draws on their own generator as before. One BLAS thread throughout: the
+    # alignments' products are small, and two threads' limits must not undo each other.
+    with single_threaded_blas(), ThreadPoolExecutor(max_workers=1) as early:
         drawn = early.submit(change_rich_draws, inputs, None, store) if diagnostics else None
+        aligned = early.submit(compute_unit_diagnostics, inputs) if diagnostics else None
         st = steps.statistics(uv, tr)
         iv, plain = steps.intervals(fr, counted, st, level, meanwhile=lambda: _plain_tables(fr, counted, composed, uv, tr, st))
         score_tables = {**_interval_tables(fr, counted, uv, tr, st, iv), **plain}
@@ -147,9 +150,9 @@ def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: boo
         if scope is not None:
             meta["release"] = release_meta(history, scope, fr, counted, uv, score_tables["releases.csv"], archive.current)
         if diagnostics:
-            section, unit_cols = compute_diagnostics_section(inputs, drawn.result, store)
+            section, unit_cols = compute_diagnostics_section(inputs, drawn.result, store, aligned.result)
             if records is not None and malformed is not None:
-                files = _interventions(inputs, section, records, malformed, reruns, unit_cols)
+                files = _interventions(inputs, section, records, malformed, reruns, unit_cols, store)
         else:
             section, unit_cols = _diagnostics_head(inputs) | {"status": "not computed"}, None
     section["manifest_sha256"] = meta["manifest_sha256"]  # release N's manifest under --release N
@@ -196,12 +199,13 @@ def _before_errata(release: RapRelease, history, scored: int, resamples: int | N
 
 
 def _interventions(inputs: DiagnosticsInputs, section: dict, records: list, malformed: Callable, reruns: Mapping | None,
-                   unit_cols: Mapping[str, np.ndarray]) -> dict:
-    """The interventions' files; their §6 reliability additions go into ``section`` in place."""
+                   unit_cols: Mapping[str, np.ndarray], store: DrawStore = NOWHERE) -> dict:
+    """The interventions' files; their §6 reliability additions go into ``section`` in place
+    (``store``: where the draws that read the counts alone are kept between runs)."""
     c = POLICIES.index(CANONICAL_POLICY)
     known = [(inputs.predictions[e, c], {name: unit_cols[name][e] for name in CORRECTED}) for e in range(len(inputs.entries))]
     extras = unit_extras(inputs.archive.ledger, inputs.y[c], inputs.ewma[c], inputs.origins, known)
-    out = compute_interventions(inputs, section, records, malformed, extras, reruns)
+    out = compute_interventions(inputs, section, records, malformed, extras, reruns, store)
     section.setdefault("reliability", {}).update(out.reliability)
     return out.files
 
@@ -261,7 +265,8 @@ def _meta(archive: RapRelease, fr: steps.Frame, counted: steps.Counted, uv: step
 
 
 def compute_diagnostics_section(inputs: DiagnosticsInputs, change_rich: Callable[[], ChangeRich] | None = None,
-                                store: DrawStore = NOWHERE) -> tuple[dict, dict[str, np.ndarray]]:
+                                store: DrawStore = NOWHERE, unit_diagnostics: Callable[[], dict[str, np.ndarray]] | None = None,
+                                ) -> tuple[dict, dict[str, np.ndarray]]:
     """The single call site of the §6 diagnostics (``rapgen.scores.diagnostics``).
 
     Returns the diagnostics.json body (headed by the schema version and the
@@ -269,14 +274,16 @@ def compute_diagnostics_section(inputs: DiagnosticsInputs, change_rich: Callable
     (``{name: (E, F, O) array}``, canonical policy), computed once and shared.
     ``change_rich``: the result of :func:`change_rich_draws` on ``inputs``, when it is being
     computed elsewhere (called when the change-rich section needs it); ``store``: where the draws
-    that read the counts alone are kept between runs.
+    that read the counts alone are kept between runs; ``unit_diagnostics``: the result of
+    :func:`compute_unit_diagnostics` on ``inputs``, when it is being computed elsewhere.
     """
     # The per-unit alignments run in a thread beside the sections that draw random numbers
     # (both are numpy kernels that release the GIL); the alignment section waits for them.
     with single_threaded_blas(), ThreadPoolExecutor(max_workers=1) as pool:
-        units = pool.submit(compute_unit_diagnostics, inputs)
-        body = compute_diagnostics(inputs, unit_diagnostics=units.result, change_rich=change_rich, store=store)
-        unit_cols = units.result()
+        units = pool.submit(compute_unit_diagnostics, inputs) if unit_diagnostics is None else None
+        aligned = units.result if units is not None else unit_diagnostics
+        body = compute_diagnostics(inputs, unit_diagnostics=aligned, change_rich=change_rich, store=store)
+        unit_cols = aligned()
     body["search_evidence"] = search_evidence(inputs.archive)
     body["unit_provenance"] = unit_provenance(inputs.archive, inputs.origins, inputs.keep, inputs.files)
     return {**_diagnostics_head(inputs), **body}, unit_cols

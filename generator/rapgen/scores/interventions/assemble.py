@@ -15,6 +15,7 @@ passes them as ``extra_metrics`` (p -> {metric: (F, O)}), or they are left out.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -48,6 +49,7 @@ from rapgen.scores.interventions.signature import (
     signature_statistics,
 )
 from rapgen.scores.interventions.tables import mask_rows
+from rapgen.scores.kernels import single_threaded_blas
 from rapgen.scores.metrics import STATE_RECENT, unit_metric_values
 
 REGIME_PAIRS: tuple[tuple[str, str, str], ...] = (
@@ -113,7 +115,8 @@ class _Model:
         self.calls: dict[tuple[str, date, str], list[TraceCall]] = {}
         for call in list(records.traces) + list(records.oracle_traces):
             self.calls.setdefault((call.field_id, call.origin, call.condition), []).append(call)
-        self._values: dict[str, UnitValues] = {}
+        self._values: dict[str, UnitValues | None] = {}
+        self._ahead: dict[str, Future] = {}  # condition -> its UnitValues, being computed in another thread
         self._calls: dict[tuple[str, date, str], list[Call]] = {}
 
     def arrays(self, records: Sequence[Unit | OracleUnit | Readout]) -> tuple[np.ndarray, np.ndarray]:
@@ -129,13 +132,26 @@ class _Model:
     def condition(self, condition: str) -> UnitValues | None:
         """UnitValues of one of the model's conditions (A0–A4 or O1–O3), None if it has none."""
         if condition not in self._values:
-            source = self.records.oracle if condition in ORACLE_CONDITIONS else self.records.units
-            chosen = [u for u in source if u.condition == condition]
-            if not chosen:
-                return None
-            p, present = self.arrays(chosen)
-            self._values[condition] = self.values_of(p, present, condition in STATE_CONDITIONS)
+            ahead = self._ahead.pop(condition, None)
+            self._values[condition] = ahead.result() if ahead is not None else self._condition_values(condition)
         return self._values[condition]
+
+    def compute_ahead(self, pool: ThreadPoolExecutor) -> None:
+        """Start every condition's UnitValues in ``pool`` (the extra metrics are numpy kernels,
+        made while the signatures, pure Python, are worked out); :meth:`condition` takes them.
+        Each is a function of the condition's own records, whichever thread computes it."""
+        held = {u.condition for u in self.records.units} | {u.condition for u in self.records.oracle}
+        for condition in sorted(held):
+            if condition not in self._values and condition not in self._ahead:
+                self._ahead[condition] = pool.submit(self._condition_values, condition)
+
+    def _condition_values(self, condition: str) -> UnitValues | None:
+        source = self.records.oracle if condition in ORACLE_CONDITIONS else self.records.units
+        chosen = [u for u in source if u.condition == condition]
+        if not chosen:
+            return None
+        p, present = self.arrays(chosen)
+        return self.values_of(p, present, condition in STATE_CONDITIONS)
 
     def values_of(self, p: np.ndarray, present: np.ndarray | None, is_state: bool) -> UnitValues:
         g = self.grid
@@ -304,6 +320,16 @@ def assemble_rows(
     baselines = {"ewma": baseline_model.values_of(grid.ewma, None, False),
                  "recent": baseline_model.values_of(grid.recent, None, False)}
     wrapped = {r.model_id: _Model(grid, r, extra_metrics) for r in models}
+    with single_threaded_blas(), ThreadPoolExecutor(max_workers=1) as pool:
+        if extra_metrics is not None:
+            for m in wrapped.values():
+                m.compute_ahead(pool)
+        out = _assembled(grid, wrapped, baselines, malformed, reruns)
+    return out
+
+
+def _assembled(grid: Grid, wrapped: Mapping[str, _Model], baselines: Mapping[str, UnitValues],
+               malformed: Callable[[TraceCall], bool], reruns: Reruns | None) -> dict[str, list[dict]]:
     names = ("cells.csv", "contrasts.csv", "fidelity.csv", "signature.csv", "exposure.csv", "option_counterfactual.csv")
     stats: dict[str, list[Statistic]] = {k: [] for k in names}
     masks_out: list[dict] = []

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from rapgen.archive import SLOTS, TraceCall
+from rapgen.scores.diagnostics.memo import NOWHERE, DrawStore
 from rapgen.scores.interventions.assemble import CounterfactualPlan, Grid, ModelRecords, Reruns, assemble_rows
 from rapgen.scores.interventions.core import ALL_SPLITS, SplitDraws, draws_from_scorer, split_draws
 from rapgen.scores.interventions.reliability import GAP_TRACK, ceiling_gaps, posterior_ceiling, revision_reliability, revision_section
@@ -89,9 +90,10 @@ def grid_from_score_inputs(inputs: Any, diagnostics: Mapping, first_submitted: M
     )
 
 
-def reliability_additions(inputs: Any, diagnostics: Mapping, grid: Grid) -> dict:
+def reliability_additions(inputs: Any, diagnostics: Mapping, grid: Grid, store: DrawStore = NOWHERE) -> dict:
     """``reliability.posterior`` and ``reliability.revision`` for dev, test and ``all``;
-    ``reliability.ceiling_gap`` for dev and test (the leaderboard's splits)."""
+    ``reliability.ceiling_gap`` for dev and test (the leaderboard's splits). ``store``: where the
+    revision pairs' draws (the counts alone) are kept between runs."""
     c = list(inputs.policies).index(CANONICAL_POLICY)
     draws = dict(grid.draws)
     fresh = split_draws(grid.field_ids, grid.field_split, grid.field_block, inputs.resamples, inputs.seed, inputs.level, with_all=True)
@@ -101,7 +103,8 @@ def reliability_additions(inputs: Any, diagnostics: Mapping, grid: Grid) -> dict
     repeatability = episode_grid(diagnostics, grid.field_ids, grid.origins, "repeatability")
     posterior = posterior_ceiling(repeatability, np.asarray(inputs.values[ewma_index, c, spearman_index]), draws)
     par = inputs.archive.ledger["reliability"]
-    pairs = revision_reliability(np.asarray(inputs.target_counts[c]), grid.field_ids, grid.origins, int(par["splits"]), int(par["seed"]))
+    pairs = revision_reliability(np.asarray(inputs.target_counts[c]), grid.field_ids, grid.origins, int(par["splits"]), int(par["seed"]),
+                                 store=store)
     # Every All-Origin leaderboard entry against the ceiling, on the leaderboard's own draws (dev, test).
     takes_part = getattr(inputs, "participates", None)  # None: every entry takes part
     chosen = [e for e in range(len(inputs.entries)) if takes_part is None or takes_part[GAP_TRACK][e]]
@@ -117,15 +120,17 @@ def compute_interventions(
     malformed: Callable[[TraceCall], bool],
     extra_metrics: Callable | None = None,
     reruns: Mapping | None = None,
+    store: DrawStore = NOWHERE,
 ) -> InterventionOutput:
     """Every ``DIR/interventions/`` file (option_counterfactual.csv holds only its header
-    unless ``reruns`` from ``rapgen replay`` are given) and the §6 reliability additions."""
+    unless ``reruns`` from ``rapgen replay`` are given) and the §6 reliability additions
+    (``store``: where the draws that read the counts alone are kept between runs)."""
     from rapgen.scores.interventions.sources import on_origins
 
     first_submitted, labels = ledger_lookups(inputs.archive)
     grid = grid_from_score_inputs(inputs, diagnostics, first_submitted, labels)
     rows = assemble_rows(grid, on_origins(records, grid.origins), malformed, extra_metrics, reruns)
-    return InterventionOutput(intervention_files(rows), reliability_additions(inputs, diagnostics, grid))
+    return InterventionOutput(intervention_files(rows), reliability_additions(inputs, diagnostics, grid, store))
 
 
 # ---------------------------------------------------------------- the Search-option counterfactual

@@ -29,6 +29,7 @@ from datetime import date
 import numpy as np
 
 from rapgen.archive import add_months
+from rapgen.scores.diagnostics.memo import NOWHERE, DrawStore
 from rapgen.scores.interventions.core import ALL_SPLITS, INTERVAL_COLUMNS, SplitDraws, interval_arrays, percentile_interval, replicates
 from rapgen.scores.kernels import mean_over, rounded, spearman
 from rapgen.scores.metrics import SPEARMAN
@@ -156,19 +157,46 @@ class RevisionPair:
 
 def revision_reliability(
     target_counts: np.ndarray, field_ids: Sequence[str], origins: Sequence[date],
-    splits: int, seed: int, horizons: Sequence[int] = REVISION_HORIZONS,
+    splits: int, seed: int, horizons: Sequence[int] = REVISION_HORIZONS, store: DrawStore = NOWHERE,
 ) -> list[RevisionPair]:
     """Spearman–Brown reliability of every qualifying (T, T+h) pair, in the draw order.
 
-    ``target_counts``: (F, O, 8) canonical counts of each origin's target window.
+    ``target_counts``: (F, O, 8) canonical counts of each origin's target window. The pairs read
+    these counts alone (no model output): ``store`` keeps them between runs, under a key of the
+    counts, the field order, the origins and the parameters
+    (:class:`~rapgen.scores.diagnostics.memo.DrawStore`; default: drawn every time).
     """
     counts = np.asarray(target_counts).astype(np.int64)
+    fields = np.array(sorted(range(len(field_ids)), key=lambda i: field_ids[i].encode("utf-8")), dtype=np.int64)
+    days = np.array([d.toordinal() for d in origins], dtype=np.int64)
+    kept = store.get("revision_reliability", _revision_draws, (counts, fields, days),
+                     {"splits": int(splits), "seed": int(seed), "horizons": tuple(int(h) for h in horizons)}, RevisionDraws)
+    return [RevisionPair(int(h), int(f), int(a), int(b), float(r))
+            for h, f, a, b, r in zip(kept.horizon.tolist(), kept.field.tolist(), kept.first.tolist(), kept.second.tolist(),
+                                     kept.reliability.tolist())]
+
+
+@dataclass
+class RevisionDraws:
+    """:func:`revision_reliability`'s pairs as arrays, in the draw order (what the store keeps)."""
+
+    horizon: np.ndarray  # int64
+    field: np.ndarray  # int64, index on the archive's field axis
+    first: np.ndarray  # int64, origin index of T
+    second: np.ndarray  # int64, origin index of T + h
+    reliability: np.ndarray  # float64, NaN where undefined
+
+
+def _revision_draws(counts: np.ndarray, fields: np.ndarray, days: np.ndarray, *, splits: int, seed: int,
+                    horizons: tuple[int, ...]) -> RevisionDraws:
+    """The draws of :func:`revision_reliability`: ``fields`` the field indices in ``field_id`` byte
+    order, ``days`` the origins' proleptic ordinals."""
+    origins = [date.fromordinal(int(d)) for d in days]
     position = {d: i for i, d in enumerate(origins)}
     rng = np.random.default_rng(seed)
-    fields = sorted(range(len(field_ids)), key=lambda i: field_ids[i].encode("utf-8"))
-    out = []
+    out: list[tuple[int, int, int, int, float]] = []
     for h in horizons:
-        for fi in fields:
+        for fi in fields.tolist():
             for T in sorted(origins):
                 later = add_months(T, h)
                 if later not in position:
@@ -186,8 +214,9 @@ def revision_reliability(
                 if defined.size:
                     r = float(defined.mean())
                     value = 2.0 * r / (1.0 + r) if abs(1.0 + r) > TOL else np.nan
-                out.append(RevisionPair(h, fi, position[T], position[later], value))
-    return out
+                out.append((h, fi, position[T], position[later], value))
+    columns = list(zip(*out)) if out else [(), (), (), (), ()]
+    return RevisionDraws(*(np.array(c, dtype=np.int64) for c in columns[:4]), np.array(columns[4], dtype=np.float64))
 
 
 def revision_section(pairs: Sequence[RevisionPair], n_fields: int, draws: Mapping[str, SplitDraws]) -> dict[str, list[dict]]:
