@@ -132,7 +132,7 @@ def _verdict(items: tuple) -> CallArgs | tuple[str, bool]:
         return str(exc), exc.recordable  # not the exception: it would keep its frames alive
 
 
-def check_call(args: object) -> CallArgs:
+def check_call(args: object, *, with_terms: bool = True) -> CallArgs:
     """Check a call's arguments against the tool schema (SEARCH.md, A Search call):
     the one validator of Search calls. Returns the parsed call, or raises
     :class:`CallProblem` (a one-line reason; ``recordable`` as documented there).
@@ -140,7 +140,8 @@ def check_call(args: object) -> CallArgs:
     Malformed: not an object, an unknown key, a missing ``query`` or ``sort``,
     a non-string query, a sort outside :data:`SORTS`, a date that is not a
     strict ``YYYY-MM-DD`` calendar date or null, ``date_from >= date_to``, and a
-    query that is empty or only whitespace.
+    query that is empty or only whitespace. ``with_terms=False``: the same verdict, the query
+    left unanalysed (the parsed call's ``terms`` empty).
     """
     if type(args) is not dict and not isinstance(args, Mapping):
         raise CallProblem(f"the arguments must be an object, found {type(args).__name__}", recordable=False)
@@ -151,16 +152,14 @@ def check_call(args: object) -> CallArgs:
         if key not in args:
             raise CallProblem(f"missing required argument {key!r}", recordable=False)
     query, sort = args["query"], args["sort"]
-    shapes_ok = isinstance(query, str) and isinstance(sort, str) and all(
-        args.get(k) is None or isinstance(args.get(k), str) for k in ("date_from", "date_to"))
     if not isinstance(query, str):
         raise CallProblem(f"query must be a string, found {type(query).__name__}", recordable=False)
     if sort not in SORTS:
-        raise CallProblem(f"sort must be 'relevance' or 'date', found {sort!r}", recordable=shapes_ok)
+        raise CallProblem(f"sort must be 'relevance' or 'date', found {sort!r}", recordable=_shapes_ok(args))
     try:
         date_from, date_to = _parse_bound(args, "date_from"), _parse_bound(args, "date_to")
     except CallProblem as exc:
-        raise CallProblem(str(exc), recordable=shapes_ok) from None
+        raise CallProblem(str(exc), recordable=_shapes_ok(args)) from None
     if date_from is not None and date_to is not None and date_from >= date_to:
         raise CallProblem(f"date_from {date_from} must be before date_to {date_to}")
     if not query.strip():
@@ -171,7 +170,13 @@ def check_call(args: object) -> CallArgs:
         raise CallProblem(f"the query is not valid Unicode text (a lone surrogate at position {surrogate.start()})", recordable=False)
     # A query of stopwords or one-letter tokens only is valid (SEARCH.md lists the
     # malformed calls and it is not one of them): no terms, so 0 hits, as in Whoosh.
-    return CallArgs(query, sort, date_from, date_to, _terms_of(query))
+    return CallArgs(query, sort, date_from, date_to, _terms_of(query) if with_terms else ())
+
+
+def _shapes_ok(args: Mapping[str, Any]) -> bool:
+    """Whether a trace line can hold the call's values as given (``recordable``, see CallProblem)."""
+    return isinstance(args["query"], str) and isinstance(args["sort"], str) and all(
+        args.get(k) is None or isinstance(args.get(k), str) for k in ("date_from", "date_to"))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -182,9 +187,23 @@ def _terms_of(query: str) -> tuple[str, ...]:
 
 def call_is_malformed(call: Any) -> bool:
     """Whether a recorded call (a :class:`~rapgen.archive.TraceCall`) has malformed
-    arguments, by :func:`validate_call`: the predicate the scorer and verify are handed."""
+    arguments, by :func:`validate_call`: the predicate the scorer and verify are handed
+    (the verdict alone: the query is not analysed into terms)."""
+    args = {"query": call.query, "sort": call.sort, "date_from": call.date_from, "date_to": call.date_to}
+    key = _call_key(args)
+    if key is None:
+        try:
+            validate_call(args)
+        except CallProblem:
+            return True
+        return False
+    return _malformed(key[0])
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _malformed(items: tuple) -> bool:
     try:
-        validate_call({"query": call.query, "sort": call.sort, "date_from": call.date_from, "date_to": call.date_to})
+        check_call(dict(items), with_terms=False)
     except CallProblem:
         return True
     return False
