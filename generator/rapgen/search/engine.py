@@ -276,15 +276,19 @@ class Shard:
     def _effective_answer(self, call: CallArgs, top_k: int, k1: float, b: float) -> SearchResult:
         """The answer to a valid call, shared with every call that differs only by bounds at or
         beyond the shard's own (they filter nothing: every member is dated inside the shard)."""
-        lo = day_number(call.date_from) if call.date_from is not None else None
-        hi = day_number(call.date_to) if call.date_to is not None else None
-        key = (call.terms, call.sort, lo if lo is not None and (self.lo is None or lo > self.lo) else None,
-               hi if hi is not None and hi < self.hi else None, top_k, k1, b)
+        key = self._effective_key(call, top_k, k1, b)
         found = self._effective.get(key)
         if found is None:
             found = self._answer(call, self._matched_terms(call.terms), top_k=top_k, k1=k1, b=b)
             _remember(self._effective, key, found)
         return found
+
+    def _effective_key(self, call: CallArgs, top_k: int, k1: float, b: float) -> tuple:
+        """A valid call's identity on this shard: its bounds at or beyond the shard's own dropped."""
+        lo = day_number(call.date_from) if call.date_from is not None else None
+        hi = day_number(call.date_to) if call.date_to is not None else None
+        return (call.terms, call.sort, lo if lo is not None and (self.lo is None or lo > self.lo) else None,
+                hi if hi is not None and hi < self.hi else None, top_k, k1, b)
 
     def _matched_terms(self, terms: tuple[str, ...]) -> _Matched:
         matched = self._matched.get(terms)
@@ -426,10 +430,7 @@ class Shard:
         """``total_hits`` and the returned ids of a valid call, as :meth:`execute` gives them (the
         ids a list; no dates, no scores): what a replay compares with the recorded call. Calls
         that differ only by bounds at or beyond the shard's own share one answer."""
-        lo = day_number(call.date_from) if call.date_from is not None else None
-        hi = day_number(call.date_to) if call.date_to is not None else None
-        key = (call.terms, call.sort, lo if lo is not None and (self.lo is None or lo > self.lo) else None,
-               hi if hi is not None and hi < self.hi else None, top_k, k1, b)
+        key = self._effective_key(call, top_k, k1, b)
         found = self._replayed.get(key)
         if found is None:
             total, chosen, _ = self._chosen(call, self._matched_terms(call.terms), top_k, k1, b)
