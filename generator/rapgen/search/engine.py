@@ -132,7 +132,7 @@ def _verdict(items: tuple) -> CallArgs | tuple[str, bool]:
         return str(exc), exc.recordable  # not the exception: it would keep its frames alive
 
 
-def check_call(args: object, *, with_terms: bool = True) -> CallArgs:
+def check_call(args: object) -> CallArgs:
     """Check a call's arguments against the tool schema (SEARCH.md, A Search call):
     the one validator of Search calls. Returns the parsed call, or raises
     :class:`CallProblem` (a one-line reason; ``recordable`` as documented there).
@@ -140,8 +140,7 @@ def check_call(args: object, *, with_terms: bool = True) -> CallArgs:
     Malformed: not an object, an unknown key, a missing ``query`` or ``sort``,
     a non-string query, a sort outside :data:`SORTS`, a date that is not a
     strict ``YYYY-MM-DD`` calendar date or null, ``date_from >= date_to``, and a
-    query that is empty or only whitespace. ``with_terms=False``: the same verdict, the query
-    left unanalysed (the parsed call's ``terms`` empty).
+    query that is empty or only whitespace.
     """
     if type(args) is not dict and not isinstance(args, Mapping):
         raise CallProblem(f"the arguments must be an object, found {type(args).__name__}", recordable=False)
@@ -170,7 +169,7 @@ def check_call(args: object, *, with_terms: bool = True) -> CallArgs:
         raise CallProblem(f"the query is not valid Unicode text (a lone surrogate at position {surrogate.start()})", recordable=False)
     # A query of stopwords or one-letter tokens only is valid (SEARCH.md lists the
     # malformed calls and it is not one of them): no terms, so 0 hits, as in Whoosh.
-    return CallArgs(query, sort, date_from, date_to, _terms_of(query) if with_terms else ())
+    return CallArgs(query, sort, date_from, date_to, _terms_of(query))
 
 
 def _shapes_ok(args: Mapping[str, Any]) -> bool:
@@ -187,23 +186,9 @@ def _terms_of(query: str) -> tuple[str, ...]:
 
 def call_is_malformed(call: Any) -> bool:
     """Whether a recorded call (a :class:`~rapgen.archive.TraceCall`) has malformed
-    arguments, by :func:`validate_call`: the predicate the scorer and verify are handed
-    (the verdict alone: the query is not analysed into terms)."""
-    args = {"query": call.query, "sort": call.sort, "date_from": call.date_from, "date_to": call.date_to}
-    key = _call_key(args)
-    if key is None:
-        try:
-            validate_call(args)
-        except CallProblem:
-            return True
-        return False
-    return _malformed(key[0])
-
-
-@functools.lru_cache(maxsize=1 << 17)
-def _malformed(items: tuple) -> bool:
+    arguments, by :func:`validate_call`: the predicate the scorer and verify are handed."""
     try:
-        check_call(dict(items), with_terms=False)
+        validate_call({"query": call.query, "sort": call.sort, "date_from": call.date_from, "date_to": call.date_to})
     except CallProblem:
         return True
     return False
