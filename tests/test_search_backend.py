@@ -193,3 +193,25 @@ def test_search_variants_answer_each_call_as_search_does(tiny_archive, tmp_path)
     assert together == alone
     assert together[3].error == "the query is empty"
     assert len({(r.total_hits, r.ids) for r in together if r.ok}) > 3  # the options really change the answers
+
+
+def test_primed_terms_give_the_answers_of_terms_looked_up_one_by_one(tiny_archive, tmp_path):
+    # A replay looks up every term of a shard's calls at once (Shard.prime): the clauses, their
+    # BM25 leaves and so every score, tie and answer must be the ones of the term-by-term path.
+    from rapgen.search.engine import validate_call
+
+    archive = Archive(tiny_archive.root)
+    calls = []
+    for q in ("parsing translation", "model data speech", "zzzunknownterm parsing", "speech", "the of and"):
+        calls += [validate_call({"query": q, "sort": s, **bounds}) for s in ("relevance", "date")
+                  for bounds in ({}, {"date_from": "2024-01-01"}, {"date_to": "2023-06-01"})]
+    primed, plain = Backend(archive, cache_dir=tmp_path / "c"), Backend(archive, cache_dir=tmp_path / "c")
+    for regime in ("fixed", "expanding"):
+        for m in archive.manifest(regime):
+            a, b = primed.shard(m.field_id, m.origin, regime), plain.shard(m.field_id, m.origin, regime)
+            a.prime([t for c in calls for t in c.terms], primed.k1, primed.b)
+            for call in calls:
+                options = {"top_k": primed.top_k, "k1": primed.k1, "b": primed.b}
+                mine, theirs = a.execute(call, **options), b.execute(call, **options)
+                assert mine == theirs
+                assert a.replay_answer(call, **options) == (theirs.total_hits, list(theirs.ids))

@@ -151,16 +151,14 @@ def check_call(args: object) -> CallArgs:
         if key not in args:
             raise CallProblem(f"missing required argument {key!r}", recordable=False)
     query, sort = args["query"], args["sort"]
-    shapes_ok = isinstance(query, str) and isinstance(sort, str) and all(
-        args.get(k) is None or isinstance(args.get(k), str) for k in ("date_from", "date_to"))
     if not isinstance(query, str):
         raise CallProblem(f"query must be a string, found {type(query).__name__}", recordable=False)
     if sort not in SORTS:
-        raise CallProblem(f"sort must be 'relevance' or 'date', found {sort!r}", recordable=shapes_ok)
+        raise CallProblem(f"sort must be 'relevance' or 'date', found {sort!r}", recordable=_shapes_ok(args))
     try:
         date_from, date_to = _parse_bound(args, "date_from"), _parse_bound(args, "date_to")
     except CallProblem as exc:
-        raise CallProblem(str(exc), recordable=shapes_ok) from None
+        raise CallProblem(str(exc), recordable=_shapes_ok(args)) from None
     if date_from is not None and date_to is not None and date_from >= date_to:
         raise CallProblem(f"date_from {date_from} must be before date_to {date_to}")
     if not query.strip():
@@ -172,6 +170,12 @@ def check_call(args: object) -> CallArgs:
     # A query of stopwords or one-letter tokens only is valid (SEARCH.md lists the
     # malformed calls and it is not one of them): no terms, so 0 hits, as in Whoosh.
     return CallArgs(query, sort, date_from, date_to, _terms_of(query))
+
+
+def _shapes_ok(args: Mapping[str, Any]) -> bool:
+    """Whether a trace line can hold the call's values as given (``recordable``, see CallProblem)."""
+    return isinstance(args["query"], str) and isinstance(args["sort"], str) and all(
+        args.get(k) is None or isinstance(args.get(k), str) for k in ("date_from", "date_to"))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -217,6 +221,7 @@ class Shard:
         self._leaves: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._answers: dict[tuple, SearchResult] = {}
         self._effective: dict[tuple, SearchResult] = {}
+        self._replayed: dict[tuple, tuple[int, list[str]]] = {}
 
     @property
     def ids(self) -> list[str]:
@@ -256,15 +261,19 @@ class Shard:
     def _effective_answer(self, call: CallArgs, top_k: int, k1: float, b: float) -> SearchResult:
         """The answer to a valid call, shared with every call that differs only by bounds at or
         beyond the shard's own (they filter nothing: every member is dated inside the shard)."""
-        lo = day_number(call.date_from) if call.date_from is not None else None
-        hi = day_number(call.date_to) if call.date_to is not None else None
-        key = (call.terms, call.sort, lo if lo is not None and (self.lo is None or lo > self.lo) else None,
-               hi if hi is not None and hi < self.hi else None, top_k, k1, b)
+        key = self._effective_key(call, top_k, k1, b)
         found = self._effective.get(key)
         if found is None:
             found = self._answer(call, self._matched_terms(call.terms), top_k=top_k, k1=k1, b=b)
             _remember(self._effective, key, found)
         return found
+
+    def _effective_key(self, call: CallArgs, top_k: int, k1: float, b: float) -> tuple:
+        """A valid call's identity on this shard: its bounds at or beyond the shard's own dropped."""
+        lo = day_number(call.date_from) if call.date_from is not None else None
+        hi = day_number(call.date_to) if call.date_to is not None else None
+        return (call.terms, call.sort, lo if lo is not None and (self.lo is None or lo > self.lo) else None,
+                hi if hi is not None and hi < self.hi else None, top_k, k1, b)
 
     def _matched_terms(self, terms: tuple[str, ...]) -> _Matched:
         matched = self._matched.get(terms)
@@ -298,6 +307,50 @@ class Shard:
                 docs, tfs = docs[keep], tfs[keep]
             out.append((fname, docs, tfs))
         return tuple(out)
+
+    def prime(self, terms: Sequence[str], k1: float, b: float) -> None:
+        """Look up many terms at once (every term of the calls a replay is about to ask of this
+        shard): their clauses and BM25 leaves, the same arrays :meth:`_term_postings` and
+        :meth:`_leaf` give one term at a time, made by one gather per scored field instead of one
+        per term. Terms already known are left as they are."""
+        terms = [t for t in dict.fromkeys(terms) if t not in self._term_clauses]
+        if not terms:
+            return
+        tids = [self._lookup(t) for t in terms]
+        known = [i for i, tid in enumerate(tids) if tid is not None]
+        per_term: list[list[tuple[str, np.ndarray, np.ndarray]]] = [[] for _ in terms]
+        for i, tid in enumerate(tids):
+            if tid is None:
+                per_term[i] = [(fname, _NONE_I, _NONE_F) for fname in FIELDS]
+        if known:
+            member = None if self.n == self.index.n else self.member
+            wanted = np.array([tids[i] for i in known], dtype=np.int64)
+            for fname in FIELDS:
+                docs, tfs, bounds = _gather(self.index, fname, wanted, member)
+                leaves = self._leaves_of(fname, docs, tfs, bounds, k1, b)
+                for at, i in enumerate(known):
+                    lo, hi = bounds[at], bounds[at + 1]
+                    if lo == hi:
+                        # an empty clause: what _term_postings gives (the index's empty arrays, or
+                        # the postings' own empty selection)
+                        clause = (fname, _NONE_I, _NONE_F) if member is None else (fname, docs[lo:hi], tfs[lo:hi])
+                    else:
+                        clause = (fname, docs[lo:hi], tfs[lo:hi])
+                        _remember(self._leaves, (id(clause[1]), fname, k1, b), (clause[1], leaves[lo:hi]))
+                    per_term[i].append(clause)
+        for term, clauses in zip(terms, per_term):
+            _remember(self._term_clauses, term, tuple(clauses))
+
+    def _leaves_of(self, fname: str, docs: np.ndarray, tfs: np.ndarray, bounds: list[int], k1: float, b: float) -> np.ndarray:
+        """The BM25 leaves of consecutive clauses (``docs[bounds[j]:bounds[j+1]]``), each element the
+        double :meth:`_leaf` gives: the same operations, element by element."""
+        if not len(docs):
+            return _NONE_F
+        dfs = np.diff(np.asarray(bounds, dtype=np.int64))
+        idfs = [math.log(self.n / (df + 1)) + 1 if df else 0.0 for df in dfs.tolist()]  # WeightingModel.idf
+        fl = self.index.quant_len[fname][docs]
+        avgfl = self.avgfl[fname]
+        return np.repeat(np.array(idfs), dfs) * ((tfs * (k1 + 1)) / (tfs + k1 * ((1 - b) + b * fl / avgfl)))
 
     def _leaf(self, fname: str, docs: np.ndarray, tfs: np.ndarray, k1: float, b: float) -> np.ndarray | None:
         """One clause's BM25 scores of its documents (None for an empty clause); a clause is one
@@ -352,7 +405,26 @@ class Shard:
         return _Matched(clauses, union, self.index.days[union])
 
     def _answer(self, call: CallArgs, matched: _Matched, *, top_k: int, k1: float, b: float) -> SearchResult:
-        index = self.index
+        total, chosen, chosen_scores = self._chosen(call, matched, top_k, k1, b)
+        if not total:
+            return SearchResult(0, (), (), () if call.sort == "relevance" else None)
+        return SearchResult(total, tuple(map(str, self.index.ids[chosen].tolist())), self.index.dates_of(chosen),
+                            None if chosen_scores is None else tuple(chosen_scores.tolist()))
+
+    def replay_answer(self, call: CallArgs, *, top_k: int, k1: float, b: float) -> tuple[int, list[str]]:
+        """``total_hits`` and the returned ids of a valid call, as :meth:`execute` gives them (the
+        ids a list; no dates, no scores): what a replay compares with the recorded call. Calls
+        that differ only by bounds at or beyond the shard's own share one answer."""
+        key = self._effective_key(call, top_k, k1, b)
+        found = self._replayed.get(key)
+        if found is None:
+            total, chosen, _ = self._chosen(call, self._matched_terms(call.terms), top_k, k1, b)
+            found = (total, list(map(str, self.index.ids[chosen].tolist())) if total else [])
+            _remember(self._replayed, key, found)
+        return found
+
+    def _chosen(self, call: CallArgs, matched: _Matched, top_k: int, k1: float, b: float) -> tuple[int, np.ndarray, np.ndarray | None]:
+        """(total_hits, the returned members' positions, their scores (None for a date call))."""
         # the call's bounds, clipped to the shard (shard membership is already in the match)
         keep = None
         if call.date_from is not None:
@@ -363,19 +435,40 @@ class Shard:
         candidates = matched.union if keep is None else matched.union[keep]
         total = int(len(candidates))
         if total == 0:
-            return SearchResult(0, (), (), () if call.sort == "relevance" else None)
+            return 0, _NONE_I, None
         if call.sort == "relevance":
             if matched.scores is None or matched.scored_with != (k1, b):
                 matched.scores, matched.scored_with = self._scores(matched.clauses, matched.union, k1, b), (k1, b)
             scores = matched.scores if keep is None else matched.scores[keep]
             order = _top(candidates, -scores, top_k)
-            chosen_scores: tuple[float, ...] | None = tuple(scores[order].tolist())
+            chosen_scores = scores[order]
         else:
             days = matched.days if keep is None else matched.days[keep]
             order = _top(candidates, -days, top_k)
             chosen_scores = None
-        chosen = candidates[order]
-        return SearchResult(total, tuple(map(str, index.ids[chosen].tolist())), index.dates_of(chosen), chosen_scores)
+        return total, candidates[order], chosen_scores
+
+
+def _gather(index: FieldIndex, fname: str, tids: np.ndarray, member: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """The postings of several terms in one scored field, one after the other, kept to the
+    shard's ``member`` (None: every member): (docs, tfs, bounds), term ``j``'s postings at
+    ``bounds[j]:bounds[j+1]``, each in the index's (ascending) order."""
+    terms = index.terms[fname]
+    indptr = index.indptr[fname]
+    if not len(terms):
+        return _NONE_I, _NONE_F, [0] * (len(tids) + 1)
+    at = np.minimum(np.searchsorted(terms, tids), len(terms) - 1)
+    found = terms[at] == tids
+    lo = np.where(found, indptr[at], 0)
+    lengths = np.where(found, indptr[at + 1] - lo, 0)
+    ends = np.cumsum(lengths)
+    spots = np.arange(int(ends[-1])) + np.repeat(lo - (ends - lengths), lengths)
+    docs, tfs = index.docs[fname][spots], index.tfs[fname][spots]
+    if member is not None and len(docs):
+        keep = member[docs]
+        docs, tfs = docs[keep], tfs[keep]
+        ends = np.concatenate(([0], np.cumsum(keep)))[ends]  # kept before each term's end
+    return docs, tfs, [0, *ends.tolist()]
 
 
 def _call_key(args: object, *options: float) -> tuple | None:

@@ -24,14 +24,14 @@ import multiprocessing as mp
 import os
 import threading
 from collections import defaultdict
-from itertools import groupby
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Callable, NamedTuple
 
 from rapgen.errors import SearchError, UsageProblem
 from rapgen.archive import CONDITION_REGIME, SEARCH_REGIME, RapRelease, TraceCall, add_months
-from rapgen.search.engine import Backend
+from rapgen.search.engine import Backend, CallArgs, CallProblem, validate_call
 
 SCHEMA_VERSION = 1
 MAX_DIFFERENCES = 5
@@ -80,27 +80,60 @@ def _run_field(job: str | tuple[str, list[ReplayCall]]) -> tuple[str, list[tuple
     """One field's calls: ``(field_id, [(total_hits, ids, error) per call, in the field's order])``.
     A job is a field id when the worker inherited every field's calls (``_WORKER["calls"]``, fork).
     A recorded call that reproduced comes back with ``ids`` :data:`SAME` (the parent has its
-    recorded ids): only the re-runs' and the differing calls' ids cross the pipe."""
+    recorded ids): only the re-runs' and the differing calls' ids cross the pipe.
+
+    The field's calls are parsed first (a counterfactual re-run's parsed call is its recorded
+    call's with the common options: the same query, so the same terms and verdict), then each
+    shard looks up every term of its calls at once, then each call is answered as
+    :meth:`Backend.search` would answer it."""
     field_id, calls = (job, _WORKER["calls"][job]) if isinstance(job, str) else job
     backend: Backend = _WORKER["backend"]
-    out: list[tuple] = []
-    try:
-        # A call and its counterfactual re-run are adjacent (see _jobs) and share their
-        # shard and query, so they go to the backend together and share the scoring.
-        for (origin, regime, _query), group in groupby(calls, key=lambda c: (c.call.origin, REGIME[c.call.condition], c.call.query)):
-            group = list(group)
-            variants = [{"query": c.call.query, "sort": c.call.sort, "date_from": c.call.date_from, "date_to": c.call.date_to}
-                        for c in group]
+    top_k, k1, b = backend.top_k, backend.k1, backend.b
+    parsed: list = []
+    terms: dict[tuple, dict[str, None]] = defaultdict(dict)  # shard -> its calls' terms, in first-seen order
+    bounds: dict[tuple[str, str], tuple[date, date]] = {}
+    previous = None
+    for c in calls:
+        t = c.call
+        call = None
+        if c.source == RERUN and type(previous) is CallArgs and previous.query == t.query:
+            span = bounds.get((t.date_from, t.date_to))
+            if span is None:
+                span = bounds[(t.date_from, t.date_to)] = (date.fromisoformat(t.date_from), date.fromisoformat(t.date_to))
+            if span[0] < span[1]:
+                call = CallArgs(t.query, "relevance", span[0], span[1], previous.terms)
+        if call is None:
             try:
-                results = backend.search_variants(field_id, origin, regime, variants)
-            except SearchError as exc:
-                out.extend((None, None, str(exc)) for _ in group)
+                call = validate_call({"query": t.query, "sort": t.sort, "date_from": t.date_from, "date_to": t.date_to})
+            except CallProblem as exc:
+                call = str(exc)
+        parsed.append(call)
+        previous = call
+        if type(call) is CallArgs:
+            terms[(t.origin, REGIME[t.condition])].update(dict.fromkeys(call.terms))
+    out: list[tuple] = []
+    shards: dict[tuple, object] = {}
+    try:
+        for c, call in zip(calls, parsed):
+            where = (c.call.origin, REGIME[c.call.condition])
+            shard = shards.get(where)
+            if shard is None:
+                try:
+                    shard = backend.shard(field_id, *where)
+                    shard.prime(list(terms.get(where, ())), k1, b)
+                except SearchError as exc:
+                    shard = exc
+                shards[where] = shard
+            if isinstance(shard, SearchError):
+                out.append((None, None, str(shard)))
                 continue
-            for c, r in zip(group, results):
-                ids = list(r.ids)
-                if c.source != RERUN and r.total_hits == c.call.total_hits and ids == list(c.call.returned_ids):
-                    ids = SAME
-                out.append((r.total_hits, ids, r.error))
+            if type(call) is str:
+                total, ids, error = 0, [], call
+            else:
+                (total, ids), error = shard.replay_answer(call, top_k=top_k, k1=k1, b=b), None
+            if c.source != RERUN and total == c.call.total_hits and ids == list(c.call.returned_ids):
+                ids = SAME
+            out.append((total, ids, error))
     finally:
         backend.release(field_id)
     return field_id, out

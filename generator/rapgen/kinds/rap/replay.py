@@ -4,6 +4,7 @@ the Search-option counterfactual handed to the scorer (INTERVENTIONS.md §5)."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -60,5 +61,11 @@ def replay(release: RapRelease, scores_dir: str | Path) -> bool:
     report = replay_archive(release, counterfactual=records is not None, beside=beside)
     write_replay(report, scores_dir)
     if records is not None:
-        write_counterfactual(release, records, report, scores_dir, made["plan"])
+        # The release and the plan stay out of the collector's passes while the file is made
+        # (they hold no cycles to free; each pass would walk all of them again).
+        gc.freeze()
+        try:
+            write_counterfactual(release, records, report, scores_dir, made["plan"])
+        finally:
+            gc.unfreeze()
     return True

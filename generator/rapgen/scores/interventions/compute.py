@@ -40,17 +40,24 @@ class InterventionOutput:
 
 
 def ledger_lookups(archive: Any) -> tuple[dict[str, date], dict[str, dict[str, int]]]:
-    """Every paper's ``first_submitted`` and, per field, each member's counted canonical primary slot."""
+    """Every paper's ``first_submitted`` and, per field, each member's counted canonical primary slot
+    (the columns read as arrays: no row tuples)."""
     slot = {s: i for i, s in enumerate(SLOTS)}
     con = archive.connect()
     try:
-        dates = {pid: day for pid, day in con.execute(PAPER_DATES_SQL).fetchall()}
-        labels: dict[str, dict[str, int]] = defaultdict(dict)
-        for field_id, pid, primary in con.execute(LABELS_SQL).fetchall():
-            if primary in slot:  # "other" never counts
-                labels[field_id][pid] = slot[primary]
+        papers = con.execute(PAPER_DATES_SQL).fetchnumpy()
+        days = papers["first_submitted"]
+        if np.ma.isMaskedArray(days) or days.dtype.kind != "M":  # a missing date: the rows as DuckDB gives them
+            dates = {pid: day for pid, day in con.execute(PAPER_DATES_SQL).fetchall()}
+        else:
+            dates = dict(zip(papers["arxiv_id"].tolist(), days.astype("datetime64[D]").astype(object).tolist()))
+        rows = con.execute(LABELS_SQL).fetchnumpy()
     finally:
         con.close()
+    labels: dict[str, dict[str, int]] = defaultdict(dict)
+    for field_id, pid, at in zip(rows["field_id"].tolist(), rows["arxiv_id"].tolist(), map(slot.get, rows["primary"].tolist())):
+        if at is not None:  # "other" never counts
+            labels[field_id][pid] = at
     return dates, dict(labels)
 
 
