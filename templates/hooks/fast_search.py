@@ -17,9 +17,17 @@ the same runs on page after page (the labels, the column names): each distinct r
 once and its segmentation remembered (jieba's cut of a string depends on the string and the
 dictionary alone), and a text with no character outside ASCII, which holds no Chinese, is
 returned as it is, as the plugin's substitution would return it.
+
+mkdocs' anchor scan reads the whole Markdown source of every page with ``html.parser`` to
+collect the ids of its raw HTML, but the set is read only to check a link to an anchor of that
+page (``Page.validate_anchor_links``), and few pages are the target of one: the scan is
+deferred to the first question asked of the set (:class:`_LazyAnchors`), and a page nobody
+links into by anchor is never scanned. The answers, and so the log, are the same.
 """
 
 from __future__ import annotations
+
+from collections.abc import Set
 
 
 def _no_position(self, i, j):  # HTMLParser.updatepos without the line and column count
@@ -133,6 +141,49 @@ def _fast_parser(search):
     return FastParser
 
 
+class _LazyAnchors(Set):
+    """The anchor ids of a page's raw HTML (mkdocs' ``_HTMLHandler`` over its Markdown source),
+    scanned when first asked; ``ids | lazy`` (the ids of the page's headings with these, as
+    ``Page.render`` writes it) is lazy too. A read-only set: membership, iteration and size."""
+
+    __slots__ = ("_text", "_extra", "_ids")
+
+    def __init__(self, text: str, extra=frozenset()):
+        self._text, self._extra, self._ids = text, extra, None
+
+    def _get(self) -> set:
+        if self._ids is None:
+            from mkdocs.structure.pages import _HTMLHandler
+
+            parser = _HTMLHandler()
+            parser.feed(self._text)
+            parser.close()
+            self._ids, self._text = set(self._extra) | parser.present_anchor_ids, None
+        return self._ids
+
+    def __contains__(self, item) -> bool:
+        return item in self._extra or item in self._get()
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __ror__(self, other):  # set | lazy: the heading ids with these
+        if isinstance(other, (set, frozenset)) and self._ids is None:
+            return _LazyAnchors(self._text, frozenset(other) | self._extra)
+        return set(other) | self._get()
+
+    def __repr__(self) -> str:
+        return f"_LazyAnchors({self._get()!r})"
+
+
+def _deferred_scan(self, lines):  # _RawHTMLPreprocessor.run, the scan left for later
+    self.present_anchor_ids = _LazyAnchors("\n".join(lines))
+    return lines
+
+
 def _install() -> None:
     try:
         from material.plugins.search import plugin as search
@@ -166,6 +217,9 @@ def _install() -> None:
     handler = getattr(pages, "_HTMLHandler", None)
     if handler is not None:
         handler.updatepos = _no_position
+    raw = getattr(pages, "_RawHTMLPreprocessor", None)
+    if raw is not None and handler is not None:
+        raw.run = _deferred_scan
 
 
 _install()  # when mkdocs loads the hooks, before any page is built
