@@ -68,3 +68,54 @@ def test_fast_parser_equals_materials_on_every_page_of_the_sample_build(search, 
             if sections(search.Parser, part) != sections(search.OriginalParser, part):
                 differ.append(str(path.relative_to(repo)))
     assert not differ, differ
+
+
+def _eager_anchor_ids(text: str) -> set[str]:
+    from mkdocs.structure.pages import _HTMLHandler
+
+    parser = _HTMLHandler()
+    parser.feed(text)
+    parser.close()
+    return parser.present_anchor_ids
+
+
+ANCHOR_MARKUP = [
+    "# Title\n\n<div id='a'><a name='b'>x</a><span name='not-an-anchor'></span></div>\n",
+    "<!-- <p id='in-a-comment'> -->\n<script>var s = '<p id=\"in-a-script\">';</script><p ID=upper></p>",
+    "no html at all\n\n* a list\n",
+]
+
+
+@pytest.mark.parametrize("text", ANCHOR_MARKUP)
+def test_deferred_anchor_scan_finds_the_ids_the_eager_one_does(search, text):
+    """The hook defers mkdocs' raw-HTML anchor scan (``_RawHTMLPreprocessor``) to the first question
+    asked of the set; the set, and ``Page.render``'s union with the heading ids, hold the same ids."""
+    from mkdocs.structure.pages import _RawHTMLPreprocessor
+
+    pre = _RawHTMLPreprocessor()
+    lines = text.split("\n")
+    assert pre.run(lines) == lines
+    lazy, eager = pre.present_anchor_ids, _eager_anchor_ids(text)
+    headings = {"title", "a"}
+    union = headings | lazy
+    assert set(lazy) == eager and len(lazy) == len(eager)
+    assert set(union) == headings | eager and all(i in union for i in headings | eager) and "absent" not in union
+
+
+def test_a_link_to_a_missing_anchor_is_still_reported(tmp_path):
+    """mkdocs checks the links into a page's anchors against the deferred set: a link to an id that
+    the raw HTML holds passes, one to an id nowhere on the page is still logged."""
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("# Home\n\n[ok](other.md#kept) [bad](other.md#missing)\n", encoding="utf-8")
+    (docs / "other.md").write_text("# Other\n\n<div id=\"kept\"><p>raw</p></div>\n", encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: t\nhooks:\n  - " + str(REPO / "templates" / "hooks" / "fast_search.py") + "\n"
+        "validation:\n  anchors: warn\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-f", str(tmp_path / "mkdocs.yml")],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "other.md#missing" in proc.stderr and "other.md#kept" not in proc.stderr
