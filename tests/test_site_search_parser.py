@@ -119,3 +119,42 @@ def test_a_link_to_a_missing_anchor_is_still_reported(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "other.md#missing" in proc.stderr and "other.md#kept" not in proc.stderr
+
+
+def test_kept_jieba_cuts_are_jiebas_and_are_read_back(search, tmp_path, monkeypatch):
+    """The Chinese runs' segmentations kept between builds (``_Cuts``): the first build cuts with
+    jieba and writes them; a later one answers from the file without jieba; a damaged file or one
+    of another key is not read; nothing is written when keeping is off."""
+    import jieba
+
+    monkeypatch.setenv("RAPGEN_CACHE", str(tmp_path))
+    spec = importlib.util.spec_from_file_location("rapgen_fast_search_cuts", REPO / "templates" / "hooks" / "fast_search.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    runs = ["中文", "领域的最佳模型", "扩展窗口检索条件"]
+    first = hook._Cuts(jieba)
+    cuts = [first.cut(r) for r in runs]
+    assert cuts == ["\u200b" + "\u200b".join(jieba.cut(r.encode("utf-8"))) + "\u200b" for r in runs]
+    first.save()
+    files = list((tmp_path / "site").glob("jieba-cuts-*.json"))
+    assert len(files) == 1 and first.new == {}
+
+    class NoJieba:  # the same version and dictionary, but cutting is an error
+        __version__, dt = jieba.__version__, jieba.dt
+
+        @staticmethod
+        def cut(value):
+            raise AssertionError("cut again")
+
+    later = hook._Cuts(NoJieba)
+    assert [later.cut(r) for r in runs] == cuts
+    files[0].write_text("[1, 2]", encoding="utf-8")
+    assert hook._Cuts(jieba).cut(runs[1]) == cuts[1]  # a damaged file: cut again
+    with pytest.raises(AssertionError):
+        hook._Cuts(NoJieba).cut(runs[1])
+    off = hook._Cuts(jieba)
+    off.enabled = False
+    off.cut(runs[0])
+    files[0].unlink()
+    off.save()
+    assert not list((tmp_path / "site").glob("jieba-cuts-*.json"))
