@@ -68,3 +68,93 @@ def test_fast_parser_equals_materials_on_every_page_of_the_sample_build(search, 
             if sections(search.Parser, part) != sections(search.OriginalParser, part):
                 differ.append(str(path.relative_to(repo)))
     assert not differ, differ
+
+
+def _eager_anchor_ids(text: str) -> set[str]:
+    from mkdocs.structure.pages import _HTMLHandler
+
+    parser = _HTMLHandler()
+    parser.feed(text)
+    parser.close()
+    return parser.present_anchor_ids
+
+
+ANCHOR_MARKUP = [
+    "# Title\n\n<div id='a'><a name='b'>x</a><span name='not-an-anchor'></span></div>\n",
+    "<!-- <p id='in-a-comment'> -->\n<script>var s = '<p id=\"in-a-script\">';</script><p ID=upper></p>",
+    "no html at all\n\n* a list\n",
+]
+
+
+@pytest.mark.parametrize("text", ANCHOR_MARKUP)
+def test_deferred_anchor_scan_finds_the_ids_the_eager_one_does(search, text):
+    """The hook defers mkdocs' raw-HTML anchor scan (``_RawHTMLPreprocessor``) to the first question
+    asked of the set; the set, and ``Page.render``'s union with the heading ids, hold the same ids."""
+    from mkdocs.structure.pages import _RawHTMLPreprocessor
+
+    pre = _RawHTMLPreprocessor()
+    lines = text.split("\n")
+    assert pre.run(lines) == lines
+    lazy, eager = pre.present_anchor_ids, _eager_anchor_ids(text)
+    headings = {"title", "a"}
+    union = headings | lazy
+    assert set(lazy) == eager and len(lazy) == len(eager)
+    assert set(union) == headings | eager and all(i in union for i in headings | eager) and "absent" not in union
+
+
+def test_a_link_to_a_missing_anchor_is_still_reported(tmp_path):
+    """mkdocs checks the links into a page's anchors against the deferred set: a link to an id that
+    the raw HTML holds passes, one to an id nowhere on the page is still logged."""
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("# Home\n\n[ok](other.md#kept) [bad](other.md#missing)\n", encoding="utf-8")
+    (docs / "other.md").write_text("# Other\n\n<div id=\"kept\"><p>raw</p></div>\n", encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: t\nhooks:\n  - " + str(REPO / "templates" / "hooks" / "fast_search.py") + "\n"
+        "validation:\n  anchors: warn\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-f", str(tmp_path / "mkdocs.yml")],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "other.md#missing" in proc.stderr and "other.md#kept" not in proc.stderr
+
+
+def test_kept_jieba_cuts_are_jiebas_and_are_read_back(search, tmp_path, monkeypatch):
+    """The Chinese runs' segmentations kept between builds (``_Cuts``): the first build cuts with
+    jieba and writes them; a later one answers from the file without jieba; a damaged file or one
+    of another key is not read; nothing is written when keeping is off."""
+    import jieba
+
+    monkeypatch.setenv("RAPGEN_CACHE", str(tmp_path))
+    spec = importlib.util.spec_from_file_location("rapgen_fast_search_cuts", REPO / "templates" / "hooks" / "fast_search.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    runs = ["中文", "领域的最佳模型", "扩展窗口检索条件"]
+    first = hook._Cuts(jieba)
+    cuts = [first.cut(r) for r in runs]
+    assert cuts == ["\u200b" + "\u200b".join(jieba.cut(r.encode("utf-8"))) + "\u200b" for r in runs]
+    first.save()
+    files = list((tmp_path / "site").glob("jieba-cuts-*.json"))
+    assert len(files) == 1 and first.new == {}
+
+    class NoJieba:  # the same version and dictionary, but cutting is an error
+        __version__, dt = jieba.__version__, jieba.dt
+
+        @staticmethod
+        def cut(value):
+            raise AssertionError("cut again")
+
+    later = hook._Cuts(NoJieba)
+    assert [later.cut(r) for r in runs] == cuts
+    files[0].write_text("[1, 2]", encoding="utf-8")
+    assert hook._Cuts(jieba).cut(runs[1]) == cuts[1]  # a damaged file: cut again
+    with pytest.raises(AssertionError):
+        hook._Cuts(NoJieba).cut(runs[1])
+    off = hook._Cuts(jieba)
+    off.enabled = False
+    off.cut(runs[0])
+    files[0].unlink()
+    off.save()
+    assert not list((tmp_path / "site").glob("jieba-cuts-*.json"))

@@ -16,10 +16,26 @@ The search plugin segments every run of Chinese characters of every section with
 the same runs on page after page (the labels, the column names): each distinct run is cut
 once and its segmentation remembered (jieba's cut of a string depends on the string and the
 dictionary alone), and a text with no character outside ASCII, which holds no Chinese, is
-returned as it is, as the plugin's substitution would return it.
+returned as it is, as the plugin's substitution would return it. The cuts are also kept
+between builds (:class:`_Cuts`, a small JSON file keyed by jieba's version and the sha256 of
+its dictionary), so that a build whose Chinese runs were all cut before never loads jieba's
+dictionary (1.2-1.5 s, on the Chinese build's path).
+
+mkdocs' anchor scan reads the whole Markdown source of every page with ``html.parser`` to
+collect the ids of its raw HTML, but the set is read only to check a link to an anchor of that
+page (``Page.validate_anchor_links``), and few pages are the target of one: the scan is
+deferred to the first question asked of the set (:class:`_LazyAnchors`), and a page nobody
+links into by anchor is never scanned. The answers, and so the log, are the same.
 """
 
 from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Set
+from pathlib import Path
 
 
 def _no_position(self, i, j):  # HTMLParser.updatepos without the line and column count
@@ -133,6 +149,141 @@ def _fast_parser(search):
     return FastParser
 
 
+class _LazyAnchors(Set):
+    """The anchor ids of a page's raw HTML (mkdocs' ``_HTMLHandler`` over its Markdown source),
+    scanned when first asked; ``ids | lazy`` (the ids of the page's headings with these, as
+    ``Page.render`` writes it) is lazy too. A read-only set: membership, iteration and size."""
+
+    __slots__ = ("_text", "_extra", "_ids")
+
+    def __init__(self, text: str, extra=frozenset()):
+        self._text, self._extra, self._ids = text, extra, None
+
+    def _get(self) -> set:
+        if self._ids is None:
+            from mkdocs.structure.pages import _HTMLHandler
+
+            parser = _HTMLHandler()
+            parser.feed(self._text)
+            parser.close()
+            self._ids, self._text = set(self._extra) | parser.present_anchor_ids, None
+        return self._ids
+
+    def __contains__(self, item) -> bool:
+        return item in self._extra or item in self._get()
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __ror__(self, other):  # set | lazy: the heading ids with these
+        if isinstance(other, (set, frozenset)) and self._ids is None:
+            return _LazyAnchors(self._text, frozenset(other) | self._extra)
+        return set(other) | self._get()
+
+    def __repr__(self) -> str:
+        return f"_LazyAnchors({self._get()!r})"
+
+
+def _deferred_scan(self, lines):  # _RawHTMLPreprocessor.run, the scan left for later
+    self.present_anchor_ids = _LazyAnchors("\n".join(lines))
+    return lines
+
+
+class _Cuts(dict):
+    """Han run -> its segmentation (the runs joined by U+200B and framed by it), read from the file
+    of earlier builds when a run is first missed, the new ones written back after the build
+    (:func:`on_post_build`). The file is ``$RAPGEN_CACHE/site/`` (else the temporary folder, where
+    jieba keeps its own dictionary cache) ``jieba-cuts-<key>.json``, the key made of jieba's version
+    and its dictionary's sha256, so another dictionary or version never reads these cuts. Nothing
+    is kept when a user dictionary is configured (``search.jieba_dict_user``)."""
+
+    def __init__(self, jieba):
+        super().__init__()
+        self.jieba, self.new, self.path, self.loaded, self.enabled = jieba, {}, None, False, True
+
+    def cut(self, value: str) -> str:
+        found = self.get(value)
+        if found is None and not self.loaded:
+            self._load()
+            found = self.get(value)
+        if found is None:
+            found = self[value] = self.new[value] = "".join(
+                ["\u200b", "\u200b".join(self.jieba.cut(value.encode("utf-8"))), "\u200b"])
+        return found
+
+    def _file(self) -> Path | None:
+        if self.path is None and self.enabled:
+            try:
+                with self.jieba.dt.get_dict_file() as f:
+                    digest = hashlib.sha256(f.read()).hexdigest()
+            except OSError:
+                self.enabled = False
+                return None
+            key = hashlib.sha256(f"{self.jieba.__version__}\0cut HMM\0{digest}".encode()).hexdigest()[:20]
+            folder = Path(os.environ["RAPGEN_CACHE"]) / "site" if os.environ.get("RAPGEN_CACHE") \
+                else Path(tempfile.gettempdir()) / "rapgen-site"
+            self.path = folder / f"jieba-cuts-{key}.json"
+        return self.path if self.enabled else None
+
+    def _read(self, path: Path) -> dict:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        ok = isinstance(data, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in data.items())
+        return data if ok else {}
+
+    def _load(self) -> None:
+        self.loaded = True
+        path = self._file()
+        if path is not None:
+            for value, cut in self._read(path).items():
+                self.setdefault(value, cut)
+
+    def save(self) -> None:
+        path = self._file() if self.new else None
+        if path is None:
+            return
+        merged = {**self._read(path), **self.new}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".jieba-cuts-", dir=path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(merged, out, ensure_ascii=False, sort_keys=True)
+            os.replace(tmp, path)
+        except OSError:
+            return
+        self.new = {}
+
+
+_CUTS: list = []  # the one _Cuts of this process, once jieba is there
+
+
+def on_config(config):
+    """No kept cuts with a user dictionary (Material loads it into jieba at its own ``on_config``)."""
+    plugin = config.plugins.get("material/search") or config.plugins.get("search")
+    if _CUTS and plugin is not None and getattr(plugin.config, "jieba_dict_user", None):
+        _CUTS[0].enabled = False
+    return config
+
+
+def _event_priority(priority):
+    try:
+        from mkdocs.plugins import event_priority
+    except ImportError:  # pragma: no cover - mkdocs is what loads this hook
+        return lambda f: f
+    return event_priority(priority)
+
+
+@_event_priority(-300)  # after parallel_languages.py's (-200), which waits for the other language's build
+def on_post_build(config):
+    if _CUTS:
+        _CUTS[0].save()
+
+
 def _install() -> None:
     try:
         from material.plugins.search import plugin as search
@@ -145,14 +296,12 @@ def _install() -> None:
         jieba, bre = search.jieba, search.bre
         if jieba is not None:
             han = bre.compile(r"(\p{script: Han}+)", bre.UNICODE)
-            cuts: dict[str, str] = {}
+            cuts = _Cuts(jieba)
+            _CUTS.append(cuts)
 
             def replace(match):
                 value = match.group(0)
-                cut = cuts.get(value)
-                if cut is None:
-                    cut = cuts[value] = "".join(["\u200b", "\u200b".join(jieba.cut(value.encode("utf-8"))), "\u200b"])
-                return cut
+                return cuts.get(value) or cuts.cut(value)
 
             def _segment_chinese(self, data):
                 if data.isascii():  # no Han character: the substitution changes nothing, strip("\u200b") neither
@@ -166,6 +315,9 @@ def _install() -> None:
     handler = getattr(pages, "_HTMLHandler", None)
     if handler is not None:
         handler.updatepos = _no_position
+    raw = getattr(pages, "_RawHTMLPreprocessor", None)
+    if raw is not None and handler is not None:
+        raw.run = _deferred_scan
 
 
 _install()  # when mkdocs loads the hooks, before any page is built

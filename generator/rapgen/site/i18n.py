@@ -92,10 +92,17 @@ def _flatten(node: yaml.Node, path: Path, prefix: str, out: dict[str, str], line
             raise SiteError(f"{path}: line {value.start_mark.line + 1}: label {dotted!r} must be text")
 
 
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def read_catalogue(path: Path, lang: str) -> Catalogue:
     """Parse one catalogue file (a one-line SiteError for a missing or malformed file)."""
     try:
-        node = yaml.compose(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        try:  # libyaml's parser where PyYAML has it (the same nodes, lines and tags, ten times faster)
+            node = yaml.compose(text, Loader=_FAST_LOADER)
+        except yaml.YAMLError:
+            node = yaml.compose(text)  # the pure-Python parser's error and line, as before
     except OSError as exc:
         raise SiteError(f"{path}: cannot read the {lang} label catalogue ({exc.strerror})") from None
     except yaml.YAMLError as exc:
