@@ -195,8 +195,8 @@ def _deferred_scan(self, lines):  # _RawHTMLPreprocessor.run, the scan left for 
 class _Cuts(dict):
     """Han run -> its segmentation (the runs joined by U+200B and framed by it), read from the file
     of earlier builds when a run is first missed, the new ones written back after the build
-    (:func:`on_post_build`). The file is ``$RAPGEN_CACHE/site/`` (else the temporary folder, where
-    jieba keeps its own dictionary cache) ``jieba-cuts-<key>.json``, the key made of jieba's version
+    (:func:`on_post_build`). The file is ``$RAPGEN_CACHE/site/`` (else a folder of this user's in the
+    temporary folder, where jieba keeps its own dictionary cache) ``jieba-cuts-<key>.json``, the key made of jieba's version
     and its dictionary's sha256, so another dictionary or version never reads these cuts. Nothing
     is kept when a user dictionary is configured (``search.jieba_dict_user``)."""
 
@@ -224,7 +224,7 @@ class _Cuts(dict):
                 return None
             key = hashlib.sha256(f"{self.jieba.__version__}\0cut HMM\0{digest}".encode()).hexdigest()[:20]
             folder = Path(os.environ["RAPGEN_CACHE"]) / "site" if os.environ.get("RAPGEN_CACHE") \
-                else Path(tempfile.gettempdir()) / "rapgen-site"
+                else Path(tempfile.gettempdir()) / f"rapgen-site-{getattr(os, 'getuid', lambda: 0)()}"
             self.path = folder / f"jieba-cuts-{key}.json"
         return self.path if self.enabled else None
 
@@ -233,7 +233,10 @@ class _Cuts(dict):
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
-        ok = isinstance(data, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in data.items())
+        # a cut is its run framed and split by U+200B: anything else (another run's, a damaged file) is not kept
+        ok = isinstance(data, dict) and all(
+            isinstance(k, str) and isinstance(v, str) and v.startswith("\u200b") and v.endswith("\u200b")
+            and v.replace("\u200b", "") == k for k, v in data.items())
         return data if ok else {}
 
     def _load(self) -> None:
@@ -249,11 +252,15 @@ class _Cuts(dict):
             return
         merged = {**self._read(path), **self.new}
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".jieba-cuts-", dir=path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(merged, out, ensure_ascii=False, sort_keys=True)
-            os.replace(tmp, path)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    json.dump(merged, out, ensure_ascii=False, sort_keys=True)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
         except OSError:
             return
         self.new = {}

@@ -14,10 +14,7 @@ tables are read from disk, by DuckDB, with their paths bound as parameters.
 
 from __future__ import annotations
 
-import copy
-import queue
 import re
-import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date
@@ -47,6 +44,7 @@ from rapgen.archive.layout import (
     TRACES_JSONL,
     model_file,
 )
+from rapgen.archive.ledger_jobs import Job, LedgerWorker
 from rapgen.archive.parse_ahead import parse_model_file
 from rapgen.archive.records import Block, Category, Direction, Field, Finding, ModelInfo, Origins, ProblemKind, ShardManifest, TraceCall, Unit
 from rapgen.archive.shards import condition_shard_start, shard_start
@@ -228,7 +226,7 @@ class _Checker:
             out.codebooks = self.check_codebooks(fields)
         if self.gate("dependency blocks", (FIELDS_JSONL, BLOCKS_JSONL), fields_ok):
             out.blocks = self.check_blocks(fields)
-        worker = _LedgerWorker(self)  # the DuckDB checks, beside the model files' checks
+        worker = LedgerWorker(self, threaded=THREADED)  # the DuckDB checks, beside the model files' checks
         try:
             ledger = worker.submit(lambda sub: sub.check_ledger(fields, fields_ok))
             self.check_models(fields, out.origins, out.ledger, ledger, worker)
@@ -464,8 +462,8 @@ class _Checker:
                 by_model[model_id].add(name)
         return by_model
 
-    def check_models(self, fields: list[Field] | None, origins: Origins | None, ledger: dict | None, ledger_ok: "_Job",
-                     worker: "_LedgerWorker") -> None:
+    def check_models(self, fields: list[Field] | None, origins: Origins | None, ledger: dict | None, ledger_ok: Job,
+                     worker: LedgerWorker) -> None:
         # Format 2: a model may enter with model.json and only later-origin files or a commitment.
         committed = {m.group(2) for p in self.listed if (m := _COMMITMENT.match(p))}
         for model_id, names in sorted(self._model_folders().items()):
@@ -483,7 +481,7 @@ class _Checker:
 
     def check_model(
         self, model_id: str, names: set[str], fields: list[Field] | None, origins: Origins | None, ledger: dict | None,
-        ledger_ok: "_Job", worker: "_LedgerWorker",
+        ledger_ok: Job, worker: LedgerWorker,
     ) -> None:
         out = self.parsed
         rel = model_file(model_id, MODEL_JSON)
@@ -523,75 +521,6 @@ class _Checker:
         self.con.unregister("returned_frame")
         for line, arxiv_id, when in bad:
             self.findings.append(Finding(rel, line, Category.INVARIANT, returned_detail(arxiv_id, when), kind=ProblemKind.TRACE))
-
-
-class _Job:
-    """One job of the ledger thread: where its findings go among the main thread's, then its value and findings."""
-
-    def __init__(self, position: int):
-        self.position = position
-        self.value: Any = None
-        self.findings: list[Finding] = []
-
-
-class _LedgerWorker:
-    """The checks that query DuckDB (the papers and membership rules, the manifests rebuilt from the
-    ledger, each model's returned papers) on a thread of their own, one after another in the order the
-    checks reach them, on a checker of their own (its own connection and findings) sharing the parsed
-    documents; DuckDB leaves the interpreter free while it works, so the model files' checks go on
-    beside it. A job's findings are put back where the job was submitted among the main thread's
-    findings (:meth:`finish`), so the findings and their order are those of running each check in turn;
-    an error in a job is raised by :meth:`finish`, and the jobs after it do not run."""
-
-    def __init__(self, checker: _Checker):
-        self._main = checker
-        self._sub = copy.copy(checker)
-        self._sub.findings, self._sub._con = [], None
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._submitted: list[_Job] = []
-        self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
-        if THREADED:
-            self._thread = threading.Thread(target=self._work, name="rapgen-ledger-checks", daemon=True)
-            self._thread.start()
-
-    def submit(self, job: Callable[[_Checker], Any]) -> _Job:
-        """Run ``job(checker)`` on the thread; its findings take the place of the main thread's next one."""
-        slot = _Job(len(self._main.findings))
-        if self._thread is None:  # in turn, on the main checker
-            slot.value = job(self._main)
-            slot.findings = self._main.findings[slot.position:]
-            return slot
-        self._submitted.append(slot)
-        self._jobs.put((slot, job))
-        return slot
-
-    def _work(self) -> None:
-        while (item := self._jobs.get()) is not None:
-            slot, job = item
-            if self._error is not None:
-                continue
-            start = len(self._sub.findings)
-            try:
-                slot.value = job(self._sub)
-            except BaseException as exc:  # noqa: BLE001 - raised again by finish, on the main thread
-                self._error = exc
-            slot.findings = self._sub.findings[start:]
-
-    def finish(self) -> None:
-        """Wait for every job, close the thread's connection, and put the jobs' findings in their places,
-        or raise a job's error (the one running the checks in turn would have met first)."""
-        if self._thread is None:
-            return
-        self._jobs.put(None)
-        self._thread.join()
-        if self._sub._con is not None:
-            self._sub._con.close()
-            self._sub._con = None
-        if self._error is not None:
-            raise self._error
-        for slot in reversed(self._submitted):  # later places first, so the earlier ones do not move
-            self._main.findings[slot.position:slot.position] = slot.findings
 
 
 def returned_frame(traced: list[list[TraceCall]], window: int, *, with_file: bool):

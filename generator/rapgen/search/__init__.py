@@ -31,6 +31,7 @@ from pathlib import Path
 
 from rapgen.search.analysis import CALL_KEYS, ENGINE_VERSION, FIELDS, SORTS, query_terms, tokenize
 from rapgen.search.cache import resolve_cache_dir
+from rapgen.search.units import resolve_unit
 from rapgen.search.engine import (
     REGIME_OF_CONDITION,
     STRICT_DATE,
@@ -41,7 +42,6 @@ from rapgen.search.engine import (
     Shard,
     call_is_malformed,
     parse_strict_date,
-    resolve_unit,
     validate_call,
 )
 from rapgen.search.grouped import GroupedBackend, GroupIndexes, ManifestShard

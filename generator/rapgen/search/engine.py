@@ -40,11 +40,13 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from rapgen.archive import CONDITION_REGIME, ledger_rows
-from rapgen.errors import SearchError, UsageProblem
+from rapgen.errors import SearchError
 from rapgen.search.analysis import CALL_KEYS, FIELDS, SORTS, query_terms
 from rapgen.search.cache import ensure_index, resolve_cache_dir
 from rapgen.search.index import FieldIndex, day_date, day_number, sha256_ids
-from rapgen.search.scoring import PRELOADED_OR_MAX_DOCS, TOO_MANY_CLAUSES, _NONE_F, _NONE_I, _Matched, _top, union_scores  # noqa: F401
+from rapgen.search.scoring import (  # noqa: F401
+    PRELOADED_OR_MAX_DOCS, TOO_MANY_CLAUSES, _NONE_F, _NONE_I, _Matched, _top, gather_postings, union_scores,
+)
 
 SHARD_CACHE = 4096  # answers (and matched queries) a shard keeps; the oldest go first
 # Strictly YYYY-MM-DD (date.fromisoformat alone also takes "20240101" and week dates).
@@ -326,7 +328,7 @@ class Shard:
             member = None if self.n == self.index.n else self.member
             wanted = np.array([tids[i] for i in known], dtype=np.int64)
             for fname in FIELDS:
-                docs, tfs, bounds = _gather(self.index, fname, wanted, member)
+                docs, tfs, bounds = gather_postings(self.index, fname, wanted, member)
                 leaves = self._leaves_of(fname, docs, tfs, bounds, k1, b)
                 for at, i in enumerate(known):
                     lo, hi = bounds[at], bounds[at + 1]
@@ -449,28 +451,6 @@ class Shard:
         return total, candidates[order], chosen_scores
 
 
-def _gather(index: FieldIndex, fname: str, tids: np.ndarray, member: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """The postings of several terms in one scored field, one after the other, kept to the
-    shard's ``member`` (None: every member): (docs, tfs, bounds), term ``j``'s postings at
-    ``bounds[j]:bounds[j+1]``, each in the index's (ascending) order."""
-    terms = index.terms[fname]
-    indptr = index.indptr[fname]
-    if not len(terms):
-        return _NONE_I, _NONE_F, [0] * (len(tids) + 1)
-    at = np.minimum(np.searchsorted(terms, tids), len(terms) - 1)
-    found = terms[at] == tids
-    lo = np.where(found, indptr[at], 0)
-    lengths = np.where(found, indptr[at + 1] - lo, 0)
-    ends = np.cumsum(lengths)
-    spots = np.arange(int(ends[-1])) + np.repeat(lo - (ends - lengths), lengths)
-    docs, tfs = index.docs[fname][spots], index.tfs[fname][spots]
-    if member is not None and len(docs):
-        keep = member[docs]
-        docs, tfs = docs[keep], tfs[keep]
-        ends = np.concatenate(([0], np.cumsum(keep)))[ends]  # kept before each term's end
-    return docs, tfs, [0, *ends.tolist()]
-
-
 def _call_key(args: object, *options: float) -> tuple | None:
     """A hashable identity of a call's arguments (with the engine options): for a dict of
     text or null values only (``1`` and ``True`` are equal keys but different calls)."""
@@ -487,31 +467,6 @@ def _remember(cache: dict, key, value) -> None:
     if len(cache) >= SHARD_CACHE:
         del cache[next(iter(cache))]
     cache[key] = value
-
-
-def _listing(values: list[str], limit: int = 20) -> str:
-    if len(values) <= limit:
-        return ", ".join(values)
-    return f"{', '.join(values[:limit])}, … ({len(values)} in all; see archive/benchmark/fields.jsonl)"
-
-
-def resolve_unit(archive, field_id: str, origin: str | date) -> date:
-    """Check a field id and origin given by a user (e.g. on the command line).
-
-    Returns the origin as a date; raises :class:`UsageProblem` (exit 2) naming
-    the value and the valid choices when either is not in ``archive``."""
-    fields = sorted(archive.field_map)
-    if field_id not in archive.field_map:
-        raise UsageProblem(f"field {field_id!r} is not a field of this archive; choose from {_listing(fields)}")
-    value = origin
-    if isinstance(origin, str):
-        try:
-            value = parse_strict_date(origin)
-        except ValueError:
-            value = None
-    if value not in archive.known_origins:
-        raise UsageProblem(f"origin {str(origin)!r} is not an origin of this archive; choose from {archive.origin_listing()}")
-    return value
 
 
 class Backend:

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from rapgen.search.index import FieldIndex
 
 PRELOADED_OR_MAX_DOCS = 5000  # whoosh.query.compound.Or: array matcher only for doc_count_all() <= 5000
 TOO_MANY_CLAUSES = 1024  # whoosh.query.compound.Or.TOO_MANY_CLAUSES
@@ -112,3 +115,25 @@ def _top(candidates: np.ndarray, key: np.ndarray, k: int) -> np.ndarray:
         near = np.flatnonzero(key <= kth)
         return near[np.lexsort((candidates[near], key[near]))[:k]]
     return np.lexsort((candidates, key))[:k]
+
+
+def gather_postings(index: "FieldIndex", fname: str, tids: np.ndarray, member: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """The postings of several terms in one scored field, one after the other, kept to the
+    shard's ``member`` (None: every member): (docs, tfs, bounds), term ``j``'s postings at
+    ``bounds[j]:bounds[j+1]``, each in the index's (ascending) order."""
+    terms = index.terms[fname]
+    indptr = index.indptr[fname]
+    if not len(terms):
+        return _NONE_I, _NONE_F, [0] * (len(tids) + 1)
+    at = np.minimum(np.searchsorted(terms, tids), len(terms) - 1)
+    found = terms[at] == tids
+    lo = np.where(found, indptr[at], 0)
+    lengths = np.where(found, indptr[at + 1] - lo, 0)
+    ends = np.cumsum(lengths)
+    spots = np.arange(int(ends[-1])) + np.repeat(lo - (ends - lengths), lengths)
+    docs, tfs = index.docs[fname][spots], index.tfs[fname][spots]
+    if member is not None and len(docs):
+        keep = member[docs]
+        docs, tfs = docs[keep], tfs[keep]
+        ends = np.concatenate(([0], np.cumsum(keep)))[ends]  # kept before each term's end
+    return docs, tfs, [0, *ends.tolist()]

@@ -7,8 +7,8 @@ text explicitly with the ``md`` (prose) and ``h`` (inside HTML) filters.
 Compiled templates are kept between runs (Jinja's file bytecode cache, in
 ``$RAPGEN_CACHE/site/`` where that is set, else Jinja's own folder in the temporary
 folder): each is found again by its file name and used only when its source is
-unchanged, and the folder's name carries Jinja's version and these options, so a
-template compiled under other options is never taken.
+unchanged, and the cache's name carries Jinja's version, these options and the
+filter and test names, so a template compiled under others is never taken.
 """
 
 from __future__ import annotations
@@ -45,7 +45,9 @@ def make_environment(templates_dir: str | Path | Sequence[str | Path] | None = N
 
 def _bytecode_cache(options: dict) -> jinja2.BytecodeCache | None:
     """The compiled templates kept between runs; None where no folder can be had."""
-    key = hashlib.sha256(repr((jinja2.__version__, sorted((k, repr(v)) for k, v in options.items()))).encode()).hexdigest()[:16]
+    # Jinja checks filter and test names when it compiles: the names are part of the key
+    key = hashlib.sha256(repr((jinja2.__version__, sorted((k, repr(v)) for k, v in options.items()), sorted(FILTERS),
+                               "cell")).encode()).hexdigest()[:16]
     try:
         if os.environ.get("RAPGEN_CACHE"):
             folder = Path(os.environ["RAPGEN_CACHE"]) / "site" / f"jinja-{key}"

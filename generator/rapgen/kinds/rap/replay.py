@@ -36,9 +36,9 @@ def write_counterfactual(release: RapRelease, records, report: ReplayReport, out
     ``OUT/interventions/option_counterfactual.csv`` built from it by the scorer, on the
     draws of the score folder there (its scores.json's resamples, else the ledger's).
     ``plan``: ``counterfactual_plan`` of the same release, records and draws, if made already."""
+    written = [write_reruns(report, out_dir)]  # first, as before the plan could be made ahead
     if plan is None:
         plan = counterfactual_plan(release, records, call_is_malformed, _resamples(release, out_dir))
-    written = [write_reruns(report, out_dir)]
     # the rows just written, as read_reruns would read them back
     reruns = parse_reruns({"manifest_sha256": report.data["manifest_sha256"], "calls": report.reruns}, release.manifest_sha256) or {}
     return written + write_folder(out_dir, plan.file(reruns))
@@ -51,21 +51,21 @@ def replay(release: RapRelease, scores_dir: str | Path) -> bool:
         return False
     records = intervention_records(release)
     made: dict = {}
-    beside = None
-    if records is not None:
-        resamples = _resamples(release, scores_dir)
 
-        def beside() -> None:
-            made["plan"] = counterfactual_plan(release, records, call_is_malformed, resamples)
+    def beside() -> None:
+        try:
+            made["plan"] = counterfactual_plan(release, records, call_is_malformed, _resamples(release, scores_dir))
+        except Exception:  # noqa: BLE001 - made again by write_counterfactual, which raises it after the replay files
+            pass
 
-    report = replay_archive(release, counterfactual=records is not None, beside=beside)
+    report = replay_archive(release, counterfactual=records is not None, beside=beside if records is not None else None)
     write_replay(report, scores_dir)
     if records is not None:
         # The release and the plan stay out of the collector's passes while the file is made
         # (they hold no cycles to free; each pass would walk all of them again).
         gc.freeze()
         try:
-            write_counterfactual(release, records, report, scores_dir, made["plan"])
+            write_counterfactual(release, records, report, scores_dir, made.get("plan"))
         finally:
             gc.unfreeze()
     return True

@@ -13,7 +13,7 @@ unreadable or not the expected arrays is recomputed and written again (to a temp
 file, then renamed); a folder that cannot be written leaves the result computed, never
 an error. ``rapgen score --no-cache`` computes every draw afresh. A store opened with
 ``keep=False`` reads what is kept and writes nothing (the submission check, which scores
-in a temporary copy and promises to leave the repository as it found it).
+in a temporary copy and writes no draws).
 """
 
 from __future__ import annotations

@@ -203,9 +203,10 @@ def in_child(work: Callable[[], object]) -> Callable[[], object]:
         with os.fdopen(pipe_out, "rb") as pipe:
             data = pipe.read()
         os.waitpid(child, 0)
-        if not data:
+        try:
+            kind, name, value = pickle.loads(data)
+        except Exception:  # noqa: BLE001 - no outcome, or a partial one (the child was killed): done here
             return work()
-        kind, name, value = pickle.loads(data)
         if kind == "ok":
             return value
         raise (RapgenError if kind == "rapgen" else type(name, (Exception,), {}))(value)
