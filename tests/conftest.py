@@ -13,6 +13,24 @@ sys.path.insert(0, str(Path(__file__).parent))
 from factory import TinyArchive, make_archive  # noqa: E402
 
 
+# The files whose tests take longest (whole builds, the browser scans, the synthetic histories),
+# longest first. Under pytest-xdist they are handed out first, so the run does not end with one
+# worker busy on a long file while the other has nothing left to do; every other file follows in
+# the usual order (pyproject.toml turns off xdist's own reordering by test count).
+LONG_FILES = (
+    "tests/test_synth.py", "tests/test_site_a11y.py", "tests/test_sample.py", "tests/test_site_build.py",
+    "tests/test_outputs_golden.py", "tests/test_kit_history.py", "tests/test_croissant_load.py",
+    "tests/test_site_search_parser.py", "tests/kinds/inspire/test_inspire_site.py", "tests/test_portal.py",
+    "tests/test_site_releases.py", "tests/test_site_browser_escaping.py", "tests/test_interventions_sample.py",
+    "tests/test_submit_check.py", "tests/kinds/ideas/test_ideas_coverage.py", "tests/test_site_escaping.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: each file's order kept
+
+
 @pytest.fixture(scope="session")
 def _tiny_template(tmp_path_factory) -> TinyArchive:
     return make_archive(tmp_path_factory.mktemp("tiny-template"))

@@ -335,3 +335,12 @@ MAX_MODULE_LINES = 600
 def test_no_module_is_over_six_hundred_lines():
     long = {str(path.relative_to(PACKAGE)): n for path in MODULES.values() if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
     assert long == {}, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+def test_the_long_files_handed_out_first_are_test_files_of_this_suite():
+    """tests/conftest.py's LONG_FILES order the run; a renamed or removed file there would silently stop counting."""
+    from conftest import LONG_FILES
+
+    root = Path(__file__).resolve().parent.parent
+    assert len(set(LONG_FILES)) == len(LONG_FILES)
+    assert [name for name in LONG_FILES if not (root / name).is_file()] == []
