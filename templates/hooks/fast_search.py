@@ -37,6 +37,8 @@ import tempfile
 from collections.abc import Set
 from pathlib import Path
 
+from rapgen.io import CACHE_ENV, atomic_write_text
+
 
 def _no_position(self, i, j):  # HTMLParser.updatepos without the line and column count
     return j
@@ -223,7 +225,7 @@ class _Cuts(dict):
                 self.enabled = False
                 return None
             key = hashlib.sha256(f"{self.jieba.__version__}\0cut HMM\0{digest}".encode()).hexdigest()[:20]
-            folder = Path(os.environ["RAPGEN_CACHE"]) / "site" if os.environ.get("RAPGEN_CACHE") \
+            folder = Path(os.environ[CACHE_ENV]) / "site" if os.environ.get(CACHE_ENV) \
                 else Path(tempfile.gettempdir()) / f"rapgen-site-{getattr(os, 'getuid', lambda: 0)()}"
             self.path = folder / f"jieba-cuts-{key}.json"
         return self.path if self.enabled else None
@@ -253,14 +255,7 @@ class _Cuts(dict):
         merged = {**self._read(path), **self.new}
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".jieba-cuts-", dir=path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    json.dump(merged, out, ensure_ascii=False, sort_keys=True)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            atomic_write_text(path, json.dumps(merged, ensure_ascii=False, sort_keys=True))
         except OSError:
             return
         self.new = {}

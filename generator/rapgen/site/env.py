@@ -20,6 +20,7 @@ from pathlib import Path
 
 import jinja2
 
+from rapgen.io import CACHE_ENV
 from rapgen.resources import templates_dir as packaged_templates
 from rapgen.site.cells import Cell
 from rapgen.site import i18n
@@ -49,8 +50,8 @@ def _bytecode_cache(options: dict) -> jinja2.BytecodeCache | None:
     key = hashlib.sha256(repr((jinja2.__version__, sorted((k, repr(v)) for k, v in options.items()), sorted(FILTERS),
                                "cell")).encode()).hexdigest()[:16]
     try:
-        if os.environ.get("RAPGEN_CACHE"):
-            folder = Path(os.environ["RAPGEN_CACHE"]) / "site" / f"jinja-{key}"
+        if os.environ.get(CACHE_ENV):
+            folder = Path(os.environ[CACHE_ENV]) / "site" / f"jinja-{key}"
             folder.mkdir(parents=True, exist_ok=True)
             return jinja2.FileSystemBytecodeCache(str(folder))
         return jinja2.FileSystemBytecodeCache(pattern=f"__rapgen_{key}_%s.cache")

@@ -21,13 +21,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
+
+from rapgen.io import atomic_path
 
 STORE_VERSION = 1
 _DTYPES = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))  # what the per-episode results hold
@@ -88,16 +88,8 @@ def _read(path: Path, result_type: type[T]) -> T | None:
 def _write(path: Path, result: object) -> None:
     arrays = {f.name: np.asarray(getattr(result, f.name)) for f in dataclasses.fields(result)}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".draws-", suffix=".npz")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, **arrays)
-            os.chmod(tmp, 0o644)  # as readable as the Search indexes beside it
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
     except OSError:
         pass  # an unwritable cache only means computing again next time
 

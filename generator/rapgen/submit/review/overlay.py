@@ -23,6 +23,7 @@ from rapgen.archive import (
 )
 from rapgen.kinds import registry
 from rapgen.errors import RapgenError
+from rapgen.io import cache_root
 from rapgen.scores import SCORE_FILES, DrawStore, ScoreResult, compute_scores, write_scores
 from rapgen.search import call_is_malformed, replay_archive, validate_call
 from rapgen.site import render_docs
@@ -30,7 +31,7 @@ from rapgen.submit.review.result import CheckResult, StageStatus
 
 def cache_dir_for(real_root: Path) -> Path:
     """The Search cache of the real repository, reused for the overlay (same parquet bytes, same index key)."""
-    return Path(os.environ.get("RAPGEN_CACHE") or Path(real_root) / ".rapgen-cache")
+    return cache_root(real_root)
 
 
 def build_overlay(root: Path, files: dict[str, bytes], digests: dict[str, str], model_id: str, target: Path) -> Path:
