@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 import shutil
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -64,19 +68,21 @@ def history_copy(_history_made, tmp_path: Path) -> Path:
     return dest
 
 
-@pytest.fixture(scope="session")
-def portal_build(tmp_path_factory):
-    """``rapgen build`` as the README runs it, in a copy of this repository's rapgen.toml and committed
-    benchmarks (RAP at ., Inspire and Ideas under benchmarks/): the portal, into the copy's build/ and
-    site/. 200 resamples, the count the output baselines were recorded with (tests/test_outputs_golden.py);
-    built once per session. Returns (repo, result of the command)."""
+class BuildResult(NamedTuple):
+    """What the tests read of a CliRunner result, kept so that another worker can read it too."""
+
+    exit_code: int
+    stdout: str
+    output: str
+
+
+def _run_portal_build(repo: Path) -> BuildResult:
     from click.testing import CliRunner
 
     from rapgen.cli import cli
 
     source = Path(__file__).resolve().parent.parent
-    repo = tmp_path_factory.mktemp("portal") / "repo"
-    repo.mkdir()
+    repo.mkdir(parents=True)
     for name in ("rapgen.toml", "SHA256SUMS"):
         shutil.copy2(source / name, repo / name)
     for name in ("archive", "benchmarks"):
@@ -87,5 +93,33 @@ def portal_build(tmp_path_factory):
         result = CliRunner().invoke(cli, ["build", "--resamples", "200"], catch_exceptions=False)
     finally:
         mp.undo()
+    return BuildResult(result.exit_code, result.stdout, result.output)
+
+
+@pytest.fixture(scope="session")
+def portal_build(tmp_path_factory):
+    """``rapgen build`` as the README runs it, in a copy of this repository's rapgen.toml and committed
+    benchmarks (RAP at ., Inspire and Ideas under benchmarks/): the portal, into the copy's build/ and
+    site/. 200 resamples, the count the output baselines were recorded with (tests/test_outputs_golden.py).
+    Built once per run: under pytest-xdist the first worker to ask builds it in the run's shared
+    temporary folder, holding a lock, and the others wait for it and read the same folder (so the
+    two cores do not both spend a minute on the same build). The tests only read it.
+    Returns (repo, result of the command)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        repo = tmp_path_factory.mktemp("portal") / "repo"
+        result = _run_portal_build(repo)
+        assert result.exit_code == 0, result.output
+        return repo, result
+    shared = tmp_path_factory.getbasetemp().parent / "portal-shared"
+    shared.mkdir(exist_ok=True)
+    done = shared / "result.json"
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            result = _run_portal_build(shared / "repo")
+            tmp = done.with_suffix(".tmp")
+            tmp.write_text(json.dumps(result._asdict()), encoding="utf-8")
+            tmp.replace(done)
+    result = BuildResult(**json.loads(done.read_text(encoding="utf-8")))
     assert result.exit_code == 0, result.output
-    return repo, result
+    return shared / "repo", result
