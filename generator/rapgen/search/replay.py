@@ -203,8 +203,12 @@ def _run_all(backend: Backend, by_field: dict[str, list[ReplayCall]], jobs: int,
             with ctx.Pool(jobs, initializer=_init_worker, initargs=(backend.detached(),)) as pool:
                 work = [fid for fid, _ in jobs_list] if fork else jobs_list
                 thread = _Beside(beside) if beside is not None else None
-                for fid, out in pool.imap_unordered(_run_field, work):
-                    take(fid, out)
+                try:
+                    for fid, out in pool.imap_unordered(_run_field, work):
+                        take(fid, out)
+                finally:  # a worker's failure still waits for the caller's work (it may be writing files)
+                    if thread is not None:
+                        thread.join()
                 if thread is not None:
                     thread.result()
         finally:

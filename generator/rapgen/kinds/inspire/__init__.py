@@ -88,12 +88,15 @@ def _synth(out, *, scale: str = "full", seed: int = 0, force: bool = False) -> d
     return synth_step(out, scale=scale, seed=seed, force=force)
 
 
-def _replay(release, scores_dir=None, **options):
+def _replay(release, scores_dir=None, *, beside=None, **options):
     """``rapgen build``'s replay step (``scores_dir``: replay.json goes there) and ``rapgen replay``'s
     (``options``: ``models``, ``jobs``, ``cache_dir``, ``log``): False when no model has calls, else a
-    ``ReplayOutcome`` (what the command prints, whether every call reproduced, the first that did not)."""
+    ``ReplayOutcome`` (what the command prints, whether every call reproduced, the first that did not).
+    ``beside``: the build's score step, run first (the corpus replay is short)."""
     from rapgen.kinds.inspire.search import replay_into
 
+    if beside is not None:
+        beside()
     return replay_into(release, scores_dir, **options)
 
 

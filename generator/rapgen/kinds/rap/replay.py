@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from rapgen.archive import RapRelease
@@ -44,21 +45,31 @@ def write_counterfactual(release: RapRelease, records, report: ReplayReport, out
     return written + write_folder(out_dir, plan.file(reruns))
 
 
-def replay(release: RapRelease, scores_dir: str | Path) -> bool:
-    """Replay into ``scores_dir`` when some model has traces; True if it ran. The counterfactual's
-    grid and recorded calls are made while the calls replay."""
+def replay(release: RapRelease, scores_dir: str | Path, *, beside: Callable[[], None] | None = None) -> bool:
+    """Replay into ``scores_dir`` when some model has traces; True if it ran. ``beside`` (the build's
+    score step, which writes ``scores_dir``) runs once: in a thread while the forked workers answer
+    the calls, or first when there is nothing to replay; the counterfactual's grid and recorded calls
+    are made after it in the same thread (they read the draws of the score folder it wrote). An
+    exception of ``beside`` is raised once the workers are done, before any replay file is written."""
     if not any(release.has_traces(m) for m in release.model_ids):
+        if beside is not None:
+            beside()
         return False
     records = intervention_records(release)
     made: dict = {}
 
-    def beside() -> None:
+    def alongside() -> None:
+        if beside is not None:
+            beside()
+        if records is None:
+            return
         try:
             made["plan"] = counterfactual_plan(release, records, call_is_malformed, _resamples(release, scores_dir))
         except Exception:  # noqa: BLE001 - made again by write_counterfactual, which raises it after the replay files
             pass
 
-    report = replay_archive(release, counterfactual=records is not None, beside=beside if records is not None else None)
+    report = replay_archive(release, counterfactual=records is not None,
+                            beside=alongside if records is not None or beside is not None else None)
     write_replay(report, scores_dir)
     if records is not None:
         # The release and the plan stay out of the collector's passes while the file is made

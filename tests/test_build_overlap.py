@@ -1,0 +1,118 @@
+"""The build scores while the replay's workers answer the calls (pipeline._score_and_replay): the score
+step runs once, in a thread, after the workers are forked; its failure, or a worker's, leaves no
+replay file and never a half-written score folder; the outputs are those of the serial steps."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import shutil
+import threading
+import time
+from datetime import date
+
+import pytest
+from factory import reseal
+
+from rapgen.agents import add_agents_to_archive
+from rapgen.archive import open_release
+from rapgen.pipeline import run_build
+from rapgen.sample import generate_traces
+from rapgen.search import replay_archive
+from rapgen.search import replay as replay_module
+
+
+@pytest.fixture(autouse=True)
+def _no_env_cache(monkeypatch):
+    monkeypatch.delenv("RAPGEN_CACHE", raising=False)
+
+
+@pytest.fixture(scope="module")
+def replayable(tmp_path_factory, _tiny_template):
+    root = tmp_path_factory.mktemp("overlap") / "repo"
+    shutil.copytree(_tiny_template.root, root)
+    add_agents_to_archive(root, agent_ids=["ref-recent-hits"], submitted=date(2026, 11, 29))
+    generate_traces(root, ["model-a", "model-b"], seed=3)
+    reseal(root)
+    return root
+
+
+def test_beside_runs_once_in_a_thread_while_the_workers_exist(replayable) -> None:
+    seen: list[tuple[bool, int]] = []
+
+    def beside() -> None:
+        seen.append((threading.current_thread() is threading.main_thread(), len(mp.active_children())))
+
+    archive = open_release(replayable)
+    with_beside = replay_archive(archive, jobs=2, beside=beside).data
+    assert seen == [(False, 2)]  # once, off the main thread, with both workers forked before it
+    assert with_beside == replay_archive(archive, jobs=2).data
+
+
+def test_a_failing_beside_is_raised_after_the_workers(replayable) -> None:
+    def beside() -> None:
+        raise RuntimeError("score failed")
+
+    with pytest.raises(RuntimeError, match="score failed"):
+        replay_archive(open_release(replayable), jobs=2, beside=beside)
+
+
+def _broken_field(job):
+    raise OSError("shard unreadable")
+
+
+def test_a_failing_worker_waits_for_the_beside_work(replayable, monkeypatch) -> None:
+    done: list[str] = []
+
+    def beside() -> None:
+        time.sleep(0.5)
+        done.append("written")
+
+    monkeypatch.setattr(replay_module, "_run_field", _broken_field)  # inherited by the forked workers
+    with pytest.raises(OSError, match="shard unreadable"):
+        replay_archive(open_release(replayable), jobs=2, beside=beside)
+    assert done == ["written"]
+
+
+def _with_score(wrap):
+    from dataclasses import replace
+
+    from rapgen.kinds import Registry, registry
+
+    kinds = registry()
+    return Registry([replace(kinds["rap"], score=wrap(kinds["rap"].score)), *(kinds[n] for n in kinds if n != "rap")])
+
+
+def test_the_build_scores_beside_the_replay_and_keeps_the_serial_outputs(replayable, tmp_path) -> None:
+    seen: list[tuple[bool, int]] = []
+
+    def watch(score):
+        def watched(*args, **kwargs):
+            seen.append((threading.current_thread() is threading.main_thread(), len(mp.active_children())))
+            return score(*args, **kwargs)
+        return watched
+
+    overlapped = run_build(replayable, tmp_path / "site", work_dir=tmp_path / "work", resamples=20, kinds=_with_score(watch))
+    jobs = replay_module.default_jobs()
+    assert seen == ([(False, jobs)] if jobs > 1 else [(True, 0)])  # once, in a thread, while the workers run
+    assert list(overlapped.timings) == ["verify", "score", "replay", "render", "mkdocs"]
+    assert all(v >= 0 for v in overlapped.timings.values())
+    serial = tmp_path / "serial"
+    run_build(replayable, tmp_path / "site2", work_dir=serial, resamples=20, replay=False)
+    from rapgen.kinds.rap.replay import replay as serial_replay
+
+    assert serial_replay(open_release(replayable), serial / "scores")
+    ours = {p.relative_to(tmp_path / "work" / "scores"): p.read_bytes() for p in (tmp_path / "work" / "scores").rglob("*") if p.is_file()}
+    theirs = {p.relative_to(serial / "scores"): p.read_bytes() for p in (serial / "scores").rglob("*") if p.is_file()}
+    assert "replay.json" in {p.name for p in ours}
+    assert ours == theirs
+
+
+def test_a_score_failure_in_the_build_writes_no_replay_file(replayable, tmp_path) -> None:
+    def breaks(score):
+        def broken(*args, **kwargs):
+            raise RuntimeError("scoring broke")
+        return broken
+
+    with pytest.raises(RuntimeError, match="scoring broke"):
+        run_build(replayable, tmp_path / "site", work_dir=tmp_path / "work", resamples=20, kinds=_with_score(breaks))
+    assert not (tmp_path / "work" / "scores" / "replay.json").exists()
