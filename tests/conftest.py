@@ -48,6 +48,25 @@ def tiny_archive(_tiny_template: TinyArchive, tmp_path: Path) -> TinyArchive:
     return TinyArchive(dest, _tiny_template.field_ids, _tiny_template.model_ids)
 
 
+@pytest.fixture(scope="session")
+def replayable(_tiny_template, tmp_path_factory):
+    """The tiny archive with a reference agent and recorded traces for two models (read only):
+    (root, the number of calls written per model)."""
+    from datetime import date
+
+    from factory import reseal
+
+    from rapgen.agents import add_agents_to_archive
+    from rapgen.sample import generate_traces
+
+    root = tmp_path_factory.mktemp("replayable") / "repo"
+    shutil.copytree(_tiny_template.root, root)
+    add_agents_to_archive(root, agent_ids=["ref-recent-hits"], submitted=date(2026, 11, 29))
+    written = generate_traces(root, ["model-a", "model-b"], seed=3)
+    reseal(root)
+    return root, written
+
+
 @pytest.fixture
 def repo_root() -> Path:
     return Path(__file__).resolve().parent.parent
@@ -116,6 +135,7 @@ def portal_build(tmp_path_factory):
     with open(shared / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if not done.exists():
+            shutil.rmtree(shared / "repo", ignore_errors=True)  # what a worker's failed build left
             result = _run_portal_build(shared / "repo")
             tmp = done.with_suffix(".tmp")
             tmp.write_text(json.dumps(result._asdict()), encoding="utf-8")

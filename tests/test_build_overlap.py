@@ -5,18 +5,13 @@ replay file and never a half-written score folder; the outputs are those of the 
 from __future__ import annotations
 
 import multiprocessing as mp
-import shutil
 import threading
 import time
-from datetime import date
 
 import pytest
-from factory import reseal
 
-from rapgen.agents import add_agents_to_archive
 from rapgen.archive import open_release
 from rapgen.pipeline import run_build
-from rapgen.sample import generate_traces
 from rapgen.search import replay_archive
 from rapgen.search import replay as replay_module
 
@@ -26,14 +21,10 @@ def _no_env_cache(monkeypatch):
     monkeypatch.delenv("RAPGEN_CACHE", raising=False)
 
 
-@pytest.fixture(scope="module")
-def replayable(tmp_path_factory, _tiny_template):
-    root = tmp_path_factory.mktemp("overlap") / "repo"
-    shutil.copytree(_tiny_template.root, root)
-    add_agents_to_archive(root, agent_ids=["ref-recent-hits"], submitted=date(2026, 11, 29))
-    generate_traces(root, ["model-a", "model-b"], seed=3)
-    reseal(root)
-    return root
+@pytest.fixture
+def replayable(replayable):
+    """conftest's archive with traces: its root."""
+    return replayable[0]
 
 
 def test_beside_runs_once_in_a_thread_while_the_workers_exist(replayable) -> None:

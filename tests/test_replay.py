@@ -13,7 +13,6 @@ from click.testing import CliRunner
 from factory import reseal
 
 from rapgen.archive import open_release
-from rapgen.agents import add_agents_to_archive
 from rapgen.archive import Archive, recent_window
 from rapgen.cli import cli
 from rapgen.sample import generate_traces
@@ -25,16 +24,6 @@ from rapgen.scores.kernels import spearman
 @pytest.fixture(autouse=True)
 def _no_env_cache(monkeypatch):
     monkeypatch.delenv("RAPGEN_CACHE", raising=False)
-
-
-@pytest.fixture(scope="module")
-def replayable(tmp_path_factory, _tiny_template):
-    root = tmp_path_factory.mktemp("replayable") / "repo"
-    shutil.copytree(_tiny_template.root, root)
-    add_agents_to_archive(root, agent_ids=["ref-recent-hits"], submitted=date(2026, 11, 29))
-    written = generate_traces(root, ["model-a", "model-b"], seed=3)
-    reseal(root)
-    return root, written
 
 
 @pytest.fixture
