@@ -68,8 +68,7 @@ def replay(release: RapRelease, scores_dir: str | Path, *, beside: Callable[[], 
         except Exception:  # noqa: BLE001 - made again by write_counterfactual, which raises it after the replay files
             pass
 
-    report = replay_archive(release, counterfactual=records is not None,
-                            beside=alongside if records is not None or beside is not None else None)
+    report = replay_archive(release, counterfactual=records is not None, beside=alongside)
     write_replay(report, scores_dir)
     if records is not None:
         # The release and the plan stay out of the collector's passes while the file is made
