@@ -14,6 +14,33 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+
+BASELINE_KERNEL = "SkylakeX"
+AVX512 = {"avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl"}  # what OpenBLAS's SkylakeX kernel needs
+
+
+def _pin_blas_kernel() -> str | None:
+    """The OpenBLAS kernel the output baselines were recorded with, where this CPU can run it.
+
+    A matrix product's last bits depend on the kernel OpenBLAS uses (the bootstrap's products,
+    for one). The baselines of tests/golden/ were written with its SkylakeX kernel, the one it
+    picks by default on an Intel processor with AVX-512; an AMD processor with AVX-512 gets
+    Haswell's by default, and a machine may pin another in ``OPENBLAS_CORETYPE``. Where the CPU
+    has AVX-512 the tests set SkylakeX, before numpy is first imported (here, and in every build
+    the tests start, which inherit it). Elsewhere the environment's kernel stays, and the
+    baseline tests skip (tests/test_outputs_golden.py). Returns the kernel set, or None."""
+    try:
+        flags = next((line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")), "")
+    except OSError:
+        flags = ""
+    if AVX512 <= set(flags.split()):
+        os.environ["OPENBLAS_CORETYPE"] = BASELINE_KERNEL
+        return BASELINE_KERNEL
+    return None
+
+
+BLAS_KERNEL = _pin_blas_kernel()
+
 from factory import TinyArchive, make_archive  # noqa: E402
 
 
