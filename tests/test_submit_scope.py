@@ -119,3 +119,17 @@ def test_the_default_scores_without_the_diagnostics(tiny_archive, monkeypatch) -
     assert res.ok, [p.one_line() for p in res.problems]
     assert "leaderboard.csv" in seen["files"] and "scores.json" in seen["files"]
     assert "diagnostics.json" not in seen["files"] and "interventions" not in seen["files"]
+
+
+def test_the_cli_option(replayable, tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from rapgen.cli import cli
+
+    root = tmp_path / "repo"
+    shutil.copytree(replayable[0], root)
+    folder = copy_model(root, "model-a")
+    runs = [CliRunner().invoke(cli, ["submit", "check", "--resamples", "30", *extra, "--root", str(root), str(folder)])
+            for extra in ((), ("--diagnostics",))]
+    assert [r.exit_code for r in runs] == [0, 0], runs[0].output
+    assert runs[0].stdout == runs[1].stdout and "Site dry-run render | ✅ passed" in runs[0].stdout
