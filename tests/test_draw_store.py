@@ -138,7 +138,7 @@ def test_the_submission_check_reads_the_kept_draws_and_leaves_them_alone(tiny_ar
     append_sums(root, NEW_ID)
     built = CliRunner().invoke(main, ["score", "--root", str(root), "--out", str(tmp_path / "scores")])
     assert built.exit_code == 0, built.output
-    fresh = check_submission(root, folder, resamples=100, run_replay=False, run_site=False)
+    fresh = check_submission(root, folder, resamples=100, run_replay=False, run_site=False, diagnostics=True)
     kept_before = tree_digest(cache / "scores")
 
     def refuse(*a, **k):
@@ -147,7 +147,7 @@ def test_the_submission_check_reads_the_kept_draws_and_leaves_them_alone(tiny_ar
     import rapgen.scores.diagnostics.sections as sections
     monkeypatch.setattr(sections, "change_rich_episodes", refuse)
     monkeypatch.setattr(sections, "split_half_reliability", refuse)
-    warm = check_submission(root, folder, resamples=100, run_replay=False, run_site=False)
+    warm = check_submission(root, folder, resamples=100, run_replay=False, run_site=False, diagnostics=True)
     assert warm.stages["scores"].status == fresh.stages["scores"].status == "passed"
     assert warm.leaderboard == fresh.leaderboard
     assert tree_digest(cache / "scores") == kept_before

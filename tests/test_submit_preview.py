@@ -1,6 +1,7 @@
-"""The submit check's preview scores the overlay as ``rapgen score`` does, with the
-Search-call validator: a model carrying intervention records gets the interventions'
-files, the reliability additions and the Diagnostics page's Figure 3 in its preview."""
+"""With ``diagnostics=True`` (``--diagnostics``) the submit check's preview scores the overlay as
+``rapgen score`` does, with the Search-call validator: a model carrying intervention records gets
+the interventions' files, the reliability additions and the Diagnostics page's Figure 3 in its
+preview."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def test_the_preview_has_the_intervention_sections(archive_root, monkeypatch):
         return rendered
 
     monkeypatch.setattr(overlay, "render_docs", spy)
-    res = check_submission(archive_root, archive_root / "archive" / "models" / MODEL, resamples=20)
+    res = check_submission(archive_root, archive_root / "archive" / "models" / MODEL, resamples=20, diagnostics=True)
     assert res.ok, [p.one_line() for p in res.problems]
     assert res.stages["scores"].status == "passed" and res.stages["site"].status == "passed"
     assert seen["files"] == sorted(INTERVENTION_FILES)

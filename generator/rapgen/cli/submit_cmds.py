@@ -35,13 +35,14 @@ def submit() -> None:
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the Markdown report to FILE (for a pull-request comment).")
 @click.option("--no-scores", is_flag=True, help="Skip scoring, replay and the site render (fast schema check only).")
 @click.option("--resamples", type=click.IntRange(min=1), default=None, help="Bootstrap resamples for the scores (default: the ledger's value). Fewer is faster, for previews only.")
+@click.option("--diagnostics", is_flag=True, help="Also compute the §6 diagnostics and the interventions' files, and render the site from them, as 'rapgen build' does (minutes on a full-scale archive; the report is the same unless one of them fails).")
 @click.option("--now", "now_text", metavar="DATE", help="The date a Live submission is judged by: YYYY-MM-DD or an ISO 8601 time (taken in UTC). CI passes the pull request's opening time. Default: today's date in UTC.")
 @json_option
 @debug_option
 @click.argument("model_dir", type=click.Path(path_type=Path))
 @handle_errors
-def check(root: Path, base: str | None, report_path: Path | None, no_scores: bool, resamples: int | None, now_text: str | None,
-          as_json: bool, debug: bool, model_dir: Path) -> None:
+def check(root: Path, base: str | None, report_path: Path | None, no_scores: bool, resamples: int | None, diagnostics: bool,
+          now_text: str | None, as_json: bool, debug: bool, model_dir: Path) -> None:
     """Check the submission folder MODEL_DIR as a pull request would add it.
 
     MODEL_DIR is archive/models/<model_id> (the pull-request case) or any other
@@ -84,7 +85,7 @@ def check(root: Path, base: str | None, report_path: Path | None, no_scores: boo
     now = parse_now(now_text) if now_text is not None else None
     wanted = not no_scores
     result = check_submission(root, model_dir, base=base, run_scores=wanted, run_replay=wanted, run_site=wanted, resamples=resamples,
-                              now=now)
+                              now=now, diagnostics=diagnostics)
     report = render_report(result)
     if report_path is not None:
         try:

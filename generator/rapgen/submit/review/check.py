@@ -100,6 +100,7 @@ def check_submission(
     run_site: bool = True,
     resamples: int | None = None,
     now: date | None = None,
+    diagnostics: bool = False,
 ) -> CheckResult:
     """Check the model folder ``model_dir`` against the archive at ``root``.
 
@@ -110,7 +111,10 @@ def check_submission(
     the folder is new, or, for an existing model, that its listed files did not
     change. ``now`` is the date a Live submission is judged by (default: today
     in UTC). ``resamples`` overrides the ledger's bootstrap resamples (previews
-    and tests only; CI uses the ledger). Raises :class:`UsageProblem` for a bad
+    and tests only; CI uses the ledger). ``diagnostics``: the scores section also
+    computes the §6 diagnostics and the interventions' files, and the site is
+    rendered from them, as ``rapgen build`` does (default: the score files the
+    report shows, which none of those change). Raises :class:`UsageProblem` for a bad
     root, folder or ref.
     """
     root, model_dir = Path(root), Path(model_dir)
@@ -155,7 +159,7 @@ def check_submission(
     for section in ("integrity", "submission", "checksums", "live"):
         if section not in result.stages:
             result.stages[section] = StageStatus("failed" if result.stage_problems(section) else "passed")
-    _later_sections(result, sub, digests, run_scores, run_replay, run_site, resamples, getattr(archive, "verified", None))
+    _later_sections(result, sub, digests, run_scores, run_replay, run_site, resamples, getattr(archive, "verified", None), diagnostics)
     return result
 
 
@@ -197,7 +201,7 @@ def _parsed(root: Path, paths: list[str]):
 
 
 def _later_sections(result: CheckResult, sub: files.Submission, digests: dict[str, str], run_scores: bool, run_replay: bool,
-                    run_site: bool, resamples: int | None, verified=None) -> None:
+                    run_site: bool, resamples: int | None, verified=None, diagnostics: bool = False) -> None:
     later = [s for s, wanted in (("scores", run_scores), ("replay", run_replay), ("site", run_site)) if wanted]
     if result.problems:
         for section in later:
@@ -214,4 +218,4 @@ def _later_sections(result: CheckResult, sub: files.Submission, digests: dict[st
             wanted.discard("replay")
             result.stages["replay"] = StageStatus("skipped", "no new traces: the listed ones were replayed when they were added")
         overlay.run_overlay_sections(result, sub.data, digests, wanted, has_traces=has_traces, resamples=resamples,
-                                     verified=verified if result.in_archive else None)
+                                     verified=verified if result.in_archive else None, diagnostics=diagnostics)

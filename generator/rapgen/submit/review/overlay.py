@@ -79,11 +79,16 @@ def same_bytes(verified: VerifiedRoot | None, overlay: Path, files: dict[str, by
 
 
 def run_overlay_sections(result: CheckResult, files: dict[str, bytes], digests: dict[str, str], wanted: set[str], *,
-                         has_traces: bool, resamples: int | None, verified: VerifiedRoot | None = None) -> None:
+                         has_traces: bool, resamples: int | None, verified: VerifiedRoot | None = None,
+                         diagnostics: bool = False) -> None:
     """The sections that need the submission in the archive: scores, replay, site (each when wanted).
 
     ``verified``: the repository root as the integrity section verified it; when the overlay holds the
-    same bytes (:func:`same_bytes`, the pull-request case), the overlay is not verified again."""
+    same bytes (:func:`same_bytes`, the pull-request case), the overlay is not verified again.
+    ``diagnostics``: score as ``rapgen score`` does, the §6 diagnostics and the interventions' files
+    included, and render the site from those; else (the default) only the score files the report and
+    the page list read (``compute_scores(diagnostics=False)``: every score file but diagnostics.json's
+    sections, the interventions' files and units.parquet's alignment columns), and the site from them."""
     with tempfile.TemporaryDirectory(prefix="rapgen-submit-") as tmp:
         overlay = build_overlay(result.root, files, digests, result.model_id, Path(tmp) / "repo")
         holder: dict[str, RapRelease] = {}
@@ -99,7 +104,7 @@ def run_overlay_sections(result: CheckResult, files: dict[str, bytes], digests: 
         scored = False
         replaying = _replay_beside(result, opened) if {"scores", "replay"} <= wanted and has_traces else None
         if "scores" in wanted:
-            scored = _section(result, "scores", lambda: _score(result, opened(), scores_dir, resamples))
+            scored = _section(result, "scores", lambda: _score(result, opened(), scores_dir, resamples, diagnostics))
         if "replay" in wanted:
             if not has_traces:
                 result.stages["replay"] = StageStatus("skipped", "the submission has no traces")
@@ -137,12 +142,20 @@ def leaderboard_rows(scores: ScoreResult) -> list[dict]:
             for row in zip(*(table.column(c) for c in columns))]
 
 
-def _score(result: CheckResult, archive: RapRelease, out: Path, resamples: int | None) -> str:
-    # With the Search-call validator, as rapgen score: the interventions' files and rows are in the preview too.
-    # The §6 draws a build of the repository kept are read (the same counts give the same key), never written.
-    kept = DrawStore(cache_dir_for(result.root) / "scores", keep=False)
-    scores = compute_scores(archive, resamples=resamples, malformed=call_is_malformed, draws_cache=kept)
+def _score(result: CheckResult, archive: RapRelease, out: Path, resamples: int | None, diagnostics: bool = False) -> str:
+    if diagnostics:
+        # With the Search-call validator, as rapgen score: the interventions' files and rows are in the preview too.
+        # The §6 draws a build of the repository kept are read (the same counts give the same key), never written.
+        kept = DrawStore(cache_dir_for(result.root) / "scores", keep=False)
+        scores = compute_scores(archive, resamples=resamples, malformed=call_is_malformed, draws_cache=kept)
+    else:
+        # leaderboard.csv, scores.json's release and every page's path are what the report shows; none of them
+        # reads the §6 diagnostics or the interventions, which come after every score table (docs/submitting.md).
+        scores = compute_scores(archive, resamples=resamples, diagnostics=False)
     write_scores(scores, out)  # for the site render
+    if not diagnostics:
+        # The site reads a score folder without diagnostics.json as one whose §6 sections were not computed.
+        (out / "diagnostics.json").unlink(missing_ok=True)
     rows = leaderboard_rows(scores)
     result.leaderboard = rows
     mine = [r for r in rows if r.get("entry") == result.model_id]
