@@ -281,3 +281,16 @@ def test_a_failure_in_the_second_language_fails_the_build(tmp_path):
     message = _broken_link_build(tmp_path, "submit.zh.md", "\n见 [无处](no-such-page.md)。\n")
     assert "mkdocs build --strict failed" in message and "no-such-page.md" in message  # the Chinese build's warning
     assert not list(tmp_path.glob(".rapgen-lang-*"))
+
+
+def test_a_score_folder_whose_diagnostics_were_not_computed_renders(tmp_path):
+    """compute_scores(diagnostics=False) writes a diagnostics.json holding its head and the status
+    alone: the Diagnostics page renders from it, without the computed-under line."""
+    root = make_site_archive(tmp_path / "repo")
+    scores = make_score_outputs(tmp_path / "scores", Archive(root).manifest_sha256)
+    head = json.loads((scores / "diagnostics.json").read_text(encoding="utf-8"))
+    (scores / "diagnostics.json").write_text(json.dumps({k: head[k] for k in ("schema_version", "manifest_sha256") if k in head}
+                                                        | {"status": "not computed"}), encoding="utf-8")
+    rendered = render_docs(open_release(root), scores, tmp_path / "work" / "docs")
+    page = (rendered.docs_dir / "diagnostics.md").read_text(encoding="utf-8")
+    assert page.startswith("---\ntitle:") and "# Diagnostics" in page
