@@ -258,6 +258,10 @@ def test_the_second_language_built_beside_the_first_gives_the_serial_build_byte_
     root = make_site_archive(tmp_path / "repo")
     scores = make_score_outputs(tmp_path / "scores", Archive(root).manifest_sha256)
     rendered = render_docs(open_release(root), scores, tmp_path / "work" / "docs")
+    # static files of one language, and of both with different sources: the child's copies that are not the parent's
+    (rendered.docs_dir / "assets" / "note.txt").write_text("English\n", encoding="utf-8")
+    (rendered.docs_dir / "assets" / "note.zh.txt").write_text("中文\n", encoding="utf-8")
+    (rendered.docs_dir / "assets" / "only.zh.txt").write_text("只有中文\n", encoding="utf-8")
     serial = tmp_path / "templates"
     shutil.copytree(mkdocs_base_config().parent, serial)
     base = serial / "mkdocs.base.yml"
