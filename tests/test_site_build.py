@@ -258,6 +258,10 @@ def test_the_second_language_built_beside_the_first_gives_the_serial_build_byte_
     root = make_site_archive(tmp_path / "repo")
     scores = make_score_outputs(tmp_path / "scores", Archive(root).manifest_sha256)
     rendered = render_docs(open_release(root), scores, tmp_path / "work" / "docs")
+    # static files of one language, and of both with different sources: the child's copies that are not the parent's
+    (rendered.docs_dir / "assets" / "note.txt").write_text("English\n", encoding="utf-8")
+    (rendered.docs_dir / "assets" / "note.zh.txt").write_text("中文\n", encoding="utf-8")
+    (rendered.docs_dir / "assets" / "only.zh.txt").write_text("只有中文\n", encoding="utf-8")
     serial = tmp_path / "templates"
     shutil.copytree(mkdocs_base_config().parent, serial)
     base = serial / "mkdocs.base.yml"
@@ -294,3 +298,45 @@ def test_a_score_folder_whose_diagnostics_were_not_computed_renders(tmp_path):
     rendered = render_docs(open_release(root), scores, tmp_path / "work" / "docs")
     page = (rendered.docs_dir / "diagnostics.md").read_text(encoding="utf-8")
     assert page.startswith("---\ntitle:") and "# Diagnostics" in page
+
+def test_a_build_in_the_process_started_ahead_gives_the_same_site_and_log(tmp_path):
+    """rapgen.site.start_mkdocs: mkdocs imported while the pages render, then handed the build."""
+    import filecmp
+
+    from rapgen.site import start_mkdocs
+
+    root = make_site_archive(tmp_path / "repo")
+    scores = make_score_outputs(tmp_path / "scores", Archive(root).manifest_sha256)
+    started = start_mkdocs()
+    rendered = render_docs(open_release(root), scores, tmp_path / "work" / "docs")
+    logs, sites = {}, {}
+    for name, process in (("started", started), ("fresh", None)):
+        sites[name] = tmp_path / f"site-{name}"
+        logs[name] = build_site(rendered.docs_dir, sites[name], synthetic=True, manifest_sha256="0" * 64,
+                                started=process).log
+    assert started.proc is None  # handed over, and ended with its build
+    files = {name: sorted(p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()) for name, site in sites.items()}
+    assert files["started"] == files["fresh"] and len(files["fresh"]) > 20
+    _, differ, errors = filecmp.cmpfiles(sites["fresh"], sites["started"], files["fresh"], shallow=False)
+    assert differ == [] and errors == []
+    same = {name: re.sub(r"site-\w+|\.rapgen-lang-\w+|[0-9.]+ seconds", "", log) for name, log in logs.items()}
+    assert same["started"] == same["fresh"] and "Documentation built" in same["fresh"]
+
+
+def test_a_failed_build_in_the_started_process_is_the_same_site_error(tmp_path, monkeypatch):
+    import rapgen.site.build as build
+
+    started = build.start_mkdocs()
+    monkeypatch.setattr(build, "run_mkdocs", lambda config, _started=None, run=build.run_mkdocs: run(config, started))
+    message = _broken_link_build(tmp_path, "submit.md", "\nSee [nowhere](no-such-page.md).\n")
+    assert "mkdocs build --strict failed" in message and "no-such-page.md" in message and started.proc is None
+
+
+def test_a_started_process_no_build_comes_to_ends_when_closed():
+    from rapgen.site import start_mkdocs
+
+    started = start_mkdocs()
+    proc = started.proc
+    started.close()
+    assert proc.returncode == 0 and started.proc is None
+    started.close()  # a second time: nothing left to end

@@ -158,3 +158,53 @@ def test_kept_jieba_cuts_are_jiebas_and_are_read_back(search, tmp_path, monkeypa
     files[0].unlink()
     off.save()
     assert not list((tmp_path / "site").glob("jieba-cuts-*.json"))
+
+
+def test_kept_sections_are_the_parsers_and_are_read_back(search, tmp_path, monkeypatch):
+    """Each page's sections kept between builds (``_Sections``): the first build parses and writes
+    them; a later one of the same language answers from the file without parsing, with new lists
+    each time; a damaged file is not read; a build that changed nothing does not write."""
+    monkeypatch.setenv("RAPGEN_CACHE", str(tmp_path))
+    spec = importlib.util.spec_from_file_location("rapgen_fast_search_sections", REPO / "templates" / "hooks" / "fast_search.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+
+    def parsed(html):
+        return [(s.id, s.title, s.text) for s in sections_of(search.Parser, html) if not s.is_excluded()]
+
+    def sections_of(cls, html):
+        parser = cls()
+        parser.feed(html)
+        parser.close()
+        return parser.data
+
+    first = hook._Sections(search, "k")
+    first.part = "en"
+    got = [[(s.id, s.title, s.text) for s in first.of(html)] for html in HAND]
+    assert got == [parsed(html) for html in HAND] and any(got)
+    first.of(HAND[1])[0].title.append("changed by create_entry_for_section")
+    assert [(s.id, s.title, s.text) for s in first.of(HAND[1])] == parsed(HAND[1])  # new lists each time
+    first.save()
+    assert [p.name for p in (tmp_path / "site").glob("search-sections-*")] == ["search-sections-k-en.json"]
+
+    class NoParser(search.Parser):
+        def feed(self, data):
+            raise AssertionError("parsed again")
+
+    monkeypatch.setattr(search, "Parser", NoParser)
+    later = hook._Sections(search, "k")
+    later.part = "en"
+    assert [[(s.id, s.title, s.text) for s in later.of(html)] for html in HAND] == got
+    path = tmp_path / "site" / "search-sections-k-en.json"
+    stamp = path.stat().st_mtime_ns
+    later.save()
+    assert path.stat().st_mtime_ns == stamp  # the same pages: not written again
+    other = hook._Sections(search, "k")
+    other.part = "zh"  # another language's file: parsed
+    with pytest.raises(AssertionError):
+        other.of(HAND[0])
+    path.write_text('{"x": [[1, [], []]]}', encoding="utf-8")
+    damaged = hook._Sections(search, "k")
+    damaged.part = "en"
+    with pytest.raises(AssertionError):
+        damaged.of(HAND[0])

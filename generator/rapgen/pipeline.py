@@ -24,7 +24,8 @@ from rapgen.errors import UsageProblem
 from rapgen.io import DOCS_OUTPUT, SCORES_OUTPUT, WORK_OUTPUT, guard_output_dir
 from rapgen.kinds import Registry, registry
 from rapgen.search import call_is_malformed, validate_call
-from rapgen.site import PortalPart, build_site, check_site_dir, check_url, compose_portal, render_release, write_redirects
+from rapgen.site import (PortalPart, build_site, check_site_dir, check_url, compose_portal, render_release, start_mkdocs,
+                         write_redirects)
 
 
 @dataclass(frozen=True)
@@ -107,12 +108,16 @@ def run_build(root: str | Path, site_dir: str | Path = "site", *, resamples: int
         _score_and_replay(kind, archive, scores_dir, timings, replay=replay, resamples=resamples, cache=cache)
     scores_dir = Path(scores_dir)
     t0 = time.perf_counter()
-    rendered = render_release(kind.site, archive, scores_dir, work / "docs", repo_url=repo_url)
-    timings["render"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    built = build_site(rendered.docs_dir, site_dir, synthetic=rendered.synthetic,
-                       manifest_sha256=rendered.manifest_sha256, archive_name=rendered.archive_name, site_url=site_url,
-                       spec=kind.site)
+    started = start_mkdocs()  # its imports beside the render
+    try:
+        rendered = render_release(kind.site, archive, scores_dir, work / "docs", repo_url=repo_url)
+        timings["render"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        built = build_site(rendered.docs_dir, site_dir, synthetic=rendered.synthetic,
+                           manifest_sha256=rendered.manifest_sha256, archive_name=rendered.archive_name,
+                           site_url=site_url, spec=kind.site, started=started)
+    finally:
+        started.close()
     timings["mkdocs"] = time.perf_counter() - t0
     return PipelineResult(Path(site_dir), rendered.docs_dir, built.n_pages, scores_dir, rendered.manifest_sha256,
                           rendered.synthetic, timings=timings)
@@ -174,12 +179,17 @@ def run_portal(benchmarks: list[SiteBenchmark], site_dir: str | Path = "site", *
         for stage, seconds in stages.items():
             timings[stage] = timings.get(stage, 0.0) + seconds
     t0 = time.perf_counter()
-    portal = compose_portal(parts, work / "docs", title=title, repo_url=repo_url)
-    timings["render"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    first = opened[0][2]
-    built = build_site(portal.docs_dir, site_dir, synthetic=any(r.synthetic for _b, _k, r in opened),
-                       manifest_sha256=first.manifest_sha256, archive_name=title, site_url=site_url, plan=portal.plan)
+    started = start_mkdocs()  # its imports beside the render
+    try:
+        portal = compose_portal(parts, work / "docs", title=title, repo_url=repo_url)
+        timings["render"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        first = opened[0][2]
+        built = build_site(portal.docs_dir, site_dir, synthetic=any(r.synthetic for _b, _k, r in opened),
+                           manifest_sha256=first.manifest_sha256, archive_name=title, site_url=site_url,
+                           plan=portal.plan, started=started)
+    finally:
+        started.close()
     stubs = write_redirects(site_dir, redirect, title=title) if redirect else []
     timings["mkdocs"] = time.perf_counter() - t0
     return PortalResult(Path(site_dir), portal.docs_dir, built.n_pages, tuple(b.slug for b, _k, _r in opened), len(stubs),

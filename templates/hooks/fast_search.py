@@ -21,6 +21,12 @@ between builds (:class:`_Cuts`, a small JSON file keyed by jieba's version and t
 its dictionary), so that a build whose Chinese runs were all cut before never loads jieba's
 dictionary (1.2-1.5 s, on the Chinese build's path).
 
+Each page's sections for the index (those ``Parser`` returns and the index keeps: their id,
+title and text) are a function of the page's HTML alone, so they are kept between builds too
+(:class:`_Sections`, keyed by the sha256 of the HTML, in a file per language whose name carries
+Material's version, Python's and the sha256 of this file): a page whose HTML is the same as in the
+last build is not parsed again. Each build writes back the sections of its own pages only.
+
 mkdocs' anchor scan reads the whole Markdown source of every page with ``html.parser`` to
 collect the ids of its raw HTML, but the set is read only to check a link to an anchor of that
 page (``Page.validate_anchor_links``), and few pages are the target of one: the scan is
@@ -31,8 +37,10 @@ links into by anchor is never scanned. The answers, and so the log, are the same
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Set
 from pathlib import Path
@@ -225,9 +233,7 @@ class _Cuts(dict):
                 self.enabled = False
                 return None
             key = hashlib.sha256(f"{self.jieba.__version__}\0cut HMM\0{digest}".encode()).hexdigest()[:20]
-            folder = Path(os.environ[CACHE_ENV]) / "site" if os.environ.get(CACHE_ENV) \
-                else Path(tempfile.gettempdir()) / f"rapgen-site-{getattr(os, 'getuid', lambda: 0)()}"
-            self.path = folder / f"jieba-cuts-{key}.json"
+            self.path = _cache_folder() / f"jieba-cuts-{key}.json"
         return self.path if self.enabled else None
 
     def _read(self, path: Path) -> dict:
@@ -264,6 +270,79 @@ class _Cuts(dict):
 _CUTS: list = []  # the one _Cuts of this process, once jieba is there
 
 
+def _cache_folder() -> Path:
+    """``$RAPGEN_CACHE/site``, else a folder of this user's in the temporary folder (where jieba keeps its own)."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]) / "site"
+    return Path(tempfile.gettempdir()) / f"rapgen-site-{getattr(os, 'getuid', lambda: 0)()}"
+
+
+class _Section:
+    """A section as ``create_entry_for_section`` reads it: its id, title and text (lists of strings)."""
+
+    __slots__ = ("id", "title", "text")
+
+    def __init__(self, id, title, text):
+        self.id, self.title, self.text = id, title, text
+
+
+class _Sections:
+    """sha256 of a page's HTML -> the kept sections of it, ``[id, title, text]`` each, read from the
+    file of the last build of the same language at the first page, parsed where missing; the file is
+    written again after the build (:func:`on_post_build`) when it does not hold exactly this build's
+    pages. Only what the index reads of a section is kept, and each page gets new lists."""
+
+    def __init__(self, search, key: str):
+        self.search, self.key = search, key
+        self.known: dict | None = None
+        self.used: dict = {}
+        self.part = ""  # the language built (on_env)
+
+    def path(self) -> Path:
+        return _cache_folder() / f"search-sections-{self.key}-{self.part or 'site'}.json"
+
+    def of(self, html: str) -> list:
+        digest = hashlib.sha256(html.encode("utf-8")).hexdigest()
+        found = self.used.get(digest)
+        if found is None:
+            if self.known is None:
+                self.known = self._read()
+            found = self.known.get(digest)
+            if found is None:
+                parser = self.search.Parser()
+                parser.feed(html)
+                parser.close()
+                found = [[s.id, s.title, s.text] for s in parser.data if not s.is_excluded()]
+            self.used[digest] = found
+        return [_Section(i, list(title), list(text)) for i, title, text in found]
+
+    def _read(self) -> dict:
+        try:
+            data = json.loads(self.path().read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        def strings(v):
+            return isinstance(v, list) and all(isinstance(x, str) for x in v)
+        ok = isinstance(data, dict) and all(
+            isinstance(k, str) and isinstance(v, list) and all(
+                isinstance(e, list) and len(e) == 3 and (e[0] is None or isinstance(e[0], str)) and strings(e[1])
+                and strings(e[2]) for e in v) for k, v in data.items())
+        return data if ok else {}
+
+    def save(self) -> None:
+        if not self.used or self.used == self.known:
+            return
+        try:
+            self.path().parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            atomic_write_text(self.path(), json.dumps(self.used, ensure_ascii=False, sort_keys=True))
+        except OSError:
+            return
+        self.known = self.used
+
+
+_SECTIONS: list = []  # the one _Sections of this process
+
+
 def on_config(config):
     """No kept cuts with a user dictionary (Material loads it into jieba at its own ``on_config``)."""
     plugin = config.plugins.get("material/search") or config.plugins.get("search")
@@ -280,10 +359,20 @@ def _event_priority(priority):
     return event_priority(priority)
 
 
+def on_env(env, config, files):
+    """The language this process builds, which names its file of kept sections."""
+    plugin = config.plugins.get("i18n")
+    if _SECTIONS and plugin is not None:
+        _SECTIONS[0].part = str(getattr(plugin, "current_language", "") or "")
+    return env
+
+
 @_event_priority(-300)  # after parallel_languages.py's (-200), which waits for the other language's build
 def on_post_build(config):
     if _CUTS:
         _CUTS[0].save()
+    if _SECTIONS:
+        _SECTIONS[0].save()
 
 
 def _install() -> None:
@@ -295,6 +384,18 @@ def _install() -> None:
         search.Parser.updatepos = _no_position
         search.OriginalParser = search.Parser  # what tests/test_site_search_parser.py compares against
         search.Parser = _fast_parser(search)  # add_entry_from_context looks the name up per page
+        version = getattr(importlib.import_module("material"), "__version__", "")
+        code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+        sections = _Sections(search, hashlib.sha256(f"{version}\0{sys.version}\0{code}".encode()).hexdigest()[:20])
+        _SECTIONS.append(sections)
+
+        def add_entry_from_context(self, page):  # Material's, the sections kept or parsed by _Sections
+            if (page.meta.get("search") or {}).get("exclude"):
+                return
+            for section in sections.of(page.content):
+                self.create_entry_for_section(section, page.toc, page.url, page)
+
+        search.SearchIndex.add_entry_from_context = add_entry_from_context
         jieba, bre = search.jieba, search.bre
         if jieba is not None:
             han = bre.compile(r"(\p{script: Han}+)", bre.UNICODE)

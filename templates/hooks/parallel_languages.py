@@ -19,6 +19,13 @@ build wrote copied over the English one, except the Chinese ``404.html``, which 
 ``zh/404.html`` (what ``i18n_alternate.py`` does). Then the plugin writes the one search
 index from both languages' entries, as it does after a serial build.
 
+Both builds copy the same static files (the downloads, scripts and the theme's assets, some
+70 MB) from the same sources to the same places outside ``zh/``. The child does not write
+its copies: it sends back the (source, destination) of each, and the parent copies a file
+only where its own build did not copy that same source to that destination, so the site
+holds the same bytes as when the child's copies were laid over the parent's. What the child
+did write is moved into place, not copied.
+
 Only ``mkdocs build`` forks (not ``serve``), only where ``os.fork`` exists, and only with
 exactly two languages built; otherwise the plugin builds serially as before. A failed
 Chinese build fails the whole build with the child's message.
@@ -37,10 +44,33 @@ from mkdocs.exceptions import Abort
 from mkdocs.plugins import event_priority
 
 _STATE: dict = {}  # "command"; "child": (pid, read end, folder) while the other language builds
+_COPIED: dict = {}  # destination -> source of each static file this process's build copied (or, in the child, left out)
+_FORWARD: list = []  # in the child: True once its static copies are to be sent back instead of written
 
 
 def on_startup(command, dirty):
     _STATE["command"] = command
+    _watch_copies()
+
+
+def _watch_copies() -> None:
+    """Record each static file copied from its source (``File.copy_file`` without generated content);
+    in the child, record it without writing it (the parent copies it where its own build did not)."""
+    from mkdocs.structure.files import File
+
+    if getattr(File.copy_file, "_rapgen_watch", False):
+        return
+    copy = File.copy_file
+
+    def copy_file(self, dirty: bool = False) -> None:
+        if self._content is None and self.abs_src_path is not None and not (dirty and not self.is_modified()):
+            _COPIED[self.dest_uri] = self.abs_src_path
+            if _FORWARD:
+                return
+        copy(self, dirty)
+
+    copy_file._rapgen_watch = True
+    File.copy_file = copy_file
 
 
 def _i18n(config):
@@ -90,8 +120,10 @@ def _build_other(config, plugin, language: str, folder: Path, write: int) -> Non
     plugin.search_entries = []
     config.site_dir = str(folder)
     utils.clean_directory = lambda path: path  # as the plugin does for its later builds
+    _COPIED.clear()
+    _FORWARD.append(True)
     build(config)
-    os.write(write, pickle.dumps(("ok", plugin.search_entries)))
+    os.write(write, pickle.dumps(("ok", plugin.search_entries, dict(_COPIED))))
 
 
 def _receive(read: int) -> tuple:
@@ -102,21 +134,30 @@ def _receive(read: int) -> tuple:
     return pickle.loads(b"".join(chunks)) if chunks else ("error", "the build of the other language ended without a word")
 
 
-def _lay_over(folder: Path, site: Path, language: str) -> None:
+def _move_over(entry: Path, target: Path) -> None:
+    """``entry`` in place of ``target``: a folder merged into one that exists, file by file."""
+    if entry.is_dir() and target.is_dir():
+        for child in sorted(entry.iterdir()):
+            _move_over(child, target / child.name)
+    else:
+        os.replace(entry, target)
+
+
+def _lay_over(folder: Path, site: Path, language: str, copies: dict[str, str]) -> None:
+    """The other language's output over this one's, as its later writes in a serial build:
+    ``copies`` (destination -> source) are its static files, copied here only where this build
+    did not copy the same source to the same place."""
     for entry in sorted(folder.iterdir()):
-        target = site / entry.name
-        if entry.name == language and entry.is_dir():
-            if target.exists():
-                shutil.copytree(entry, target, dirs_exist_ok=True)
-            else:
-                os.replace(entry, target)
-        elif entry.name == "404.html":
+        if entry.name == "404.html":
             (site / language).mkdir(parents=True, exist_ok=True)
             os.replace(entry, site / language / "404.html")
-        elif entry.is_dir():
-            shutil.copytree(entry, target, dirs_exist_ok=True)
         else:
-            shutil.copyfile(entry, target)
+            _move_over(entry, site / entry.name)
+    from mkdocs import utils
+
+    for dest, source in sorted(copies.items()):
+        if _COPIED.get(dest) != source:
+            utils.copy_file(source, str(site / dest))
 
 
 @event_priority(-200)  # after the i18n plugin's on_post_build (-100)
@@ -132,7 +173,7 @@ def on_post_build(config):
         if outcome[0] != "ok" or status != 0:
             raise Abort(f"the build of the second language failed: {outcome[1] if outcome[0] != 'ok' else 'exit ' + str(status)}")
         language = next(lang for lang in plugin.build_languages if lang != plugin.default_language)
-        _lay_over(folder, Path(config.site_dir), language)
+        _lay_over(folder, Path(config.site_dir), language, outcome[2])
         plugin.current_language = language
         plugin.search_entries.extend(outcome[1])
         plugin.reconfigure_search_index(config)

@@ -9,7 +9,7 @@ for a site of several benchmarks, :func:`compose_portal` (with :class:`PortalPar
 The site never recomputes a score; it reads ``rapgen score``'s output folder.
 """
 
-from rapgen.site.build import BuildResult, NavPlan, build_site, check_site_dir, check_url
+from rapgen.site.build import BuildResult, MkdocsProcess, NavPlan, build_site, check_site_dir, check_url, start_mkdocs
 from rapgen.site.i18n import LANGUAGES, t
 from rapgen.site.inputs import ScoreOutputs, load_score_outputs, read_score_bytes
 from rapgen.site.portal import PortalPart, compose_portal, write_redirects
@@ -22,6 +22,6 @@ from rapgen.site.plots import PALETTE, embed
 from rapgen.site.render import plotly_js_path
 
 __all__ = ["LANGUAGES", "BuildResult", "PageSpec", "RenderResult", "SiteSpec", "ScoreOutputs", "build_site", "check_site_dir", "check_url", "load_score_outputs",
-           "render_docs", "render_release", "t", "NavPlan", "PortalPart", "compose_portal", "write_redirects"]
+           "render_docs", "render_release", "start_mkdocs", "MkdocsProcess", "t", "NavPlan", "PortalPart", "compose_portal", "write_redirects"]
 __all__ += ["kind_site", "nav_pages", "read_score_bytes"]
 __all__ += ["PALETTE", "chart_text", "chart_value", "embed", "plotly_js_path"]

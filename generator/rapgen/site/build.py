@@ -11,6 +11,7 @@ folder can be served from anywhere, ``python -m http.server -d site`` included.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -174,11 +175,81 @@ def _language(cat: Catalogue, default: Catalogue, keys: list[str], *, synthetic:
     return lang
 
 
-def run_mkdocs(config_path: Path) -> str:
-    """``python -m mkdocs build --strict --clean``; a failure is a SiteError with the stderr tail."""
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONHASHSEED="0")
-    cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "--clean", "--config-file", str(config_path.resolve())]
-    proc = subprocess.run(cmd, cwd=str(config_path.resolve().parent), env=env, capture_output=True, text=True)
+# What a build imports before it reads its configuration: imported by a started process (start_mkdocs)
+# while the pages are still being rendered. A module missing here is imported by the build as usual.
+_WARM_MODULES = ("click", "mkdocs.commands.build", "mkdocs.config.defaults", "mkdocs.structure.pages",
+                 "material.plugins.search.plugin", "mkdocs_static_i18n.plugin", "markdown.extensions.md_in_html",
+                 "markdown.extensions.toc", "markdown.extensions.tables", "markdown.extensions.attr_list",
+                 "markdown.extensions.admonition", "pymdownx.superfences", "pymdownx.tabbed", "pymdownx.details")
+# The started process: imports those, then waits for one line (the folder and the arguments) and runs
+# mkdocs as `python -m mkdocs` would (runpy, sys.argv), or ends when told nothing.
+_WARM_MAIN = """
+import json, runpy, sys
+for name in sys.argv[1:]:
+    try:
+        __import__(name)
+    except Exception:
+        pass
+line = sys.stdin.readline()
+if not line.strip():
+    sys.exit(0)
+request = json.loads(line)
+import os
+os.chdir(request["cwd"])
+sys.argv = ["mkdocs", *request["args"]]
+runpy.run_module("mkdocs", run_name="__main__", alter_sys=True)
+"""
+
+
+def _mkdocs_env() -> dict[str, str]:
+    return dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONHASHSEED="0")
+
+
+class MkdocsProcess:
+    """A Python process started ahead of the build (:func:`start_mkdocs`) that has imported mkdocs
+    and its plugins by the time the pages are rendered; :func:`run_mkdocs` hands it the build, and
+    :meth:`close` ends it when no build comes."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = subprocess.Popen(
+            [sys.executable, "-c", _WARM_MAIN, *_WARM_MODULES], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env=_mkdocs_env(), text=True)
+
+    def run(self, args: list[str], cwd: str) -> subprocess.CompletedProcess | None:
+        """The build's outcome, or None when the process can no longer take it."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return None
+        if proc.poll() is not None:  # it ended early: the build runs in a new process instead
+            proc.communicate()
+            return None
+        out, err = proc.communicate(json.dumps({"cwd": cwd, "args": args}) + "\n")
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            try:
+                proc.communicate("\n", timeout=30)  # told nothing: it ends
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+                proc.communicate()
+
+
+def start_mkdocs() -> MkdocsProcess:
+    """Start the process of the next :func:`run_mkdocs` now, so that its imports run beside the render."""
+    return MkdocsProcess()
+
+
+def run_mkdocs(config_path: Path, started: MkdocsProcess | None = None) -> str:
+    """``python -m mkdocs build --strict --clean`` (in ``started`` when given: :func:`start_mkdocs`);
+    a failure is a SiteError with the stderr tail."""
+    args = ["build", "--strict", "--clean", "--config-file", str(config_path.resolve())]
+    cwd = str(config_path.resolve().parent)
+    proc = started.run(args, cwd) if started is not None else None
+    if proc is None:
+        proc = subprocess.run([sys.executable, "-m", "mkdocs", *args], cwd=cwd, env=_mkdocs_env(), capture_output=True,
+                              text=True)
     log = proc.stdout + proc.stderr
     if proc.returncode != 0:
         tail = [line for line in log.splitlines() if line.strip()][-STDERR_TAIL_LINES:]
@@ -196,9 +267,9 @@ def check_site_dir(site_dir: Path) -> None:
 
 def build_site(docs_dir: str | Path, site_dir: str | Path, *, synthetic: bool, manifest_sha256: str,
                archive_name: str = "", site_url: str | None = None, spec: SiteSpec | None = None,
-               plan: NavPlan | None = None) -> BuildResult:
+               plan: NavPlan | None = None, started: MkdocsProcess | None = None) -> BuildResult:
     """Build ``docs_dir`` into ``site_dir`` with mkdocs-material (strict); ``spec``: a kind's own site
-    (navigation, labels), None for RAP's."""
+    (navigation, labels), None for RAP's; ``started``: the process to build in (:func:`start_mkdocs`)."""
     docs_dir, site_dir = Path(docs_dir), Path(site_dir)
     check_site_dir(site_dir)
     if not (docs_dir / "index.md").is_file():
@@ -209,7 +280,7 @@ def build_site(docs_dir: str | Path, site_dir: str | Path, *, synthetic: bool, m
         raise SiteError(f"{docs_dir}/{exc}") from None
     config = write_config(docs_dir, site_dir, synthetic=synthetic, manifest_sha256=manifest_sha256,
                           archive_name=archive_name, site_url=site_url, spec=spec, plan=plan)
-    log = run_mkdocs(config)
+    log = run_mkdocs(config, started)
     (site_dir / SITE_MARKER).write_text(f"Built by rapgen from archive {manifest_sha256}; rebuilding empties this folder.\n")
     n_pages = sum(1 for _ in site_dir.rglob("index.html"))
     return BuildResult(site_dir, config, n_pages, log)
