@@ -299,6 +299,7 @@ def test_a_score_folder_whose_diagnostics_were_not_computed_renders(tmp_path):
     page = (rendered.docs_dir / "diagnostics.md").read_text(encoding="utf-8")
     assert page.startswith("---\ntitle:") and "# Diagnostics" in page
 
+
 def test_a_build_in_the_process_started_ahead_gives_the_same_site_and_log(tmp_path):
     """rapgen.site.start_mkdocs: mkdocs imported while the pages render, then handed the build."""
     import filecmp
