@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from rapgen.archive import parse
 from rapgen.archive.evidence import PaperText, WindowCounts, call_arguments
+from rapgen.archive.frames import register_frame
 from rapgen.archive.history.check import HistoryInput, first_release
 from rapgen.archive.history.load import LoadedHistory, load_history
 from rapgen.archive.history.prefetch import LedgerPrefetch
@@ -208,8 +209,8 @@ def _returned_outside_shards(root: Path, history: LoadedHistory, verified: set[s
     con = duckdb.connect()
     try:
         con.read_parquet([str(root / p) for p in rows]).create_view("assignments")
-        con.register("returned_frame", returned_frame([calls for _, _, calls in traced], parsed.origins.window_months,
-                                                      with_file=True))
+        register_frame(con, "returned_frame", returned_frame([calls for _, _, calls in traced], parsed.origins.window_months,
+                                                             with_file=True))
         bad = con.execute(RETURNED_OUTSIDE_LEDGER_SHARD).fetchall()
     finally:
         con.close()
@@ -346,12 +347,11 @@ class _LazyPapers(Mapping[str, PaperText]):
         if not self._wanted:
             return
         import duckdb
-        import pyarrow as pa
 
         con = duckdb.connect()
         try:
             con.read_parquet([str(self.root / p) for p in self.files]).create_view("papers")
-            con.register("wanted", pa.table({"arxiv_id": pa.array(sorted(self._wanted), pa.string())}))
+            register_frame(con, "wanted", {"arxiv_id": ("text", sorted(self._wanted))})
             rows = con.execute("SELECT p.arxiv_id, p.first_submitted, p.title, p.abstract FROM papers p JOIN wanted USING (arxiv_id)").fetchall()
         finally:
             con.close()
