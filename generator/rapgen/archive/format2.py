@@ -20,7 +20,9 @@ archive's own reading of SEARCH.md's malformed calls to the recorded arguments.
 
 from __future__ import annotations
 
+import json
 import re
+import threading
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -40,7 +42,7 @@ from rapgen.archive.interventions import ModelExtensions
 from rapgen.archive.invariants import ParsedDocuments, returned_detail, returned_frame
 from rapgen.archive.parse_ahead import parse_model_file
 from rapgen.archive.layout import (
-    ASSIGNMENTS_PARQUET, COMMITMENT_PATTERN, INTERVENTION_MODEL_FILES, MODEL_JSON, ORIGIN_FILE_PATTERN,
+    ASSIGNMENTS_PARQUET, COMMITMENT_PATTERN, INTERVENTION_MODEL_FILES, MODEL_JSON, ORACLE_JSONL, ORIGIN_FILE_PATTERN,
     PAPERS_PARQUET, PREDICTIONS_JSONL, REPLAYS_JSONL, TRACES_JSONL, WINDOW_FILE_PATTERN, model_file
 )
 from rapgen.archive.records import FORECAST_CONDITIONS, SLOTS, Category, Finding, ProblemKind, TraceCall, Unit
@@ -112,14 +114,36 @@ def check_format2(
     root = Path(root)
     out = Format2Result()
     field_ids = [f.field_id for f in parsed.fields] if parsed.fields is not None else None
+    ledger = _ReadAhead(root, listed, verified, parsed)
     history = out.history = load_history(root, verified, sums=listed, documents=documents, origins=parsed.origins,
                                          field_ids=field_ids, prefetch=prefetch)
     out.findings += history.findings
     out.predictions = {m: list(u) for m, u in parsed.predictions.items()}
     out.traces = {m: list(t) for m, t in parsed.traces.items()}
     _origin_files(root, history, documents, verified, parsed, out, ahead)
-    _interventions(root, history, documents, verified, parsed, out, malformed_by(validate_call), ahead)
+    _interventions(root, history, documents, verified, parsed, out, malformed_by(validate_call), ahead, ledger)
     return out
+
+
+class _ReadAhead:
+    """The paper text and canonical counts the intervention checks will read, started in threads before the
+    history and later-origin checks (DuckDB's reads release the GIL): the papers of the main traces of every
+    model with a replays file, and the counts when a model has an oracle file. Only a head start: each is
+    read from the files the checks would read, and the checks read the rest (later-origin traces' papers)
+    or everything (when the intervention checks find the facts they need invalid, nothing is taken)."""
+
+    def __init__(self, root: Path, listed: Mapping[str, str], verified: set[str], parsed: ParsedDocuments):
+        papers, rows = _ledger_files(listed, verified)
+        self.papers, self.counts = _LazyPapers(root, papers), _Counts(root, rows)
+        if parsed.fields is None or parsed.blocks is None or parsed.ledger is None or parsed.origins is None:
+            return
+        folders = _intervention_folders(listed)
+        for model_id, names in folders.items():
+            if REPLAYS_JSONL in names:
+                self.papers.want(pid for call in parsed.traces.get(model_id, ()) for pid in call.returned_ids)
+        self.papers.start()
+        if any(ORACLE_JSONL in names for names in folders.values()):
+            self.counts.start()
 
 
 # ------------------------------------------------------------------ later origins
@@ -256,8 +280,9 @@ def _parse_origin_file(path: str, data: bytes, kind: str, origin: date, model_id
 # ------------------------------------------------------------------ interventions
 def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, bytes], verified: set[str],
                    parsed: ParsedDocuments, out: Format2Result, malformed: Callable[[TraceCall], bool],
-                   ahead: Any = None) -> None:
-    """Every model whose model.json parsed: its INTERVENTIONS.md keys, and its intervention files if any."""
+                   ahead: Any = None, read: _ReadAhead | None = None) -> None:
+    """Every model whose model.json parsed: its INTERVENTIONS.md keys, and its intervention files if any
+    (``read``: their paper text and counts, being read since the history checks began)."""
     folders = _intervention_folders(history.input.root)
     if parsed.fields is None or parsed.blocks is None or parsed.ledger is None or parsed.origins is None:
         for model_id in sorted(folders):
@@ -266,7 +291,7 @@ def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, b
         return
     facts = intervention_facts(root, _ledger_files(history.input.root, verified), parsed, scored_origins(history, parsed),
                                malformed, lambda mid: out.predictions.get(mid, []))
-    facts = replace(facts, ahead=ahead)
+    facts = replace(facts, ahead=ahead, **({"papers": read.papers, "counts": read.counts} if read is not None else {}))
     for model_id, names in folders.items():  # every readout's papers read in one pass, not one per model
         if REPLAYS_JSONL in names:
             facts.papers.want(pid for call in out.traces.get(model_id, ()) for pid in call.returned_ids)
@@ -331,48 +356,100 @@ def _ledger_files(root_lines: Mapping[str, str], verified: set[str]) -> tuple[li
     return papers, rows
 
 
+# Each wanted paper's canonical evidence JSON (evidence.paper_json), written by DuckDB where that is plain
+# concatenation: all four members text with nothing JSON escapes (", \ and U+0000-U+001F) and an ISO date
+# of four-digit year. Any other paper's JSON is NULL here and is made in Python from its text, as before.
+PAPER_JSON = r"""
+    SELECT p.arxiv_id,
+           CASE WHEN typeof(p.arxiv_id) = 'VARCHAR' AND typeof(p.title) = 'VARCHAR' AND typeof(p.abstract) = 'VARCHAR'
+                 AND typeof(p.first_submitted) = 'DATE' AND year(p.first_submitted) BETWEEN 1000 AND 9999
+                 AND NOT regexp_matches(p.arxiv_id || p.title || p.abstract, '[\x00-\x1f"\\]')
+                THEN encode('{"arxiv_id":"' || p.arxiv_id || '","first_submitted":"' || CAST(p.first_submitted AS VARCHAR)
+                            || '","title":"' || p.title || '","abstract":"' || p.abstract || '"}') END
+    FROM papers p JOIN wanted USING (arxiv_id)
+"""
+PAPER_TEXT = "SELECT p.arxiv_id, p.first_submitted, p.title, p.abstract FROM papers p JOIN wanted USING (arxiv_id)"
+
+
 class _LazyPapers(Mapping[str, PaperText]):
-    """Paper text for the ids asked for with :meth:`want`, read from the union of papers files."""
+    """Paper text for the ids asked for with :meth:`want`, read from the union of papers files.
+
+    A paper is read as its canonical evidence JSON (``evidence_json``, what the models' hashers
+    join) where DuckDB can write it, and as text otherwise; its :class:`PaperText` is decoded from
+    that JSON when asked for (the JSON of four strings reads back as exactly those strings)."""
 
     def __init__(self, root: Path, files: list[str]):
         self.root, self.files = root, files
         self._text: dict[str, PaperText] = {}
+        self._found: dict[str, None] = {}  # every id read, as JSON or as text, in the order read
         self._wanted: set[str] = set()
+        self._pending: set[str] = set()  # the ids being read by ``_ahead``
+        self._ahead: _Background | None = None
         self.evidence_json: dict[str, bytes] = {}  # each paper's canonical evidence JSON, shared by the models' hashers
 
     def want(self, ids) -> None:
-        self._wanted.update(filterfalse(self._text.__contains__, ids))
+        self._wanted.update(filterfalse(self._pending.__contains__, filterfalse(self._found.__contains__, ids)))
+
+    def start(self) -> None:
+        """Read the papers wanted so far in a thread; the next :meth:`_load` takes them."""
+        if self._wanted and self._ahead is None:
+            ids, self._pending, self._wanted = sorted(self._wanted), self._wanted, set()
+            self._ahead = _Background(lambda: self._query(ids))
 
     def _load(self) -> None:
-        if not self._wanted:
-            return
+        if self._ahead is not None:
+            ahead, self._ahead = self._ahead, None
+            self._merge(*ahead.result())
+            self._pending = set()
+        if self._wanted:
+            ids = sorted(self._wanted)
+            self._wanted.clear()
+            self._merge(*self._query(ids))
+
+    def _query(self, ids: list[str]) -> tuple[list[tuple], list[tuple]]:
+        """(arxiv_id, JSON or None) of each of ``ids`` found, and the text rows of those without JSON."""
         import duckdb
 
         con = duckdb.connect()
         try:
             con.read_parquet([str(self.root / p) for p in self.files]).create_view("papers")
-            register_frame(con, "wanted", {"arxiv_id": ("text", sorted(self._wanted))})
-            rows = con.execute("SELECT p.arxiv_id, p.first_submitted, p.title, p.abstract FROM papers p JOIN wanted USING (arxiv_id)").fetchall()
+            register_frame(con, "wanted", {"arxiv_id": ("text", ids)})
+            rows = con.execute(PAPER_JSON).fetchall()
+            plain = [a for a, data in rows if data is None]
+            if plain:
+                register_frame(con, "wanted", {"arxiv_id": ("text", sorted(set(plain)))})
+                plain = con.execute(PAPER_TEXT).fetchall()
         finally:
             con.close()
-        self._wanted.clear()
+        return rows, plain
+
+    def _merge(self, rows: list[tuple], plain: list[tuple]) -> None:
+        self.evidence_json.update((a, data) for a, data in rows if data is not None)
+        self._found.update((a, None) for a, _ in rows)
         iso: dict[date, str] = {}  # papers share their dates: each written once
         self._text.update((a, PaperText(iso[d] if d in iso else iso.setdefault(d, d.isoformat()), t, ab))
-                          for a, d, t, ab in rows)
+                          for a, d, t, ab in plain)
 
     def __getitem__(self, key: str) -> PaperText:
-        if key not in self._text:
+        if key not in self._found:
             self._wanted.add(key)
             self._load()
-        return self._text[key]
+        out = self._text.get(key)
+        if out is None:
+            data = self.evidence_json.get(key) if key in self._found else None
+            if data is None:
+                raise KeyError(key)
+            obj = json.loads(data)
+            out = self._text[key] = PaperText(obj["first_submitted"], obj["title"], obj["abstract"])
+        return out
 
     def __iter__(self):
         self._load()
-        return iter(self._text)
+        return iter(self._found)
 
     def __len__(self) -> int:
         self._load()
-        return len(self._text)
+        return len(self._found)
 
 
 class _Counts:
@@ -381,28 +458,60 @@ class _Counts:
     def __init__(self, root: Path, files: list[str]):
         self.root, self.files = root, files
         self._counts: WindowCounts | None = None
+        self._ahead: _Background | None = None
         self.block_hashes: dict[tuple, str] = {}  # (field, *windows) -> H(oracle block), shared by the models' oracle checks
+
+    def start(self) -> None:
+        """Read the ledger's counts in a thread; the first call takes them."""
+        if self._counts is None and self._ahead is None:
+            self._ahead = _Background(self._read)
 
     def __call__(self, field_id: str, date_from: date, date_to: date) -> list[int]:
         if self._counts is None:
-            import duckdb
-            import numpy as np
-
-            slots = ", ".join(f"'{s}'" for s in SLOTS)
-            con = duckdb.connect()
-            try:
-                rel = con.read_parquet([str(self.root / p) for p in self.files]).select(
-                    f"field_id, CAST(first_submitted - DATE '1970-01-01' AS BIGINT) AS day, "
-                    f'coalesce(list_position([{slots}], "primary"), 0) - 1 AS slot')
-                cols = rel.order("field_id, day").fetchnumpy()  # grouped and sorted by DuckDB
-                if any(isinstance(c, np.ma.MaskedArray) for c in cols.values()):  # a missing value: as before
-                    cols = rel.fetchnumpy()
-                    self._counts = WindowCounts(cols["field_id"], cols["day"], cols["slot"])
-                else:
-                    self._counts = WindowCounts.from_sorted(cols["field_id"], cols["day"], cols["slot"])
-            finally:
-                con.close()
+            ahead, self._ahead = self._ahead, None
+            self._counts = ahead.result() if ahead is not None else self._read()
         return self._counts(field_id, date_from, date_to)
+
+    def _read(self) -> WindowCounts:
+        import duckdb
+        import numpy as np
+
+        slots = ", ".join(f"'{s}'" for s in SLOTS)
+        con = duckdb.connect()
+        try:
+            rel = con.read_parquet([str(self.root / p) for p in self.files]).select(
+                f"field_id, CAST(first_submitted - DATE '1970-01-01' AS BIGINT) AS day, "
+                f'coalesce(list_position([{slots}], "primary"), 0) - 1 AS slot')
+            cols = rel.order("field_id, day").fetchnumpy()  # grouped and sorted by DuckDB
+            if any(isinstance(c, np.ma.MaskedArray) for c in cols.values()):  # a missing value: as before
+                cols = rel.fetchnumpy()
+                return WindowCounts(cols["field_id"], cols["day"], cols["slot"])
+            return WindowCounts.from_sorted(cols["field_id"], cols["day"], cols["slot"])
+        finally:
+            con.close()
+
+
+class _Background:
+    """``fn()`` run in a daemon thread; :meth:`result` waits for it and returns its value, or raises
+    what it raised (so a failed read fails where the checks would have read, as it always did)."""
+
+    def __init__(self, fn: Callable[[], Any]):
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True, name="rapgen-read-ahead")
+        self._thread.start()
+
+    def _run(self, fn: Callable[[], Any]) -> None:
+        try:
+            self._value = fn()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller by result()
+            self._error = exc
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def commitment_models(listed) -> dict[str, set[str]]:
