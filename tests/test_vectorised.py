@@ -314,3 +314,11 @@ def test_lazy_papers_give_the_evidence_of_the_paper_text(tmp_path, start_early):
     with pytest.raises(KeyError) as caught:
         lazy["2401.00000x"]
     assert caught.value.args == ("2401.00000x",)
+
+
+def test_read_ahead_ids_are_the_quoted_returned_ids_of_a_traces_file():
+    from rapgen.archive.format2 import _quoted_ids
+
+    data = (b'{"query": "x \\"returned_ids\\": [\\"no\\"]", "returned_ids": ["2401.00001", "2401.00002"]}\n'
+            b'{"returned_ids": []}\n{"returned_ids" : [ "2401.00003" ]}\n')
+    assert _quoted_ids(data) == ["2401.00001", "2401.00002", "2401.00003"]

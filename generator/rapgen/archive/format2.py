@@ -114,7 +114,7 @@ def check_format2(
     root = Path(root)
     out = Format2Result()
     field_ids = [f.field_id for f in parsed.fields] if parsed.fields is not None else None
-    ledger = _ReadAhead(root, listed, verified, parsed)
+    ledger = _ReadAhead(root, listed, verified, parsed, documents)
     history = out.history = load_history(root, verified, sums=listed, documents=documents, origins=parsed.origins,
                                          field_ids=field_ids, prefetch=prefetch)
     out.findings += history.findings
@@ -125,6 +125,16 @@ def check_format2(
     return out
 
 
+_RETURNED_IDS = re.compile(rb'"returned_ids"\s*:\s*\[([^\]]*)\]')
+_QUOTED = re.compile(rb'"([^"\\]*)"')
+
+
+def _quoted_ids(data: bytes) -> list[str]:
+    """The plain quoted strings in the ``returned_ids`` arrays of a traces file's bytes, unparsed:
+    what a read ahead of the papers asks for (the parsed calls decide which are returned)."""
+    return [m.decode("utf-8", "replace") for arr in _RETURNED_IDS.findall(data) for m in _QUOTED.findall(arr)]
+
+
 class _ReadAhead:
     """The paper text and canonical counts the intervention checks will read, started in threads before the
     history and later-origin checks (DuckDB's reads release the GIL): the papers of the main traces of every
@@ -132,15 +142,22 @@ class _ReadAhead:
     read from the files the checks would read, and the checks read the rest (later-origin traces' papers)
     or everything (when the intervention checks find the facts they need invalid, nothing is taken)."""
 
-    def __init__(self, root: Path, listed: Mapping[str, str], verified: set[str], parsed: ParsedDocuments):
+    def __init__(self, root: Path, listed: Mapping[str, str], verified: set[str], parsed: ParsedDocuments,
+                 documents: Mapping[str, bytes]):
         papers, rows = _ledger_files(listed, verified)
         self.papers, self.counts = _LazyPapers(root, papers), _Counts(root, rows)
         if parsed.fields is None or parsed.blocks is None or parsed.ledger is None or parsed.origins is None:
             return
         folders = _intervention_folders(listed)
+        later: dict[str, list[str]] = defaultdict(list)
+        for path in listed:
+            if (m := _ORIGIN_FILE.match(path)) and m.group(3) == "traces" and path in verified and path in documents:
+                later[m.group(1)].append(path)
         for model_id, names in folders.items():
             if REPLAYS_JSONL in names:
                 self.papers.want(pid for call in parsed.traces.get(model_id, ()) for pid in call.returned_ids)
+                for path in later.get(model_id, ()):  # not parsed yet: the ids its lines name (a superset is harmless)
+                    self.papers.want(_quoted_ids(documents[path]))
         self.papers.start()
         if any(ORACLE_JSONL in names for names in folders.values()):
             self.counts.start()
@@ -432,7 +449,8 @@ class _LazyPapers(Mapping[str, PaperText]):
 
     def __getitem__(self, key: str) -> PaperText:
         if key not in self._found:
-            self._wanted.add(key)
+            if key not in self._pending:
+                self._wanted.add(key)
             self._load()
         out = self._text.get(key)
         if out is None:
