@@ -53,3 +53,16 @@ def test_site_still_reads_score_tables_after_lazy_import(tmp_path: Path) -> None
     path.write_text("model_id,value\nnan,1\n", encoding="utf-8")
     frame = read_score_table(path, ("model_id",))
     assert isinstance(frame, pd.DataFrame) and frame["model_id"].tolist() == ["nan"]
+
+
+def test_verify_freezes_the_collector_at_exit_once(tiny_archive) -> None:
+    """Every verify asks for the collector to be frozen at interpreter exit (skipping its last full
+    pass over what the checks left), registered once however often verify runs in a process."""
+    from click.testing import CliRunner
+
+    from rapgen.cli import archive_cmds, cli
+
+    for _ in range(2):
+        result = CliRunner().invoke(cli, ["verify", "--root", str(tiny_archive.root), "--quiet"])
+        assert result.exit_code == 0, result.output
+    assert archive_cmds._FREEZE_AT_EXIT == [True]
