@@ -115,14 +115,14 @@ def check_format2(
     root = Path(root)
     out = Format2Result()
     field_ids = [f.field_id for f in parsed.fields] if parsed.fields is not None else None
-    ledger = _ReadAhead(root, listed, verified, parsed, documents)
+    read = _ReadAhead(root, listed, verified, parsed, documents)
     history = out.history = load_history(root, verified, sums=listed, documents=documents, origins=parsed.origins,
                                          field_ids=field_ids, prefetch=prefetch)
     out.findings += history.findings
     out.predictions = {m: list(u) for m, u in parsed.predictions.items()}
     out.traces = {m: list(t) for m, t in parsed.traces.items()}
     _origin_files(root, history, documents, verified, parsed, out, ahead)
-    _interventions(root, history, documents, verified, parsed, out, malformed_by(validate_call), ahead, ledger)
+    _interventions(root, history, documents, verified, parsed, out, malformed_by(validate_call), ahead, read)
     return out
 
 
@@ -138,10 +138,11 @@ def _quoted_ids(data: bytes) -> list[str]:
 
 class _ReadAhead:
     """The paper text and canonical counts the intervention checks will read, started in threads before the
-    history and later-origin checks (DuckDB's reads release the GIL): the papers of the main traces of every
-    model with a replays file, and the counts when a model has an oracle file. Only a head start: each is
-    read from the files the checks would read, and the checks read the rest (later-origin traces' papers)
-    or everything (when the intervention checks find the facts they need invalid, nothing is taken)."""
+    history and later-origin checks (DuckDB's reads release the GIL): for every model with a replays file,
+    the papers its main traces returned and those its later-origin traces' bytes name (not parsed yet),
+    and the counts when a model has an oracle file. Only a head start: each is read from the files the
+    checks would read, the checks read whatever else they ask for, and when they find the facts they need
+    invalid nothing is taken (a read that failed then raises nowhere)."""
 
     def __init__(self, root: Path, listed: Mapping[str, str], verified: set[str], parsed: ParsedDocuments,
                  documents: Mapping[str, bytes]):
@@ -450,7 +451,7 @@ class _LazyPapers(Mapping[str, PaperText]):
         return rows, plain
 
     def _merge(self, rows: list[tuple], plain: list[tuple]) -> None:
-        self.evidence_json.update(rows if not plain else [(a, data) for a, data in rows if data is not None])
+        self.evidence_json.update(filter(itemgetter(1), rows))  # those with JSON (never empty bytes)
         self._found.update(dict.fromkeys(map(itemgetter(0), rows)))
         iso: dict[date, str] = {}  # papers share their dates: each written once
         self._text.update((a, PaperText(iso[d] if d in iso else iso.setdefault(d, d.isoformat()), t, ab))
