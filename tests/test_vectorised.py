@@ -322,3 +322,13 @@ def test_read_ahead_ids_are_the_quoted_returned_ids_of_a_traces_file():
     data = (b'{"query": "x \\"returned_ids\\": [\\"no\\"]", "returned_ids": ["2401.00001", "2401.00002"]}\n'
             b'{"returned_ids": []}\n{"returned_ids" : [ "2401.00003" ]}\n')
     assert _quoted_ids(data) == ["2401.00001", "2401.00002", "2401.00003"]
+
+
+def test_evidence_head_of_unusual_value_types_is_the_encoders():
+    """A call whose values are not the parser's types (a bool index, a float hit count) takes the
+    encoder's way, and still hashes as the built evidence does."""
+    papers = {"2401.00001": PaperText("2024-01-02", "t", "a")}
+    calls = [TraceCall("f", DAY0, "A3", True, "q", "date", None, "2023-06-01", 3.0, ("2401.00001",)),
+             TraceCall("f", DAY0, "A3", 2, "q\u2028", "relevance", "2023-01-01", None, 4, ())]
+    hasher = EvidenceHasher(papers, lambda c: False)
+    assert hasher.digest(calls) == canonical_hash(build_evidence(calls, papers, lambda c: False))
