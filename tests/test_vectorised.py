@@ -268,3 +268,67 @@ def test_search_top_k_is_the_head_of_the_full_sort(seed):
     for k in (0, 1, 3, 8, 59, 100):
         want = np.lexsort((candidates, key))[:k]
         assert _top(candidates, key, k).tolist() == want.tolist()
+
+
+# ---------------------------------------------------------------- papers' evidence JSON written by DuckDB
+
+
+def _papers_file(tmp_path, rows) -> str:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"arxiv_id": pa.array([r[0] for r in rows], pa.string()),
+                      "first_submitted": pa.array([r[1] for r in rows], pa.date32()),
+                      "title": pa.array([r[2] for r in rows], pa.string()),
+                      "abstract": pa.array([r[3] for r in rows], pa.string())})
+    pq.write_table(table, tmp_path / "papers.parquet")
+    return "papers.parquet"
+
+
+@pytest.mark.parametrize("start_early", [False, True])
+def test_lazy_papers_give_the_evidence_of_the_paper_text(tmp_path, start_early):
+    """The JSON DuckDB writes for plain papers, and the text read for the others (quotes, backslashes,
+    control characters, a null abstract, a year before 1000), hash to the evidence of the same papers held
+    as PaperText; the text read back equals that PaperText; an unknown id raises KeyError naming it."""
+    from rapgen.archive.format2 import _LazyPapers
+
+    rng = random.Random(11)
+    texts = ["plain", "naïve — “quoted” 中文 \u2028", 'quote " here', "back\\slash", "line\nbreak", "\u0001ctl", "\u001f", "", "\x7f"]
+    rows = [(f"2401.{i:05d}", DAY0 + timedelta(days=i), rng.choice(texts) + str(i), rng.choice(texts)) for i in range(300)]
+    rows += [("2401.99990", date(999, 12, 31), "old", "text"), ("2401.99991", DAY0, "no abstract", None), ('24"01.9', DAY0, "id", "quoted")]
+    files = [_papers_file(tmp_path, rows)]
+    want = {a: PaperText(d.isoformat(), t, ab) for a, d, t, ab in rows}
+    lazy = _LazyPapers(tmp_path, files)
+    ids = list(want)
+    lazy.want(ids[:200])
+    if start_early:
+        lazy.start()
+        lazy.want(ids)  # the rest, read when first asked for
+    malformed = lambda c: c.sort == "bogus"  # noqa: E731
+    fast, slow = EvidenceHasher(lazy, malformed), EvidenceHasher(want, malformed)
+    for _ in range(40):
+        calls = _calls(rng, ids, rng.randrange(1, 6))
+        assert fast.digest(calls) == slow.digest(calls) == canonical_hash(build_evidence(calls, want, malformed))
+    assert all(lazy[a] == want[a] for a in ids)
+    assert sorted(lazy) == sorted(ids) and len(lazy) == len(ids)
+    with pytest.raises(KeyError) as caught:
+        lazy["2401.00000x"]
+    assert caught.value.args == ("2401.00000x",)
+
+
+def test_read_ahead_ids_are_the_quoted_returned_ids_of_a_traces_file():
+    from rapgen.archive.format2 import _quoted_ids
+
+    data = (b'{"query": "x \\"returned_ids\\": [\\"no\\"]", "returned_ids": ["2401.00001", "2401.00002"]}\n'
+            b'{"returned_ids": []}\n{"returned_ids" : [ "2401.00003" ]}\n')
+    assert _quoted_ids(data) == ["2401.00001", "2401.00002", "2401.00003"]
+
+
+def test_evidence_head_of_unusual_value_types_is_the_encoders():
+    """A call whose values are not the parser's types (a bool index, a float hit count) takes the
+    encoder's way, and still hashes as the built evidence does."""
+    papers = {"2401.00001": PaperText("2024-01-02", "t", "a")}
+    calls = [TraceCall("f", DAY0, "A3", True, "q", "date", None, "2023-06-01", 3.0, ("2401.00001",)),
+             TraceCall("f", DAY0, "A3", 2, "q\u2028", "relevance", "2023-01-01", None, 4, ())]
+    hasher = EvidenceHasher(papers, lambda c: False)
+    assert hasher.digest(calls) == canonical_hash(build_evidence(calls, papers, lambda c: False))

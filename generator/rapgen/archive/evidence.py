@@ -126,6 +126,19 @@ def evidence_sha256(calls: Iterable[TraceCall], papers: Mapping[str, PaperText],
     return canonical_hash(build_evidence(calls, papers, malformed, budget))
 
 
+def _head_json(call: TraceCall) -> bytes:
+    """:func:`flat_json` of a well-formed call's evidence head (call_index, the arguments, total_hits),
+    written member by member when the values have the types the parser gives them (the same text
+    flat_json writes for each), else by flat_json itself."""
+    index, query, sort, start, end, hits = call.call_index, call.query, call.sort, call.date_from, call.date_to, call.total_hits
+    if (type(index) is int and type(query) is str and type(sort) is str and type(hits) is int
+            and (start is None or type(start) is str) and (end is None or type(end) is str)):
+        return ('{"call_index":' + int.__repr__(index) + ',"query":' + _TEXT(query) + ',"sort":' + _TEXT(sort)
+                + ',"date_from":' + ("null" if start is None else _TEXT(start)) + ',"date_to":'
+                + ("null" if end is None else _TEXT(end)) + ',"total_hits":' + int.__repr__(hits) + "}").encode("utf-8")
+    return flat_json({"call_index": index, **call_arguments(call), "total_hits": hits})
+
+
 def _paper_json_cache(papers: Mapping[str, PaperText]) -> dict[str, bytes]:
     """Where the papers' canonical JSON is kept: a ``papers`` mapping with an ``evidence_json`` dict
     (the archive's one lazy paper table) shares it with every hasher over it, since the models of
@@ -161,14 +174,11 @@ class EvidenceHasher:
         out = self._call.get(id(call))
         if out is not None:
             return out
-        head: dict[str, Any] = {"call_index": call.call_index, **call_arguments(call)}
         if self.malformed(call):
-            head["error"] = MALFORMED_CALL
-            out = flat_json(head)
+            out = flat_json({"call_index": call.call_index, **call_arguments(call), "error": MALFORMED_CALL})
         else:
-            head["total_hits"] = call.total_hits
             papers = b",".join([self._paper_json(pid) for pid in call.returned_ids])
-            out = flat_json(head)[:-1] + b',"papers":[' + papers + b"]}"
+            out = _head_json(call)[:-1] + b',"papers":[' + papers + b"]}"
         self._call[id(call)] = out
         self._held.append(call)
         return out

@@ -20,16 +20,20 @@ archive's own reading of SEARCH.md's malformed calls to the recorded arguments.
 
 from __future__ import annotations
 
+import json
 import re
+import threading
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import date
-from itertools import filterfalse
+from itertools import chain, filterfalse
+from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from rapgen.archive import parse
 from rapgen.archive.evidence import PaperText, WindowCounts, call_arguments
+from rapgen.archive.frames import register_frame
 from rapgen.archive.history.check import HistoryInput, first_release
 from rapgen.archive.history.load import LoadedHistory, load_history
 from rapgen.archive.history.prefetch import LedgerPrefetch
@@ -39,7 +43,7 @@ from rapgen.archive.interventions import ModelExtensions
 from rapgen.archive.invariants import ParsedDocuments, returned_detail, returned_frame
 from rapgen.archive.parse_ahead import parse_model_file
 from rapgen.archive.layout import (
-    ASSIGNMENTS_PARQUET, COMMITMENT_PATTERN, INTERVENTION_MODEL_FILES, MODEL_JSON, ORIGIN_FILE_PATTERN,
+    ASSIGNMENTS_PARQUET, COMMITMENT_PATTERN, INTERVENTION_MODEL_FILES, MODEL_JSON, ORACLE_JSONL, ORIGIN_FILE_PATTERN,
     PAPERS_PARQUET, PREDICTIONS_JSONL, REPLAYS_JSONL, TRACES_JSONL, WINDOW_FILE_PATTERN, model_file
 )
 from rapgen.archive.records import FORECAST_CONDITIONS, SLOTS, Category, Finding, ProblemKind, TraceCall, Unit
@@ -111,14 +115,54 @@ def check_format2(
     root = Path(root)
     out = Format2Result()
     field_ids = [f.field_id for f in parsed.fields] if parsed.fields is not None else None
+    read = _ReadAhead(root, listed, verified, parsed, documents)
     history = out.history = load_history(root, verified, sums=listed, documents=documents, origins=parsed.origins,
                                          field_ids=field_ids, prefetch=prefetch)
     out.findings += history.findings
     out.predictions = {m: list(u) for m, u in parsed.predictions.items()}
     out.traces = {m: list(t) for m, t in parsed.traces.items()}
     _origin_files(root, history, documents, verified, parsed, out, ahead)
-    _interventions(root, history, documents, verified, parsed, out, malformed_by(validate_call), ahead)
+    _interventions(root, history, documents, verified, parsed, out, malformed_by(validate_call), ahead, read)
     return out
+
+
+_RETURNED_IDS = re.compile(rb'"returned_ids"\s*:\s*\[([^\]]*)\]')
+_QUOTED = re.compile(rb'"([^"\\]*)"')
+
+
+def _quoted_ids(data: bytes) -> list[str]:
+    """The plain quoted strings in the ``returned_ids`` arrays of a traces file's bytes, unparsed:
+    what a read ahead of the papers asks for (the parsed calls decide which are returned)."""
+    return [m.decode("utf-8", "replace") for arr in _RETURNED_IDS.findall(data) for m in _QUOTED.findall(arr)]
+
+
+class _ReadAhead:
+    """The paper text and canonical counts the intervention checks will read, started in threads before the
+    history and later-origin checks (DuckDB's reads release the GIL): for every model with a replays file,
+    the papers its main traces returned and those its later-origin traces' bytes name (not parsed yet),
+    and the counts when a model has an oracle file. Only a head start: each is read from the files the
+    checks would read, the checks read whatever else they ask for, and when they find the facts they need
+    invalid nothing is taken (a read that failed then raises nowhere)."""
+
+    def __init__(self, root: Path, listed: Mapping[str, str], verified: set[str], parsed: ParsedDocuments,
+                 documents: Mapping[str, bytes]):
+        papers, rows = _ledger_files(listed, verified)
+        self.papers, self.counts = _LazyPapers(root, papers), _Counts(root, rows)
+        if parsed.fields is None or parsed.blocks is None or parsed.ledger is None or parsed.origins is None:
+            return
+        folders = _intervention_folders(listed)
+        later: dict[str, list[str]] = defaultdict(list)
+        for path in listed:
+            if (m := _ORIGIN_FILE.match(path)) and m.group(3) == "traces" and path in verified and path in documents:
+                later[m.group(1)].append(path)
+        for model_id, names in folders.items():
+            if REPLAYS_JSONL in names:
+                self.papers.want(returned_ids(parsed.traces.get(model_id, ())))
+                for path in later.get(model_id, ()):  # not parsed yet: the ids its lines name (a superset is harmless)
+                    self.papers.want(_quoted_ids(documents[path]))
+        self.papers.start()
+        if any(ORACLE_JSONL in names for names in folders.values()):
+            self.counts.start()
 
 
 # ------------------------------------------------------------------ later origins
@@ -146,6 +190,14 @@ def origins_when_added(inp: HistoryInput, paths: Mapping[str, str]) -> dict[str,
         if k is not None and k in inp.records:
             out[name] = tuple(sorted(inp.records[k].resolved_origins))
     return out
+
+
+def returned_ids(calls: Iterable[TraceCall]) -> Iterator[str]:
+    """Every id the calls returned, in order (iterated in C: a full archive's calls return ~300,000)."""
+    return chain.from_iterable(map(_RETURNED, calls))
+
+
+_RETURNED = attrgetter("returned_ids")
 
 
 def _has_panel(documents: Mapping[str, bytes], model_id: str) -> bool:
@@ -208,8 +260,8 @@ def _returned_outside_shards(root: Path, history: LoadedHistory, verified: set[s
     con = duckdb.connect()
     try:
         con.read_parquet([str(root / p) for p in rows]).create_view("assignments")
-        con.register("returned_frame", returned_frame([calls for _, _, calls in traced], parsed.origins.window_months,
-                                                      with_file=True))
+        register_frame(con, "returned_frame", returned_frame([calls for _, _, calls in traced], parsed.origins.window_months,
+                                                             with_file=True))
         bad = con.execute(RETURNED_OUTSIDE_LEDGER_SHARD).fetchall()
     finally:
         con.close()
@@ -255,8 +307,9 @@ def _parse_origin_file(path: str, data: bytes, kind: str, origin: date, model_id
 # ------------------------------------------------------------------ interventions
 def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, bytes], verified: set[str],
                    parsed: ParsedDocuments, out: Format2Result, malformed: Callable[[TraceCall], bool],
-                   ahead: Any = None) -> None:
-    """Every model whose model.json parsed: its INTERVENTIONS.md keys, and its intervention files if any."""
+                   ahead: Any = None, read: _ReadAhead | None = None) -> None:
+    """Every model whose model.json parsed: its INTERVENTIONS.md keys, and its intervention files if any
+    (``read``: their paper text and counts, being read since the history checks began)."""
     folders = _intervention_folders(history.input.root)
     if parsed.fields is None or parsed.blocks is None or parsed.ledger is None or parsed.origins is None:
         for model_id in sorted(folders):
@@ -265,10 +318,10 @@ def _interventions(root: Path, history: LoadedHistory, documents: Mapping[str, b
         return
     facts = intervention_facts(root, _ledger_files(history.input.root, verified), parsed, scored_origins(history, parsed),
                                malformed, lambda mid: out.predictions.get(mid, []))
-    facts = replace(facts, ahead=ahead)
+    facts = replace(facts, ahead=ahead, **({"papers": read.papers, "counts": read.counts} if read is not None else {}))
     for model_id, names in folders.items():  # every readout's papers read in one pass, not one per model
         if REPLAYS_JSONL in names:
-            facts.papers.want(pid for call in out.traces.get(model_id, ()) for pid in call.returned_ids)
+            facts.papers.want(returned_ids(out.traces.get(model_id, ())))
     for model_id in sorted(set(parsed.models) | set(folders)):
         folder, names = f"archive/models/{model_id}", folders.get(model_id, [])
         bad = [p for p in (model_file(model_id, n) for n in (MODEL_JSON, *names)) if p not in verified]
@@ -300,7 +353,7 @@ def folder_interventions(inp: HistoryInput, facts: ArchiveFacts, model_id: str, 
     """One model folder's intervention records and findings, each file judged against the origins of
     the release that added it; the paper text its readouts' evidence needs is read in one pass."""
     if REPLAYS_JSONL in files:
-        facts.papers.want(pid for call in traces for pid in call.returned_ids)
+        facts.papers.want(returned_ids(traces))
     added = origins_when_added(inp, {n: model_file(model_id, n) for n in files})
     return check_model_interventions(f"archive/models/{model_id}", files, units, traces, replace(facts, origins_of=added), model)
 
@@ -330,49 +383,101 @@ def _ledger_files(root_lines: Mapping[str, str], verified: set[str]) -> tuple[li
     return papers, rows
 
 
+# Each wanted paper's canonical evidence JSON (evidence.paper_json), written by DuckDB where that is plain
+# concatenation: all four members text with nothing JSON escapes (", \ and U+0000-U+001F) and an ISO date
+# of four-digit year. Any other paper's JSON is NULL here and is made in Python from its text, as before.
+PAPER_JSON = r"""
+    SELECT p.arxiv_id,
+           CASE WHEN typeof(p.arxiv_id) = 'VARCHAR' AND typeof(p.title) = 'VARCHAR' AND typeof(p.abstract) = 'VARCHAR'
+                 AND typeof(p.first_submitted) = 'DATE' AND year(p.first_submitted) BETWEEN 1000 AND 9999
+                 AND NOT regexp_matches(p.arxiv_id || p.title || p.abstract, '[\x00-\x1f"\\]')
+                THEN encode('{"arxiv_id":"' || p.arxiv_id || '","first_submitted":"' || CAST(p.first_submitted AS VARCHAR)
+                            || '","title":"' || p.title || '","abstract":"' || p.abstract || '"}') END
+    FROM papers p JOIN wanted USING (arxiv_id)
+"""
+PAPER_TEXT = "SELECT p.arxiv_id, p.first_submitted, p.title, p.abstract FROM papers p JOIN wanted USING (arxiv_id)"
+
+
 class _LazyPapers(Mapping[str, PaperText]):
-    """Paper text for the ids asked for with :meth:`want`, read from the union of papers files."""
+    """Paper text for the ids asked for with :meth:`want`, read from the union of papers files.
+
+    A paper is read as its canonical evidence JSON (``evidence_json``, what the models' hashers
+    join) where DuckDB can write it, and as text otherwise; its :class:`PaperText` is decoded from
+    that JSON when asked for (the JSON of four strings reads back as exactly those strings)."""
 
     def __init__(self, root: Path, files: list[str]):
         self.root, self.files = root, files
         self._text: dict[str, PaperText] = {}
+        self._found: dict[str, None] = {}  # every id read, as JSON or as text, in the order read
         self._wanted: set[str] = set()
+        self._pending: set[str] = set()  # the ids being read by ``_ahead``
+        self._ahead: _Background | None = None
         self.evidence_json: dict[str, bytes] = {}  # each paper's canonical evidence JSON, shared by the models' hashers
 
     def want(self, ids) -> None:
-        self._wanted.update(filterfalse(self._text.__contains__, ids))
+        self._wanted.update(filterfalse(self._pending.__contains__, filterfalse(self._found.__contains__, ids)))
+
+    def start(self) -> None:
+        """Read the papers wanted so far in a thread; the next :meth:`_load` takes them."""
+        if self._wanted and self._ahead is None:
+            ids, self._pending, self._wanted = sorted(self._wanted), self._wanted, set()
+            self._ahead = _Background(lambda: self._query(ids))
 
     def _load(self) -> None:
-        if not self._wanted:
-            return
+        if self._ahead is not None:
+            ahead, self._ahead = self._ahead, None
+            self._merge(*ahead.result())
+            self._pending = set()
+        if self._wanted:
+            ids = sorted(self._wanted)
+            self._wanted.clear()
+            self._merge(*self._query(ids))
+
+    def _query(self, ids: list[str]) -> tuple[list[tuple], list[tuple]]:
+        """(arxiv_id, JSON or None) of each of ``ids`` found, and the text rows of those without JSON."""
         import duckdb
-        import pyarrow as pa
 
         con = duckdb.connect()
         try:
             con.read_parquet([str(self.root / p) for p in self.files]).create_view("papers")
-            con.register("wanted", pa.table({"arxiv_id": pa.array(sorted(self._wanted), pa.string())}))
-            rows = con.execute("SELECT p.arxiv_id, p.first_submitted, p.title, p.abstract FROM papers p JOIN wanted USING (arxiv_id)").fetchall()
+            register_frame(con, "wanted", {"arxiv_id": ("text", ids)})
+            rows = con.execute(PAPER_JSON).fetchall()
+            plain = [a for a, data in rows if data is None]
+            if plain:
+                register_frame(con, "wanted", {"arxiv_id": ("text", sorted(set(plain)))})
+                plain = con.execute(PAPER_TEXT).fetchall()
         finally:
             con.close()
-        self._wanted.clear()
+        return rows, plain
+
+    def _merge(self, rows: list[tuple], plain: list[tuple]) -> None:
+        self.evidence_json.update(filter(itemgetter(1), rows))  # those with JSON (never empty bytes)
+        self._found.update(dict.fromkeys(map(itemgetter(0), rows)))
         iso: dict[date, str] = {}  # papers share their dates: each written once
         self._text.update((a, PaperText(iso[d] if d in iso else iso.setdefault(d, d.isoformat()), t, ab))
-                          for a, d, t, ab in rows)
+                          for a, d, t, ab in plain)
 
     def __getitem__(self, key: str) -> PaperText:
-        if key not in self._text:
-            self._wanted.add(key)
+        if key not in self._found:
+            if key not in self._pending:
+                self._wanted.add(key)
             self._load()
-        return self._text[key]
+        out = self._text.get(key)
+        if out is None:
+            data = self.evidence_json.get(key) if key in self._found else None
+            if data is None:
+                raise KeyError(key)
+            obj = json.loads(data)
+            out = self._text[key] = PaperText(obj["first_submitted"], obj["title"], obj["abstract"])
+        return out
 
     def __iter__(self):
         self._load()
-        return iter(self._text)
+        return iter(self._found)
 
     def __len__(self) -> int:
         self._load()
-        return len(self._text)
+        return len(self._found)
 
 
 class _Counts:
@@ -381,28 +486,60 @@ class _Counts:
     def __init__(self, root: Path, files: list[str]):
         self.root, self.files = root, files
         self._counts: WindowCounts | None = None
+        self._ahead: _Background | None = None
         self.block_hashes: dict[tuple, str] = {}  # (field, *windows) -> H(oracle block), shared by the models' oracle checks
+
+    def start(self) -> None:
+        """Read the ledger's counts in a thread; the first call takes them."""
+        if self._counts is None and self._ahead is None:
+            self._ahead = _Background(self._read)
 
     def __call__(self, field_id: str, date_from: date, date_to: date) -> list[int]:
         if self._counts is None:
-            import duckdb
-            import numpy as np
-
-            slots = ", ".join(f"'{s}'" for s in SLOTS)
-            con = duckdb.connect()
-            try:
-                rel = con.read_parquet([str(self.root / p) for p in self.files]).select(
-                    f"field_id, CAST(first_submitted - DATE '1970-01-01' AS BIGINT) AS day, "
-                    f'coalesce(list_position([{slots}], "primary"), 0) - 1 AS slot')
-                cols = rel.order("field_id, day").fetchnumpy()  # grouped and sorted by DuckDB
-                if any(isinstance(c, np.ma.MaskedArray) for c in cols.values()):  # a missing value: as before
-                    cols = rel.fetchnumpy()
-                    self._counts = WindowCounts(cols["field_id"], cols["day"], cols["slot"])
-                else:
-                    self._counts = WindowCounts.from_sorted(cols["field_id"], cols["day"], cols["slot"])
-            finally:
-                con.close()
+            ahead, self._ahead = self._ahead, None
+            self._counts = ahead.result() if ahead is not None else self._read()
         return self._counts(field_id, date_from, date_to)
+
+    def _read(self) -> WindowCounts:
+        import duckdb
+        import numpy as np
+
+        slots = ", ".join(f"'{s}'" for s in SLOTS)
+        con = duckdb.connect()
+        try:
+            rel = con.read_parquet([str(self.root / p) for p in self.files]).select(
+                f"field_id, CAST(first_submitted - DATE '1970-01-01' AS BIGINT) AS day, "
+                f'coalesce(list_position([{slots}], "primary"), 0) - 1 AS slot')
+            cols = rel.order("field_id, day").fetchnumpy()  # grouped and sorted by DuckDB
+            if any(isinstance(c, np.ma.MaskedArray) for c in cols.values()):  # a missing value: as before
+                cols = rel.fetchnumpy()
+                return WindowCounts(cols["field_id"], cols["day"], cols["slot"])
+            return WindowCounts.from_sorted(cols["field_id"], cols["day"], cols["slot"])
+        finally:
+            con.close()
+
+
+class _Background:
+    """``fn()`` run in a daemon thread; :meth:`result` waits for it and returns its value, or raises
+    what it raised (so a failed read fails where the checks would have read, as it always did)."""
+
+    def __init__(self, fn: Callable[[], Any]):
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True, name="rapgen-read-ahead")
+        self._thread.start()
+
+    def _run(self, fn: Callable[[], Any]) -> None:
+        try:
+            self._value = fn()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller by result()
+            self._error = exc
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def commitment_models(listed) -> dict[str, set[str]]:

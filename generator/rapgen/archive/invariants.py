@@ -44,6 +44,7 @@ from rapgen.archive.layout import (
     TRACES_JSONL,
     model_file,
 )
+from rapgen.archive.frames import register_frame, unregister_frame
 from rapgen.archive.ledger_jobs import Job, LedgerWorker
 from rapgen.archive.parse_ahead import parse_model_file
 from rapgen.archive.records import Block, Category, Direction, Field, Finding, ModelInfo, Origins, ProblemKind, ShardManifest, TraceCall, Unit
@@ -423,18 +424,13 @@ class _Checker:
         return entries if parsed_ok and len(self.findings) == problems else None
 
     def _compare_shards(self, rel: str, regime: str, window: int, rows: list[ShardManifest]) -> None:
-        import pandas as pd
-
-        frame = pd.DataFrame(
-            {
-                "field_id": [e.field_id for e in rows],
-                "origin": [e.origin for e in rows],
-                "date_from": [shard_start(e.origin, regime, window) or NO_LOWER_BOUND for e in rows],
-            }
-        )
-        self.con.register("episodes_frame", frame)
+        register_frame(self.con, "episodes_frame", {
+            "field_id": ("text", [e.field_id for e in rows]),
+            "origin": ("date", [e.origin for e in rows]),
+            "date_from": ("date", [shard_start(e.origin, regime, window) or NO_LOWER_BOUND for e in rows]),
+        })
         rebuilt = self._fetch(rel, REBUILD_SHARDS)
-        self.con.unregister("episodes_frame")
+        unregister_frame(self.con, "episodes_frame")
         if rebuilt is None:
             return
         truth = {(r[0], r[1]): r[2:] for r in rebuilt}
@@ -516,20 +512,18 @@ class _Checker:
         frame = returned_frame([calls], origins.window_months, with_file=False)
         if frame is None:
             return
-        self.con.register("returned_frame", frame)
+        register_frame(self.con, "returned_frame", frame)
         bad = self._fetch(rel, RETURNED_OUTSIDE_SHARD) or []
-        self.con.unregister("returned_frame")
+        unregister_frame(self.con, "returned_frame")
         for line, arxiv_id, when in bad:
             self.findings.append(Finding(rel, line, Category.INVARIANT, returned_detail(arxiv_id, when), kind=ProblemKind.TRACE))
 
 
 def returned_frame(traced: list[list[TraceCall]], window: int, *, with_file: bool):
-    """The ``returned_frame`` the shard queries join against the ledger, as an Arrow table: one row per
-    paper a call returned — (``file``: the index in ``traced`` of the call's list,) its ``line``,
-    ``field_id``, ``origin``, the shard's ``date_from`` and the ``arxiv_id`` — or None when no call
-    returned a paper. Built column by column (the types DuckDB read from the row-wise frame before)."""
-    import pyarrow as pa
-
+    """The columns of the ``returned_frame`` the shard queries join against the ledger, for
+    :func:`~rapgen.archive.frames.register_frame`: one row per paper a call returned — (``file``: the
+    index in ``traced`` of the call's list,) its ``line``, ``field_id``, ``origin``, the shard's
+    ``date_from`` and the ``arxiv_id`` — or None when no call returned a paper."""
     files: list[int] = []
     lines: list[int] = []
     fids: list[str] = []
@@ -556,10 +550,10 @@ def returned_frame(traced: list[list[TraceCall]], window: int, *, with_file: boo
             ids += returned
     if not ids:
         return None
-    columns = {"file": pa.array(files, pa.int64())} if with_file else {}
-    columns.update(line=pa.array(lines, pa.int64()), field_id=pa.array(fids, pa.string()), origin=pa.array(days, pa.date32()),
-                   date_from=pa.array(starts, pa.date32()), arxiv_id=pa.array(ids, pa.string()))
-    return pa.table(columns)
+    columns = {"file": ("int", files)} if with_file else {}
+    columns.update(line=("int", lines), field_id=("text", fids), origin=("date", days), date_from=("date", starts),
+                   arxiv_id=("text", ids))
+    return columns
 
 
 def returned_detail(arxiv_id: str, when: date | None) -> str:

@@ -13,9 +13,10 @@ import math
 import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where a frame is made (start-up stays light)
+    import pandas as pd
 
 from rapgen.archive import CONDITIONS, FORECAST_CONDITIONS, SPLITS as ARCHIVE_SPLITS, TEST_SPLIT
 from rapgen.scores import BASELINE_CONDITION, CONTRASTS, HISTORY_TRACKS, METRICS

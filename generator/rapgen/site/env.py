@@ -17,8 +17,10 @@ import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import jinja2
+if TYPE_CHECKING:  # jinja2 is imported where a template is made or read (start-up stays light)
+    import jinja2
 
 from rapgen.io import CACHE_ENV
 from rapgen.resources import templates_dir as packaged_templates
@@ -31,6 +33,7 @@ def make_environment(templates_dir: str | Path | Sequence[str | Path] | None = N
     """A deterministic environment over ``templates_dir`` (default: the packaged
     templates, :func:`rapgen.resources.templates_dir`; several folders are searched in
     order) with rapgen's filters."""
+    import jinja2
     folders = [templates_dir or packaged_templates()] if isinstance(templates_dir, (str, Path)) or templates_dir is None \
         else list(templates_dir)
     options = dict(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True, trim_blocks=True,
@@ -46,6 +49,7 @@ def make_environment(templates_dir: str | Path | Sequence[str | Path] | None = N
 
 def _bytecode_cache(options: dict) -> jinja2.BytecodeCache | None:
     """The compiled templates kept between runs; None where no folder can be had."""
+    import jinja2
     # Jinja checks filter and test names when it compiles: the names are part of the key
     key = hashlib.sha256(repr((jinja2.__version__, sorted((k, repr(v)) for k, v in options.items()), sorted(FILTERS),
                                "cell")).encode()).hexdigest()[:16]

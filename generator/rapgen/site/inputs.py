@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where a frame is made (start-up stays light)
+    import pandas as pd
 
 from rapgen.errors import SiteError
 from rapgen.scores import SCHEMA_VERSION, SCORE_FILES, OPTIONAL_SCORE_FILES
@@ -51,6 +53,7 @@ class ScoreOutputs:
 
 
 def _read_csv(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    import pandas as pd
     if not path.is_file():
         raise SiteError(f"{path}: missing; run 'rapgen score --out {path.parent}' first")
     try:
@@ -77,6 +80,7 @@ def read_score_table(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
     The scorer writes a missing value as an empty cell and nothing else, so pandas'
     missing-value words are switched off: a model id such as ``nan``, ``null`` or
     ``1e3`` stays that id."""
+    import pandas as pd
     return pd.read_csv(path, dtype={c: "string" for c in columns if c in _TEXT}, keep_default_na=False, na_values=[""])
 
 
@@ -116,6 +120,7 @@ def _optional_csvs(folder: Path) -> tuple[pd.DataFrame | None, dict[str, pd.Data
 def load_score_outputs(folder: str | Path, *, manifest_sha256: str | None = None) -> ScoreOutputs:
     """Load a score folder, checking every file's columns. With ``manifest_sha256``,
     refuse scores whose ``scores.json`` names a different archive."""
+    import pandas as pd
     folder = Path(folder)
     if not folder.is_dir():
         raise SiteError(f"{folder}: score folder not found; run 'rapgen score --out {folder}' first")

@@ -16,9 +16,10 @@ import tempfile
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import jinja2
+if TYPE_CHECKING:  # jinja2 is imported where a template is made or read (start-up stays light)
+    import jinja2
 
 from rapgen.archive import RapRelease, Release
 from rapgen.errors import SiteError
@@ -155,6 +156,7 @@ def _write_tables(outputs: ScoreOutputs, base: Path) -> None:
 def _template_location(exc: jinja2.TemplateError, template: str, templates_dir: Path) -> tuple[str, int | None]:
     """File and line of a template error: syntax errors carry them; runtime errors
     (e.g. StrictUndefined) are found in Jinja's rewritten traceback."""
+    import jinja2
     if isinstance(exc, jinja2.TemplateSyntaxError) and exc.lineno:
         return exc.filename or template, exc.lineno
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
@@ -171,6 +173,7 @@ def render_pages(site: SiteModel, templates_dir: str | Path | None = None, *, re
     """Every Markdown page as text, keyed by its path in the docs folder (``x.md`` in
     English, ``x.zh.md`` in Chinese). Call it inside :func:`rapgen.site.i18n.speaking`
     the same catalogue the site model was built with; outside it, English."""
+    import jinja2
     templates_dir = Path(templates_dir or packaged_templates())
     env = make_environment(templates_dir)
     common = {
@@ -325,6 +328,7 @@ def render_release(spec: SiteSpec, release: Release, scores_dir: str | Path, doc
                    repo_url: str | None = None) -> RenderResult:
     """The docs folder of one release of any kind: the kind's own renderer when it has one (RAP),
     else each of its pages, ``template`` filled with ``build(release, scores_dir)``, in English."""
+    import jinja2
     if spec.render is not None:
         return spec.render(release, scores_dir, docs_dir, repo_url=repo_url)
     if spec.catalogues is not None:
@@ -345,6 +349,7 @@ def render_release(spec: SiteSpec, release: Release, scores_dir: str | Path, doc
 def _render_languages(spec: SiteSpec, release: Release, scores_dir: Path, docs_dir: Path, *, repo_url: str | None) -> RenderResult:
     """A kind's pages in every language (``x.md``, ``x.zh.md``), each page's context built inside the
     language's catalogue (the engine's merged with the kind's), and the ``assets`` beside them."""
+    import jinja2
     from rapgen.site.build import check_url
 
     check_url("--repo-url", repo_url)

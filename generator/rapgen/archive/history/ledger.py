@@ -14,6 +14,7 @@ from datetime import date
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from rapgen.archive.frames import register_frame, unregister_frame
 from rapgen.archive.history.check import WindowSpan
 from rapgen.archive.invariants import ASSIGNMENT_RULES, ASSIGNMENTS_COLUMNS, PAPERS_COLUMNS
 from rapgen.archive.layout import REGIMES
@@ -131,13 +132,11 @@ class UnionLedger:
 
     def known_ids(self, ids: Sequence[str]) -> list[str]:
         """Those of ``ids`` already in a papers file of the union."""
-        import pyarrow as pa
-
-        self.con.register("probe_ids", pa.table({"arxiv_id": pa.array(list(ids), pa.string())}))
+        register_frame(self.con, "probe_ids", {"arxiv_id": ("text", ids)})
         try:
             rows = self.con.execute("SELECT DISTINCT p.arxiv_id FROM probe_ids p JOIN papers_union u USING (arxiv_id) ORDER BY 1").fetchall()
         finally:
-            self.con.unregister("probe_ids")
+            unregister_frame(self.con, "probe_ids")
         return [r[0] for r in rows]
 
     def shard_manifests(self, origin: date, window_months: int) -> dict[str, list[dict]]:

@@ -8,9 +8,10 @@ from __future__ import annotations
 import csv
 import io
 import re
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where a frame is made (start-up stays light)
+    import pandas as pd
 
 from rapgen.archive import TEST_SPLIT
 from rapgen.scores import BASELINE_CONDITION, PRIMARY, SPEARMAN, STATE_CONTRASTS, TV, ColumnSpec, Interval, Section, Table, diagnostic_tables

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas is imported where a frame is made (start-up stays light)
+    import pandas as pd
 
 from rapgen.archive import (
     CLOSED_FORECAST, EXPANDING_FORECAST, EXPANDING_STATE, FIXED_FORECAST, ORACLE_CONDITIONS, ORACLE_HISTORY, ORACLE_SEARCH,
@@ -112,6 +115,7 @@ def _recent_share(out: ScoreOutputs) -> Panel:
     """(c): the matched-call recent-window share of each side, annotated with the counterfactual's
     evidence–future alignment gain of the Forecast queries and the State-query advantage under the
     common options (the paper's annotation; the recent share's own gain is 1 − native by construction)."""
+    import pandas as pd
     p = Panel("fig3-c", t("fig3.c_title"), t("fig3.c_intro"))
     sig = out.interventions.get(SIGNATURE)
     shares = {"forecast": t("fig3.c_share_forecast"), "state": t("fig3.c_share_state"), "delta": t("fig3.c_share_delta")}
@@ -136,6 +140,7 @@ def _recent_share(out: ScoreOutputs) -> Panel:
 
 def _oracle(out: ScoreOutputs) -> Panel:
     """(d): Ok − EWMA, the O cells' corrected residual alignment, and O3 − O2 (reopening Search)."""
+    import pandas as pd
     p = Panel("fig3-d", t("fig3.d_title"), t("fig3.d_intro"))
     frames = []
     contrasts = _analysis(out, "oracle")

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where a frame is made (start-up stays light)
+    import pandas as pd
 
 from rapgen.archive import ModelInfo
 from rapgen.scores import BASELINE_CONDITION as BASE, FORECAST_STRICT_TRACK, PRIMARY, TRACKS

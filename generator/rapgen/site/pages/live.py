@@ -11,9 +11,10 @@ unranked with their last complete release's row (``releases.csv``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where a frame is made (start-up stays light)
+    import pandas as pd
 
 from rapgen.archive import LiveStatus
 from rapgen.errors import SiteError

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where a frame is made (start-up stays light)
+    import pandas as pd
 
 from rapgen.archive import TEST_SPLIT, ModelInfo, RapRelease
 from rapgen.scores import FORECAST_STRICT_TRACK, METRIC_NAMES, PRIMARY, TRACKS

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where a frame is made (start-up stays light)
+    import pandas as pd
 
 from rapgen.archive import CONDITIONS, EXPANDING_FORECAST, FIXED_FORECAST, ORACLE_CONDITIONS, ORACLE_HISTORY
 from rapgen.scores import ALL_ORIGIN_TRACK, FORECAST_STRICT_TRACK, JSD, ORACLE_CONTRASTS, PRED_RECENT, SPEARMAN, TV, TV_GAIN

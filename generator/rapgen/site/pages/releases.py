@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where a frame is made (start-up stays light)
+    import pandas as pd
 
 from rapgen.archive import ReleaseCitation, bibtex, manifest_path
 from rapgen.scores import PRIMARY
@@ -84,6 +85,7 @@ def _citation(archive: Any, e: ReleaseEntry) -> tuple[str, str]:
 
 def headline_rows(releases: pd.DataFrame | None, track: str = PRIMARY.track) -> pd.DataFrame:
     """releases.csv rows of the headline metric and policy on ``track``."""
+    import pandas as pd
     if releases is None or not len(releases):
         return pd.DataFrame(columns=list(releases.columns) if releases is not None else [])
     r = releases
