@@ -64,39 +64,6 @@ def test_a_failing_worker_waits_for_the_beside_work(replayable, monkeypatch) -> 
     assert done == ["written"]
 
 
-_ANSWER = replay_module._answer_field
-_TIMES: dict = {}
-
-
-def _timed_field(job):
-    """The field's real answers, with the wall clock's start and end of its work appended to a file."""
-    start = time.monotonic()
-    time.sleep(0.2)
-    out = _ANSWER(job)
-    with open(_TIMES["path"], "a", encoding="utf-8") as fh:
-        fh.write(f"{start} {time.monotonic()}\n")
-    return out
-
-
-def test_the_workers_answer_one_field_at_a_time_while_the_beside_work_runs(replayable, monkeypatch, tmp_path) -> None:
-    _TIMES["path"] = tmp_path / "times.txt"
-    ended: list[float] = []
-
-    def beside() -> None:
-        time.sleep(1.0)
-        ended.append(time.monotonic())
-
-    monkeypatch.setattr(replay_module, "_answer_field", _timed_field)  # inherited by the forked workers
-    archive = open_release(replayable)
-    data = replay_archive(archive, jobs=2, beside=beside).data
-    spans = sorted(tuple(map(float, line.split())) for line in _TIMES["path"].read_text().splitlines())
-    during = [s for s in spans if s[0] < ended[0]]
-    assert len(during) >= 2  # more than one field began while the beside work ran ...
-    assert all(a[1] <= b[0] for a, b in zip(during, during[1:]))  # ... each after the one before had ended
-    monkeypatch.setattr(replay_module, "_answer_field", _ANSWER)
-    assert data == replay_archive(archive, jobs=2).data
-
-
 def _with_score(wrap):
     from dataclasses import replace
 

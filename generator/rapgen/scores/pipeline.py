@@ -135,7 +135,7 @@ def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: boo
     # alone: they run beside the bootstrap and the tables (numpy's generators and kernels release
     # the GIL), the draws on their own generator as before. One BLAS thread throughout: the
     # alignments' products are small, and two threads' limits must not undo each other.
-    with single_threaded_blas(), ThreadPoolExecutor(max_workers=1) as early, ThreadPoolExecutor(max_workers=1) as later:
+    with single_threaded_blas(), ThreadPoolExecutor(max_workers=1) as early:
         drawn = early.submit(change_rich_draws, inputs, None, store) if diagnostics else None
         aligned = early.submit(compute_unit_diagnostics, inputs) if diagnostics else None
         st = steps.statistics(uv, tr)
@@ -144,21 +144,17 @@ def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: boo
         meta = _meta(archive, fr, counted, uv, tr, score_tables, R, seed, level)
         files: dict[str, bytes] = {}
         # pairs.csv and releases.csv (issues 16 and 14); scores.json counts the §7 tables only.
-        # They read the unit values alone, and the diagnostics and interventions do not read
-        # them: a thread of their own makes them beside those (their products release the GIL;
-        # a statistic both meet takes one interval, whichever computes it first).
-        eras = _eras and every_release and history is not None and scope is not None
-        dated = later.submit(lambda: _history_tables(archive, fr, counted, uv, tr, level, history, scope, every_release,
-                                                     resamples if eras else False))
+        score_tables.update(history_tables(archive, fr, counted, uv, tr, level, history, scope, every_release))
+        if _eras and every_release and history is not None and scope is not None:
+            score_tables["releases.csv"] = _before_errata(archive, history, scope.number, resamples, score_tables["releases.csv"])
+        if scope is not None:
+            meta["release"] = release_meta(history, scope, fr, counted, uv, score_tables["releases.csv"], archive.current)
         if diagnostics:
             section, unit_cols = compute_diagnostics_section(inputs, drawn.result, store, aligned.result)
             if records is not None and malformed is not None:
                 files = _interventions(inputs, section, records, malformed, reruns, unit_cols, store)
         else:
             section, unit_cols = _diagnostics_head(inputs) | {"status": "not computed"}, None
-        score_tables.update(dated.result())
-        if scope is not None:
-            meta["release"] = release_meta(history, scope, fr, counted, uv, score_tables["releases.csv"], archive.current)
     section["manifest_sha256"] = meta["manifest_sha256"]  # release N's manifest under --release N
     units, unit_types = tables.units_table(uv.entries, fr.field_ids, fr.field_split, fr.origins, uv.predictions, uv.values,
                                            counted.models.valid, counted.models.reasons, uv.baseline_ok, uv.n_models, unit_cols)
@@ -176,16 +172,6 @@ def _unit_steps(archive: RapRelease, panels: frozenset[str], cutoffs: Mapping, R
     uv = steps.unit_values(counted.models, composed)
     tr = steps.tracks(fr, uv) if scope is None else history_tracks(steps.tracks(fr, uv), scope, fr, counted, uv)
     return history, scope, fr, counted, composed, uv, tr
-
-
-def _history_tables(archive: RapRelease, fr: steps.Frame, counted: steps.Counted, uv: steps.UnitValues, tr: steps.Tracks,
-                    level: float, history, scope, every_release: bool, eras: int | None | bool) -> dict[str, Table]:
-    """pairs.csv and releases.csv; with ``eras`` (the resamples, ``False`` for none) releases.csv's
-    blocks before each errata release are those of the bytes they listed (:func:`_before_errata`)."""
-    out = history_tables(archive, fr, counted, uv, tr, level, history, scope, every_release)
-    if eras is not False:
-        out["releases.csv"] = _before_errata(archive, history, scope.number, eras, out["releases.csv"])
-    return out
 
 
 def _releases_csv(release: RapRelease, resamples: int | None) -> Table:

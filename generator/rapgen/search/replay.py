@@ -72,21 +72,11 @@ def default_jobs() -> int:
 _WORKER: dict = {}
 
 
-def _init_worker(backend: Backend, gate=None) -> None:
+def _init_worker(backend: Backend) -> None:
     _WORKER["backend"] = backend
-    _WORKER["gate"] = gate
 
 
 def _run_field(job: str | tuple[str, list[ReplayCall]]) -> tuple[str, list[tuple]]:
-    """:func:`_answer_field` of ``job``, holding a permit of the workers' gate if there is one."""
-    gate = _WORKER.get("gate")
-    if gate is None:
-        return _answer_field(job)
-    with gate:
-        return _answer_field(job)
-
-
-def _answer_field(job: str | tuple[str, list[ReplayCall]]) -> tuple[str, list[tuple]]:
     """One field's calls: ``(field_id, [(total_hits, ids, error) per call, in the field's order])``.
     A job is a field id when the worker inherited every field's calls (``_WORKER["calls"]``, fork).
     A recorded call that reproduced comes back with ``ids`` :data:`SAME` (the parent has its
@@ -209,17 +199,10 @@ def _run_all(backend: Backend, by_field: dict[str, list[ReplayCall]], jobs: int,
         # collector's passes while the workers run: a forked worker then never walks, and so
         # never copies, the pages it inherited.
         gc.freeze()
-        # While the caller's work runs beside, it is one of the jobs: the workers hold jobs - 1
-        # permits of a gate between them, one field at a time, and get the last permit when that
-        # work ends. The scoring beside a build's replay then never waits for a core, and the
-        # workers never leave one idle once it is done.
-        gate = ctx.BoundedSemaphore(jobs) if beside is not None else None
-        if gate is not None:
-            gate.acquire()
         try:
-            with ctx.Pool(jobs, initializer=_init_worker, initargs=(backend.detached(), gate)) as pool:
+            with ctx.Pool(jobs, initializer=_init_worker, initargs=(backend.detached(),)) as pool:
                 work = [fid for fid, _ in jobs_list] if fork else jobs_list
-                thread = _Beside(beside, gate.release) if beside is not None else None
+                thread = _Beside(beside) if beside is not None else None
                 try:
                     for fid, out in pool.imap_unordered(_run_field, work):
                         take(fid, out)
@@ -243,9 +226,9 @@ def _run_all(backend: Backend, by_field: dict[str, list[ReplayCall]], jobs: int,
 class _Beside(threading.Thread):
     """A function run in a thread; :meth:`result` waits for it and raises what it raised."""
 
-    def __init__(self, fn: Callable[[], None], then: Callable[[], object] | None = None) -> None:
+    def __init__(self, fn: Callable[[], None]) -> None:
         super().__init__(daemon=True)
-        self.fn, self.then, self.error = fn, then, None
+        self.fn, self.error = fn, None
         self.start()
 
     def run(self) -> None:
@@ -253,9 +236,6 @@ class _Beside(threading.Thread):
             self.fn()
         except BaseException as exc:  # noqa: BLE001 - raised again by result()
             self.error = exc
-        finally:
-            if self.then is not None:  # however it ended
-                self.then()
 
     def result(self) -> None:
         self.join()
