@@ -14,33 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-
-BASELINE_KERNEL = "SkylakeX"
-AVX512 = {"avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl"}  # what OpenBLAS's SkylakeX kernel needs
-
-
-def _pin_blas_kernel() -> str | None:
-    """The OpenBLAS kernel the output baselines were recorded with, where this CPU can run it.
-
-    A matrix product's last bits depend on the kernel OpenBLAS uses (the bootstrap's products,
-    for one). The baselines of tests/golden/ were written with its SkylakeX kernel, the one it
-    picks by default on an Intel processor with AVX-512; an AMD processor with AVX-512 gets
-    Haswell's by default, and a machine may pin another in ``OPENBLAS_CORETYPE``. Where the CPU
-    has AVX-512 the tests set SkylakeX, before numpy is first imported (here, and in every build
-    the tests start, which inherit it). Elsewhere the environment's kernel stays, and the
-    baseline tests skip (tests/test_outputs_golden.py). Returns the kernel set, or None."""
-    try:
-        flags = next((line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")), "")
-    except OSError:
-        flags = ""
-    if AVX512 <= set(flags.split()):
-        os.environ["OPENBLAS_CORETYPE"] = BASELINE_KERNEL
-        return BASELINE_KERNEL
-    return None
-
-
-BLAS_KERNEL = _pin_blas_kernel()
-
+import blas_kernel  # noqa: E402 - sets the OpenBLAS kernel before numpy is first imported
 from factory import TinyArchive, make_archive  # noqa: E402
 
 
@@ -55,6 +29,12 @@ LONG_FILES = (
     "tests/test_site_releases.py", "tests/test_site_browser_escaping.py", "tests/test_interventions_sample.py",
     "tests/test_submit_check.py", "tests/kinds/ideas/test_ideas_coverage.py", "tests/test_site_escaping.py",
 )
+
+
+def pytest_report_header(config):
+    kernel = os.environ.get("OPENBLAS_CORETYPE") or "OpenBLAS's own choice"
+    held = "the output baselines compared" if blas_kernel.BLAS_KERNEL == blas_kernel.BASELINE_KERNEL else "the output baselines skipped"
+    return f"BLAS kernel: {kernel} ({held})"
 
 
 def pytest_collection_modifyitems(config, items):

@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BASELINE_KERNEL, BLAS_KERNEL
+from blas_kernel import BASELINE_KERNEL, BLAS_KERNEL
 
 GOLDEN = Path(__file__).parent / "golden" / "outputs"
 CHANGED = GOLDEN / "changed.json"
@@ -158,7 +158,7 @@ def _compare(name: str, actual: dict[str, str]) -> list[str]:
 
 
 @pytest.mark.skipif(BLAS_KERNEL != BASELINE_KERNEL, reason=f"the baselines hold OpenBLAS's {BASELINE_KERNEL} kernel's last bits, "
-                    "and this CPU cannot run it (no AVX-512); see tests/conftest.py")
+                    "and this CPU cannot run it (no AVX-512); see tests/blas_kernel.py")
 @pytest.mark.parametrize("name", list(BUILDS))
 def test_outputs_are_the_baselines(name, request, tmp_path):
     fixture, release = BUILDS[name]
