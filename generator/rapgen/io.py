@@ -1,4 +1,5 @@
-"""Crash-safe file output shared by every stage.
+"""Crash-safe file output shared by every stage, and the one background-thread helper the stages'
+read-aheads use (:class:`Background`).
 
 Every writer here leaves either the old bytes or the new bytes on disk, never a
 mixture: whole files go to a temporary sibling and are renamed over the target;
@@ -16,10 +17,11 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from rapgen.errors import OutputError
 
@@ -288,3 +290,30 @@ def guard_output_dir(path: str | Path, kind: OutputKind) -> Path:
         raise UsageProblem(f"{target}: refusing to build into a non-empty folder that rapgen did not build "
                            f"(the {kind.what} replaces the whole folder); choose a new or empty folder")
     return target
+
+
+class Background:
+    """``fn()`` started in a daemon thread at once; :meth:`result` waits for it and returns its value,
+    or raises what it raised, so a failure surfaces where the caller would have met it."""
+
+    def __init__(self, fn: Callable[[], Any], *, name: str | None = None):
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True, name=name)
+        self._thread.start()
+
+    def _run(self, fn: Callable[[], Any]) -> None:
+        try:
+            self._value = fn()
+        except BaseException as exc:  # noqa: BLE001 - raised again by result(), in the caller
+            self._error = exc
+
+    def join(self) -> None:
+        """Wait for ``fn`` to end, however it ends."""
+        self._thread.join()
+
+    def result(self) -> Any:
+        self.join()
+        if self._error is not None:
+            raise self._error
+        return self._value

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from rapgen.archive import parse
+from rapgen.io import Background
 from rapgen.archive.evidence import PaperText, WindowCounts, call_arguments
 from rapgen.archive.frames import register_frame
 from rapgen.archive.history.check import HistoryInput, first_release
@@ -411,7 +411,7 @@ class _LazyPapers(Mapping[str, PaperText]):
         self._found: dict[str, None] = {}  # every id read, as JSON or as text, in the order read
         self._wanted: set[str] = set()
         self._pending: set[str] = set()  # the ids being read by ``_ahead``
-        self._ahead: _Background | None = None
+        self._ahead: Background | None = None
         self.evidence_json: dict[str, bytes] = {}  # each paper's canonical evidence JSON, shared by the models' hashers
 
     def want(self, ids) -> None:
@@ -421,7 +421,7 @@ class _LazyPapers(Mapping[str, PaperText]):
         """Read the papers wanted so far in a thread; the next :meth:`_load` takes them."""
         if self._wanted and self._ahead is None:
             ids, self._pending, self._wanted = sorted(self._wanted), self._wanted, set()
-            self._ahead = _Background(lambda: self._query(ids))
+            self._ahead = Background(lambda: self._query(ids), name="rapgen-read-ahead")
 
     def _load(self) -> None:
         if self._ahead is not None:
@@ -486,13 +486,13 @@ class _Counts:
     def __init__(self, root: Path, files: list[str]):
         self.root, self.files = root, files
         self._counts: WindowCounts | None = None
-        self._ahead: _Background | None = None
+        self._ahead: Background | None = None
         self.block_hashes: dict[tuple, str] = {}  # (field, *windows) -> H(oracle block), shared by the models' oracle checks
 
     def start(self) -> None:
         """Read the ledger's counts in a thread; the first call takes them."""
         if self._counts is None and self._ahead is None:
-            self._ahead = _Background(self._read)
+            self._ahead = Background(self._read, name="rapgen-read-ahead")
 
     def __call__(self, field_id: str, date_from: date, date_to: date) -> list[int]:
         if self._counts is None:
@@ -517,29 +517,6 @@ class _Counts:
             return WindowCounts.from_sorted(cols["field_id"], cols["day"], cols["slot"])
         finally:
             con.close()
-
-
-class _Background:
-    """``fn()`` run in a daemon thread; :meth:`result` waits for it and returns its value, or raises
-    what it raised (so a failed read fails where the checks would have read, as it always did)."""
-
-    def __init__(self, fn: Callable[[], Any]):
-        self._value: Any = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True, name="rapgen-read-ahead")
-        self._thread.start()
-
-    def _run(self, fn: Callable[[], Any]) -> None:
-        try:
-            self._value = fn()
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller by result()
-            self._error = exc
-
-    def result(self) -> Any:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
 
 
 def commitment_models(listed) -> dict[str, set[str]]:

@@ -22,13 +22,13 @@ from __future__ import annotations
 import gc
 import multiprocessing as mp
 import os
-import threading
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Callable, NamedTuple
 
+from rapgen.io import Background
 from rapgen.errors import SearchError, UsageProblem
 from rapgen.archive import CONDITION_REGIME, SEARCH_REGIME, RapRelease, TraceCall, add_months
 from rapgen.search.engine import Backend, CallArgs, CallProblem, validate_call
@@ -202,7 +202,7 @@ def _run_all(backend: Backend, by_field: dict[str, list[ReplayCall]], jobs: int,
         try:
             with ctx.Pool(jobs, initializer=_init_worker, initargs=(backend.detached(),)) as pool:
                 work = [fid for fid, _ in jobs_list] if fork else jobs_list
-                thread = _Beside(beside) if beside is not None else None
+                thread = Background(beside) if beside is not None else None
                 try:
                     for fid, out in pool.imap_unordered(_run_field, work):
                         take(fid, out)
@@ -221,26 +221,6 @@ def _run_all(backend: Backend, by_field: dict[str, list[ReplayCall]], jobs: int,
         for job in jobs_list:
             take(*_run_field(job))
     return results
-
-
-class _Beside(threading.Thread):
-    """A function run in a thread; :meth:`result` waits for it and raises what it raised."""
-
-    def __init__(self, fn: Callable[[], None]) -> None:
-        super().__init__(daemon=True)
-        self.fn, self.error = fn, None
-        self.start()
-
-    def run(self) -> None:
-        try:
-            self.fn()
-        except BaseException as exc:  # noqa: BLE001 - raised again by result()
-            self.error = exc
-
-    def result(self) -> None:
-        self.join()
-        if self.error is not None:
-            raise self.error
 
 
 def replay_archive(
