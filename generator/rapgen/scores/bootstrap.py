@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rapgen.scores.kernels import mean_over
+from rapgen.scores.selection import order_statistics
 
 # Columns of statistics processed at once: bounds memory to R x CHUNK doubles per matrix.
 CHUNK = 128
@@ -60,27 +61,14 @@ class BootstrapResult:
 
 
 def _order_statistics(stat: np.ndarray, ks: list[int]) -> dict[int, np.ndarray]:
-    """The k-th smallest value of every row for each k in ``ks`` (sorted, distinct),
-    by successive single-kth partitions of the remaining right part, in place."""
-    out: dict[int, np.ndarray] = {}
-    offset = 0
-    view = stat
-    for k in ks:
-        if k in out:
-            continue
-        local = k - offset
-        view.partition(local, axis=-1)
-        out[k] = view[..., local].copy()
-        offset = k + 1
-        view = view[..., local + 1:]
-        if view.shape[-1] == 0:
-            break
-    return out
+    """The k-th smallest value of every row for each k in ``ks`` (sorted, distinct), the
+    values successive single-kth partitions of the remaining right part give."""
+    return dict(zip(ks, order_statistics(stat, ks)))
 
 
 def _percentile_rows(stat: np.ndarray, q: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
     """numpy.percentile(..., method="linear") along the last axis for two q's,
-    bit for bit, from four order statistics; reorders ``stat`` in place."""
+    bit for bit, from four order statistics (``stat`` is not modified)."""
     n = stat.shape[-1]
     plan = []
     for qq in q:
@@ -247,7 +235,7 @@ def _unique_intervals(C: np.ndarray, S: np.ndarray, N: np.ndarray, level: float,
         elif full.any():
             low[idx[full]], high[idx[full]] = _percentile_rows(stat[full], q)
 
-    # Two replicate buffers, alternately filled by the product and reordered by
+    # Two replicate buffers, alternately filled by the product and read by
     # `finish`: no fresh (CHUNK, R) allocation (and its page faults) per chunk.
     buffers = [np.empty((min(CHUNK, n_stats), R)) for _ in range(2)]
     with ThreadPoolExecutor(max_workers=1) as pool:

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from rapgen.scores.selection import order_statistics
+
 
 def median_rows(values: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
     """``numpy.median`` of each row over the entries where ``keep`` is True
     (all entries when ``keep`` is None); NaN for a row with nothing kept.
 
-    Rows that keep everything are partitioned in place (``values`` is
-    overwritten): two order statistics per row, no copy, no NaN scan.
+    Rows that keep everything take two order statistics each, no NaN scan
+    (rapgen.scores.selection; ``values`` is not modified).
     """
     values = np.asarray(values, dtype=np.float64)
     n, m = values.shape
@@ -36,10 +38,16 @@ def _median_full(values: np.ndarray) -> np.ndarray:
     m = values.shape[1]
     hi = m // 2
     if m % 2:
-        values.partition(hi, axis=1)
-        return values[:, hi].copy()
-    values.partition([hi - 1, hi], axis=1)
-    return (values[:, hi - 1] + values[:, hi]) / 2.0
+        return order_statistics(values, [hi], _partition_at)[0]
+    lower, upper = order_statistics(values, [hi - 1, hi], _partition_at)
+    return (lower + upper) / 2.0
+
+
+def _partition_at(values: np.ndarray, ks: list[int]) -> np.ndarray:
+    """One numpy partition of a copy at every k at once (the median's own sequence)."""
+    work = values.copy()
+    work.partition(ks, axis=1)
+    return work[:, ks].T
 
 
 def median_codes(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
