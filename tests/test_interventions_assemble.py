@@ -233,3 +233,30 @@ def test_extra_metrics_computed_ahead_give_the_rows_computed_in_turn(world, monk
     assert intervention_files(ahead) == intervention_files(in_turn)  # byte for byte
     assert any(r.get("metric") == "row_sum" for rows in ahead.values() for r in rows)
     assert n_ahead >= len(seen) - n_ahead  # every condition read was computed ahead (none twice)
+
+
+def test_condition_values_started_before_the_grid_give_the_same_rows(world):
+    """The scorer starts every model's condition values before the change-rich mask, the paper
+    dates and the draws exist (:class:`ConditionsAhead`, on a grid with only the compositions);
+    assemble_rows then takes them, and the rows are the bytes of computing them itself."""
+    from concurrent.futures import ThreadPoolExecutor
+    from dataclasses import replace
+
+    from rapgen.scores.interventions.assemble import ConditionsAhead
+
+    grid, models = world
+    computed = []
+
+    def extra(p, is_state):
+        computed.append(is_state)
+        return {"row_sum": np.nansum(p, axis=-1) + (0.5 if is_state else 0.0)}
+
+    early = replace(grid, change_rich=np.zeros(grid.shape, dtype=bool), first_submitted={}, labels={}, draws={})
+    itself = assemble_rows(grid, models, malformed, extra)
+    n_itself = len(computed)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        ahead = ConditionsAhead(early, models, extra, pool)
+        taken = assemble_rows(grid, models, malformed, extra, ahead=ahead)
+    assert intervention_files(taken) == intervention_files(itself)  # byte for byte
+    assert len(computed) == 2 * n_itself  # assemble_rows computed none of them again
+    assert not ahead.futures  # every model took its own

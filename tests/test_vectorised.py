@@ -336,3 +336,47 @@ def test_evidence_head_of_unusual_value_types_is_the_encoders():
              TraceCall("f", DAY0, "A3", 2, "q\u2028", "relevance", "2023-01-01", None, 4, ())]
     hasher = EvidenceHasher(papers, lambda c: False)
     assert hasher.digest(calls) == canonical_hash(build_evidence(calls, papers, lambda c: False))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_each_block_visits_every_block_once_and_raises_a_blocks_error(threads):
+    from rapgen.scores.kernels import each_block
+
+    seen: list[int] = []
+    each_block(seen.append, range(10), threads=threads)
+    assert sorted(seen) == list(range(10))
+
+    def fail(block: int) -> None:
+        if block == 3:
+            raise ValueError("block 3")
+
+    with pytest.raises(ValueError, match="block 3"):
+        each_block(fail, range(6), threads=threads)
+
+
+def test_threaded_relabelling_blocks_give_the_serial_bits(monkeypatch):
+    """The direct and partial-residual alignments share their blocks between threads: the values
+    are the bits of one thread taking every block in turn (blocks small enough that there are many)."""
+    from rapgen.scores.diagnostics import residual
+    from rapgen.scores.diagnostics.residual import direct_alignment, direct_permutations, partial_residual
+
+    rng = np.random.default_rng(5)
+    U = 600
+    w = np.round(rng.dirichlet(np.ones(8), size=U) * 20) * 5  # ties: several multisets
+    w[w.sum(axis=1) == 0] = 1
+    p = w / w.sum(axis=1, keepdims=True)
+    e = np.repeat(rng.dirichlet(np.ones(8), size=U // 6), 6, axis=0)  # six units per episode
+    y = np.repeat(rng.dirichlet(np.ones(8), size=U // 6), 6, axis=0)
+    perms = direct_permutations(512, 0)
+    monkeypatch.setattr(residual, "UNIT_CHUNK", 32)
+    monkeypatch.setattr(residual, "ARRANGEMENT_CHUNK", 1 << 15)
+
+    def computed(threads: int):
+        monkeypatch.setattr(residual.each_block, "__defaults__", (threads,))
+        d, r = direct_alignment(p, e, y, perms), partial_residual(p, e, y)
+        return [d.cos, d.cos_null, d.spearman, d.spearman_null, r.c, r.null]
+
+    serial, threaded = computed(1), computed(2)
+    for a, b in zip(serial, threaded):
+        assert np.array_equal(a.view(np.int64), b.view(np.int64))
+    assert np.isfinite(serial[5]).sum() > 100  # the nulls were computed, not left undefined

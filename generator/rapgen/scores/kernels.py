@@ -9,8 +9,9 @@ undefined value. There is exactly one definition of each rule here.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import TypeVar
 
 import numpy as np
 
@@ -23,6 +24,7 @@ TIE_DECIMALS = 12
 # Rows ranked per block in the pairwise rank computation (bounds memory to ~ROW_CHUNK*k*k bytes).
 ROW_CHUNK = 1 << 16
 _BYTE_SUM = np.uint64(0x0101010101010101)
+T = TypeVar("T")
 
 
 def missing(a: np.ndarray) -> np.ndarray:
@@ -139,3 +141,28 @@ def single_threaded_blas() -> Iterator[None]:
         _CONTROLLER.append(ThreadpoolController())
     with _CONTROLLER[0].limit(limits=1, user_api="blas"):
         yield
+
+
+# Threads that share one row-independent kernel's blocks (see :func:`each_block`).
+BLOCK_THREADS = 2
+
+
+def each_block(work: Callable[[T], None], blocks: Sequence[T], threads: int = BLOCK_THREADS) -> None:
+    """``work(block)`` for every block, on up to ``threads`` threads taking blocks in turn.
+
+    For kernels whose blocks are independent (each writes its own rows of the output) and
+    whose numpy operations release the GIL: the diagnostics' relabelling blocks. Every block
+    is computed exactly as a serial loop would compute it (same operands, same calls; a
+    product on one BLAS thread, as :func:`single_threaded_blas` sets for the process), so
+    the outputs are the same bits, whichever thread takes which block.
+    """
+    blocks = list(blocks)
+    if threads <= 1 or len(blocks) <= 1:
+        for block in blocks:
+            work(block)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(threads, len(blocks))) as pool:
+        for done in [pool.submit(work, block) for block in blocks]:
+            done.result()  # re-raises a block's error

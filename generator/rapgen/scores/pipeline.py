@@ -29,7 +29,8 @@ from rapgen.scores.diagnostics.evidence import search_evidence
 from rapgen.scores.diagnostics.provenance import unit_provenance
 from rapgen.scores.history_tables import history_tables, history_tracks, release_meta, unit_options
 from rapgen.scores.release_scopes import scored_release
-from rapgen.scores.interventions.compute import compute_interventions
+from rapgen.scores.interventions.assemble import ConditionsAhead
+from rapgen.scores.interventions.compute import compute_interventions, conditions_ahead
 from rapgen.scores.interventions.extra import CORRECTED, unit_extras
 from rapgen.scores.interventions.sources import counting_rules, effective_cutoffs, model_records, panel_models
 from rapgen.scores.outputs import Table
@@ -135,9 +136,13 @@ def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: boo
     # alone: they run beside the bootstrap and the tables (numpy's generators and kernels release
     # the GIL), the draws on their own generator as before. One BLAS thread throughout: the
     # alignments' products are small, and two threads' limits must not undo each other.
-    with single_threaded_blas(), ThreadPoolExecutor(max_workers=1) as early:
+    # The interventions' condition values need the alignments and the compositions alone: they
+    # start (two threads) as soon as the alignments are done, beside the tables and the sections.
+    intervening = diagnostics and records is not None and malformed is not None
+    with single_threaded_blas(), ThreadPoolExecutor(max_workers=1) as early, ThreadPoolExecutor(max_workers=2) as ahead:
         drawn = early.submit(change_rich_draws, inputs, None, store) if diagnostics else None
         aligned = early.submit(compute_unit_diagnostics, inputs) if diagnostics else None
+        started = ahead.submit(lambda: _start_interventions(inputs, records, aligned.result(), ahead)) if intervening else None
         st = steps.statistics(uv, tr)
         iv, plain = steps.intervals(fr, counted, st, level, meanwhile=lambda: _plain_tables(fr, counted, composed, uv, tr, st))
         score_tables = {**_interval_tables(fr, counted, uv, tr, st, iv), **plain}
@@ -151,8 +156,8 @@ def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: boo
             meta["release"] = release_meta(history, scope, fr, counted, uv, score_tables["releases.csv"], archive.current)
         if diagnostics:
             section, unit_cols = compute_diagnostics_section(inputs, drawn.result, store, aligned.result)
-            if records is not None and malformed is not None:
-                files = _interventions(inputs, section, records, malformed, reruns, unit_cols, store)
+            if intervening:
+                files = _interventions(inputs, section, records, malformed, reruns, started.result(), store)
         else:
             section, unit_cols = _diagnostics_head(inputs) | {"status": "not computed"}, None
     section["manifest_sha256"] = meta["manifest_sha256"]  # release N's manifest under --release N
@@ -199,15 +204,25 @@ def _before_errata(release: RapRelease, history, scored: int, resamples: int | N
 
 
 def _interventions(inputs: DiagnosticsInputs, section: dict, records: list, malformed: Callable, reruns: Mapping | None,
-                   unit_cols: Mapping[str, np.ndarray], store: DrawStore = NOWHERE) -> dict:
+                   started: tuple[Callable, ConditionsAhead], store: DrawStore = NOWHERE) -> dict:
     """The interventions' files; their §6 reliability additions go into ``section`` in place
-    (``store``: where the draws that read the counts alone are kept between runs)."""
+    (``started``: :func:`_start_interventions`' result; ``store``: where the draws that read the
+    counts alone are kept between runs)."""
+    extras, ahead = started
+    out = compute_interventions(inputs, section, records, malformed, extras, reruns, store, ahead)
+    section.setdefault("reliability", {}).update(out.reliability)
+    return out.files
+
+
+def _start_interventions(inputs: DiagnosticsInputs, records: list, unit_cols: Mapping[str, np.ndarray],
+                         pool: ThreadPoolExecutor) -> tuple[Callable, ConditionsAhead]:
+    """The interventions' extra metrics (the corrected alignments, taken from the diagnostics'
+    per-unit columns where a row is a scored entry's) and every model's condition values,
+    started in ``pool``: they need the compositions and those columns, not the diagnostics' sections."""
     c = POLICIES.index(CANONICAL_POLICY)
     known = [(inputs.predictions[e, c], {name: unit_cols[name][e] for name in CORRECTED}) for e in range(len(inputs.entries))]
     extras = unit_extras(inputs.archive.ledger, inputs.y[c], inputs.ewma[c], inputs.origins, known)
-    out = compute_interventions(inputs, section, records, malformed, extras, reruns, store)
-    section.setdefault("reliability", {}).update(out.reliability)
-    return out.files
+    return extras, conditions_ahead(inputs, records, extras, pool)
 
 
 def _plain_tables(fr: steps.Frame, counted: steps.Counted, composed: steps.Composed, uv: steps.UnitValues,

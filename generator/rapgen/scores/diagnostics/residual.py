@@ -47,7 +47,7 @@ from rapgen.scores.diagnostics.core import median_codes, median_rows
 from rapgen.scores.kernels import CONSTANT_TOL as TOL
 from rapgen.scores.kernels import missing as missing_rows
 from rapgen.scores.kernels import ranks as average_ranks
-from rapgen.scores.kernels import rounded, single_threaded_blas
+from rapgen.scores.kernels import each_block, rounded, single_threaded_blas
 from rapgen.scores.kernels import spearman as spearman_rows
 
 K = 8
@@ -138,11 +138,13 @@ def direct_alignment(p: np.ndarray, e: np.ndarray, y: np.ndarray, perms: np.ndar
 def _direct_rows(p: np.ndarray, e: np.ndarray, y: np.ndarray, perms: np.ndarray, rows: np.ndarray, out: dict) -> None:
     slot_index = _slot_index(perms)
     pair_index = _pair_index(perms)
-    for start in range(0, rows.size, UNIT_CHUNK):
-        r = rows[start:start + UNIT_CHUNK]
+
+    def block(r: np.ndarray) -> None:  # a unit's values read its own rows alone
         res = _direct_block(p[r], e[r], y[r], perms, slot_index, pair_index)
         for name, value in zip(("cos", "cos_null", "sp", "sp_null"), res):
             out[name][r] = value
+
+    each_block(block, [rows[start:start + UNIT_CHUNK] for start in range(0, rows.size, UNIT_CHUNK)])
 
 
 def _vanishing(p: np.ndarray, e: np.ndarray, perms: np.ndarray) -> np.ndarray:
@@ -306,20 +308,25 @@ def _partial_nulls(multiset: np.ndarray, u: np.ndarray, w: np.ndarray) -> np.nda
     group_null = np.full(uniq.shape[0], np.nan)
     ms_uniq, ms_inverse = np.unique(uniq[:, :K], axis=0, return_inverse=True)
     ms_inverse = ms_inverse.reshape(-1)
+    blocks = []  # (groups, their multiset's arrangements): the same blocks, whichever thread takes them
     for m_idx in range(ms_uniq.shape[0]):
         groups = np.flatnonzero(ms_inverse == m_idx)
         arr = _arrangements(tuple(ms_uniq[m_idx].tolist()))  # (n_d, 8) centred
-        s_p = float((arr[0] * arr[0]).sum())  # |q - 4.5|^2: the same for every arrangement
         step = max(1, ARRANGEMENT_CHUNK // arr.shape[0])
-        for start in range(0, groups.size, step):
-            g = groups[start:start + step]
-            gu, gw = uniq[g, K:2 * K], uniq[g, 2 * K:]
-            l_w = gw @ arr.T  # R q_perm . R q(y)
-            l_u = gu @ arr.T  # u . q_perm
-            var = s_p - l_u * l_u  # |R q_perm|^2
-            keep = var > TOL
-            dyg = (gw * gw).sum(axis=1)[:, None]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                corr = l_w / np.sqrt(np.where(keep, var, 1.0) * dyg)
-            group_null[g] = median_rows(corr, None if keep.all() else keep)
+        blocks += [(groups[start:start + step], arr) for start in range(0, groups.size, step)]
+
+    def block(item: tuple[np.ndarray, np.ndarray]) -> None:
+        g, arr = item
+        s_p = float((arr[0] * arr[0]).sum())  # |q - 4.5|^2: the same for every arrangement
+        gu, gw = uniq[g, K:2 * K], uniq[g, 2 * K:]
+        l_w = gw @ arr.T  # R q_perm . R q(y)
+        l_u = gu @ arr.T  # u . q_perm
+        var = s_p - l_u * l_u  # |R q_perm|^2
+        keep = var > TOL
+        dyg = (gw * gw).sum(axis=1)[:, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            corr = l_w / np.sqrt(np.where(keep, var, 1.0) * dyg)
+        group_null[g] = median_rows(corr, None if keep.all() else keep)
+
+    each_block(block, blocks)
     return group_null[inverse]

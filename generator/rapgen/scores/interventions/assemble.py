@@ -307,20 +307,43 @@ def counterfactual_rows(grid: Grid, models: Sequence[ModelRecords], malformed: C
     return CounterfactualPlan(grid, models, malformed).rows(reruns)
 
 
+class ConditionsAhead:
+    """Every model's condition UnitValues (:meth:`_Model.condition`), submitted to ``pool`` as soon
+    as the grid's compositions and the extra metrics are known, before the rest of the episode grid
+    (the change-rich mask, paper dates, draws) exists; :func:`assemble_rows` takes them. Each is a
+    function of the condition's own records, whichever thread computes it and whenever."""
+
+    def __init__(self, grid: Grid, models: Sequence[ModelRecords], extra_metrics: ExtraMetrics | None, pool: ThreadPoolExecutor):
+        self.futures: dict[str, dict[str, Future]] = {}
+        for records in models:
+            m = _Model(grid, records, extra_metrics)
+            m.compute_ahead(pool)
+            self.futures[records.model_id] = m._ahead
+
+    def take(self, m: _Model) -> None:
+        """Hand ``m`` the futures of its model's conditions."""
+        m._ahead.update(self.futures.pop(m.records.model_id, {}))
+
+
 def assemble_rows(
     grid: Grid,
     models: Sequence[ModelRecords],
     malformed: Callable[[TraceCall], bool],
     extra_metrics: ExtraMetrics | None = None,
     reruns: Reruns | None = None,
+    ahead: ConditionsAhead | None = None,
 ) -> dict[str, list[dict]]:
     """Rows of every §8 file; option_counterfactual.csv only when ``reruns`` (from
-    ``rapgen replay``) are given."""
+    ``rapgen replay``) are given. ``ahead``: the models' condition values, already under way
+    (made on a grid with the same fields, origins and compositions, and the same extra metrics)."""
     baseline_model = _Model(grid, ModelRecords("", ()), extra_metrics)
     baselines = {"ewma": baseline_model.values_of(grid.ewma, None, False),
                  "recent": baseline_model.values_of(grid.recent, None, False)}
     wrapped = {r.model_id: _Model(grid, r, extra_metrics) for r in models}
-    with single_threaded_blas(), ThreadPoolExecutor(max_workers=1) as pool:
+    with single_threaded_blas(), ThreadPoolExecutor(max_workers=2) as pool:
+        if ahead is not None:
+            for m in wrapped.values():
+                ahead.take(m)
         if extra_metrics is not None:
             for m in wrapped.values():
                 m.compute_ahead(pool)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -22,7 +23,7 @@ import numpy as np
 
 from rapgen.archive import SLOTS, TraceCall
 from rapgen.scores.diagnostics.memo import NOWHERE, DrawStore
-from rapgen.scores.interventions.assemble import CounterfactualPlan, Grid, ModelRecords, Reruns, assemble_rows
+from rapgen.scores.interventions.assemble import CounterfactualPlan, ConditionsAhead, Grid, ModelRecords, Reruns, assemble_rows
 from rapgen.scores.interventions.core import ALL_SPLITS, SplitDraws, draws_from_scorer, split_draws
 from rapgen.scores.interventions.reliability import GAP_TRACK, ceiling_gaps, posterior_ceiling, revision_reliability, revision_section
 from rapgen.scores.interventions.tables import FOLDER, build_table, intervention_files
@@ -84,17 +85,33 @@ def _baseline(inputs: Any, c: int, name: str) -> np.ndarray:
 def grid_from_score_inputs(inputs: Any, diagnostics: Mapping, first_submitted: Mapping[str, date],
                            labels: Mapping[str, Mapping[str, int]]) -> Grid:
     """The episode grid of :mod:`assemble`, on the canonical policy and the scorer's draws."""
-    c = list(inputs.policies).index(CANONICAL_POLICY)
     field_ids, origins = list(inputs.field_ids), tuple(inputs.origins)
-    archive_origins = inputs.archive.origins
     draws: Mapping[str, SplitDraws] = draws_from_scorer(inputs.draws, field_ids, inputs.field_split, inputs.field_block, inputs.level)
+    return _grid(inputs, episode_grid(diagnostics, field_ids, origins, "change_rich"), first_submitted, labels, draws)
+
+
+def _grid(inputs: Any, change_rich: np.ndarray, first_submitted: Mapping[str, date], labels: Mapping[str, Mapping[str, int]],
+          draws: Mapping[str, SplitDraws]) -> Grid:
+    c = list(inputs.policies).index(CANONICAL_POLICY)
+    archive_origins = inputs.archive.origins
     return Grid(
-        field_ids, list(inputs.field_split), list(inputs.field_block), origins, int(archive_origins.window_months),
-        getattr(inputs, "strict_origin", None) or archive_origins.strict_origin, np.asarray(inputs.y[c]), np.asarray(inputs.x[c]),
-        np.asarray(inputs.ewma[c]),
-        _baseline(inputs, c, "recent"), episode_grid(diagnostics, field_ids, origins, "change_rich"),
-        first_submitted, labels, draws,
+        list(inputs.field_ids), list(inputs.field_split), list(inputs.field_block), tuple(inputs.origins),
+        int(archive_origins.window_months), getattr(inputs, "strict_origin", None) or archive_origins.strict_origin,
+        np.asarray(inputs.y[c]), np.asarray(inputs.x[c]), np.asarray(inputs.ewma[c]), _baseline(inputs, c, "recent"),
+        change_rich, first_submitted, labels, draws,
     )
+
+
+def conditions_ahead(inputs: Any, records: list[ModelRecords], extra_metrics: Callable | None,
+                     pool: ThreadPoolExecutor) -> ConditionsAhead:
+    """Start every model's condition values in ``pool`` (what :func:`compute_interventions` with
+    ``ahead`` takes): they read the compositions and the records alone, so they can run while the
+    diagnostics that the rest of the episode grid needs are still being computed."""
+    from rapgen.scores.interventions.sources import on_origins
+
+    F, O = len(inputs.field_ids), len(inputs.origins)
+    grid = _grid(inputs, np.zeros((F, O), dtype=bool), {}, {}, {})  # compositions and axes only
+    return ConditionsAhead(grid, on_origins(records, grid.origins), extra_metrics, pool)
 
 
 def reliability_additions(inputs: Any, diagnostics: Mapping, grid: Grid, store: DrawStore = NOWHERE) -> dict:
@@ -128,15 +145,17 @@ def compute_interventions(
     extra_metrics: Callable | None = None,
     reruns: Mapping | None = None,
     store: DrawStore = NOWHERE,
+    ahead: ConditionsAhead | None = None,
 ) -> InterventionOutput:
     """Every ``DIR/interventions/`` file (option_counterfactual.csv holds only its header
     unless ``reruns`` from ``rapgen replay`` are given) and the §6 reliability additions
-    (``store``: where the draws that read the counts alone are kept between runs)."""
+    (``store``: where the draws that read the counts alone are kept between runs; ``ahead``:
+    :func:`conditions_ahead` of the same inputs, records and extra metrics, if started)."""
     from rapgen.scores.interventions.sources import on_origins
 
     first_submitted, labels = ledger_lookups(inputs.archive)
     grid = grid_from_score_inputs(inputs, diagnostics, first_submitted, labels)
-    rows = assemble_rows(grid, on_origins(records, grid.origins), malformed, extra_metrics, reruns)
+    rows = assemble_rows(grid, on_origins(records, grid.origins), malformed, extra_metrics, reruns, ahead)
     return InterventionOutput(intervention_files(rows), reliability_additions(inputs, diagnostics, grid, store))
 
 
