@@ -7,6 +7,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +108,33 @@ def test_a_score_failure_in_the_build_writes_no_replay_file(replayable, tmp_path
     with pytest.raises(RuntimeError, match="scoring broke"):
         run_build(replayable, tmp_path / "site", work_dir=tmp_path / "work", resamples=20, kinds=_with_score(breaks))
     assert not (tmp_path / "work" / "scores" / "replay.json").exists()
+
+
+def test_the_build_hands_the_scorers_counterfactual_plan_to_the_replay(tiny_archive, tmp_path, monkeypatch) -> None:
+    """With intervention records, the build's score step makes the Search-option counterfactual's
+    plan on its own grid and draws and the replay completes it (it makes none itself); the score
+    folder is byte for byte the one of scoring, then replaying on its own."""
+    import importlib
+
+    from interventions_factory import add_interventions
+    from rapgen.scores import compute_scores, write_scores
+    from rapgen.search import call_is_malformed
+
+    rap_replay = importlib.import_module("rapgen.kinds.rap.replay")  # the module (the package exports its function)
+    root = tiny_archive.root
+    add_interventions(root)  # model-a's Search calls, replays, oracle units: a counterfactual to make
+    serial = tmp_path / "serial"
+    write_scores(compute_scores(open_release(root), 20, malformed=call_is_malformed), serial)
+    assert rap_replay.replay(open_release(root), serial)  # makes the plan itself, after the scores
+
+    def made_again(*args, **kwargs):
+        raise AssertionError("the replay made the plan again")
+
+    monkeypatch.setattr(rap_replay, "counterfactual_plan", made_again)
+    run_build(root, tmp_path / "site", work_dir=tmp_path / "work", resamples=20)
+    built = tmp_path / "work" / "scores"
+    ours = {p.relative_to(built): p.read_bytes() for p in built.rglob("*") if p.is_file()}
+    theirs = {p.relative_to(serial): p.read_bytes() for p in serial.rglob("*") if p.is_file()}
+    counterfactual = ours[Path("interventions") / "option_counterfactual.csv"]
+    assert counterfactual.count(b"\n") > 1  # rows, not only the header
+    assert ours == theirs

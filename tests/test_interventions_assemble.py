@@ -260,3 +260,30 @@ def test_condition_values_started_before_the_grid_give_the_same_rows(world):
     assert intervention_files(taken) == intervention_files(itself)  # byte for byte
     assert len(computed) == 2 * n_itself  # assemble_rows computed none of them again
     assert not ahead.futures  # every model took its own
+
+
+def test_the_scorers_plan_gives_the_counterfactual_and_signature_of_its_own(world):
+    """assemble_rows_and_plan makes each pair's native signatures once: signature.csv reads the
+    matched budget's, and its plan completed with re-run ids gives the option_counterfactual.csv
+    rows of a plan made alone and of assemble_rows with the re-runs, byte for byte."""
+    from rapgen.scores.interventions.assemble import CounterfactualPlan, assemble_rows_and_plan
+
+    grid, models = world
+    recent_ids = sorted(grid.first_submitted)
+    reruns = {}
+    for t in models[0].traces:
+        if t.query.strip():
+            lo = add_months(t.origin, -6)
+            reruns[("m", t.field_id, t.origin, t.condition, t.call_index)] = [
+                p for p in recent_ids if lo <= grid.first_submitted[p] < t.origin][:2]
+    rows, plan = assemble_rows_and_plan(grid, models, malformed)
+    alone = assemble_rows(grid, models, malformed)
+    assert intervention_files(rows) == intervention_files(alone)
+    assert any(r["side"] == "pair" for r in rows["signature.csv"])
+    with_reruns = assemble_rows(grid, models, malformed, reruns=reruns)["option_counterfactual.csv"]
+    made_alone = CounterfactualPlan(grid, models, malformed).rows(reruns)
+    handed = plan.rows(reruns)
+    assert handed  # the stand-in re-runs cover model m's pairs
+    for other in (made_alone, with_reruns):
+        assert intervention_files({"option_counterfactual.csv": handed}) == intervention_files({"option_counterfactual.csv": other})
+    assert assemble_rows_and_plan(grid, models, malformed, plan=False)[1] is None

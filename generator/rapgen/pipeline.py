@@ -51,10 +51,14 @@ def _score_and_replay(kind, release, scores_dir: Path, timings: dict[str, float]
     kind's replay runs the score step itself, while its workers answer the calls (the two use the two
     cores together). ``timings`` gets ``score`` (the score step's own seconds) and ``replay`` (what the
     replay added to them: the seconds of both less the score's), so the steps still add up to the build."""
-    def score_step() -> None:
+    def score_step() -> object:
         t0 = time.perf_counter()
-        kind.write_scores(kind.score(release, resamples=resamples, malformed=call_is_malformed, cache=cache), scores_dir)
+        # counterfactual=True: a kind with a Search counterfactual hands its plan to its replay
+        # (made on the scorer's own grid and draws; other kinds take no such option)
+        result = kind.score(release, resamples=resamples, malformed=call_is_malformed, cache=cache, counterfactual=True)
+        kind.write_scores(result, scores_dir)
         timings["score"] = time.perf_counter() - t0
+        return getattr(result, "counterfactual", None)
 
     if not (replay and kind.replay is not None):
         score_step()

@@ -111,7 +111,8 @@ class BenchmarkKind:
     release; ``write_scores(result, out_dir) -> list[Path]`` writes them; ``replay(release,
     scores_dir, *, beside=None) -> bool`` re-executes its recorded Search calls into the score
     folder (True if it ran; None for a kind without Search), running ``beside`` (the build's
-    score step, which writes the score folder) exactly once, before or while the calls replay;
+    score step, which writes the score folder, and may return what the score made for the replay:
+    RAP's counterfactual plan) exactly once, before or while the calls replay;
     ``summary(result) -> (fields, lines)`` is what ``rapgen score`` prints (``--json``: the
     fields); ``sample(out, **options)`` builds its sample archive; ``synth(out, *, scale,
     seed, force) -> dict`` writes an entirely synthetic archive (``rapgen synth --kind``; the

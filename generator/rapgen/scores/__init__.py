@@ -16,7 +16,9 @@ from rapgen.scores.metrics import (
     JSD, PRED_RECENT, REGISTRY, SPEARMAN, STATE_RECENT, TV, TV_GAIN, MetricSpec, UnitInputs, get_metric, jsd, tv,
     unit_metric_values,
 )
-from rapgen.scores.interventions.compute import counterfactual_file, counterfactual_plan, parse_reruns, read_reruns
+from rapgen.scores.interventions.compute import (
+    CounterfactualInputs, counterfactual_file, counterfactual_plan, parse_reruns, read_reruns,
+)
 from rapgen.scores.interventions.exposure import effective_cutoff
 from rapgen.scores.interventions.sources import model_records
 from rapgen.scores.outputs import write_folder
@@ -43,7 +45,7 @@ __all__ = [
     "SCHEMA_VERSION", "SCORE_FILES", "TRACKS", "UNITS_TYPES",
     "ColumnSpec", "DiagnosticsInputs", "Interval", "MetricSpec", "Primary", "ScoreResult", "Section", "SectionSpec", "Table",
     "TableSpec", "UnitInputs",
-    "counterfactual_file", "counterfactual_plan", "effective_cutoff", "model_records", "parse_reruns", "read_reruns", "write_folder",
+    "CounterfactualInputs", "counterfactual_file", "counterfactual_plan", "effective_cutoff", "model_records", "parse_reruns", "read_reruns", "write_folder",
     "bootstrap_intervals", "compute_baselines", "compute_scores", "diagnostic_tables", "draw_counts", "get_metric",
     "Clusters", "Scored", "ScoredSet", "SplitDraws", "Statistic", "cluster_index", "leaderboard_csv", "pairs_csv", "rows_csv",
     "score_statistics", "split_draws",

@@ -30,7 +30,7 @@ from rapgen.scores.diagnostics.provenance import unit_provenance
 from rapgen.scores.history_tables import history_tables, history_tracks, release_meta, unit_options
 from rapgen.scores.release_scopes import scored_release
 from rapgen.scores.interventions.assemble import ConditionsAhead
-from rapgen.scores.interventions.compute import compute_interventions, conditions_ahead
+from rapgen.scores.interventions.compute import CounterfactualInputs, compute_interventions, conditions_ahead
 from rapgen.scores.interventions.extra import CORRECTED, unit_extras
 from rapgen.scores.interventions.sources import counting_rules, effective_cutoffs, model_records, panel_models
 from rapgen.scores.outputs import Table
@@ -77,6 +77,8 @@ class ScoreResult:
     diagnostics: dict
     inputs: DiagnosticsInputs | None = field(default=None, repr=False)
     files: dict[str, bytes] = field(default_factory=dict, repr=False)  # interventions/<name> -> CSV bytes
+    # option_counterfactual.csv but the re-run ids (compute_scores(counterfactual=True)), or None
+    counterfactual: CounterfactualInputs | None = field(default=None, repr=False)
 
 
 def _ledger_bootstrap(ledger: dict, resamples: int | None) -> tuple[int, int, float]:
@@ -89,7 +91,8 @@ def _ledger_bootstrap(ledger: dict, resamples: int | None) -> tuple[int, int, fl
 
 def compute_scores(release: RapRelease, resamples: int | None = None, *, diagnostics: bool = True,
                    malformed: Callable | None = None, reruns: Mapping | None = None,
-                   every_release: bool = True, draws_cache: str | Path | DrawStore | None = None, _eras: bool = True) -> ScoreResult:
+                   every_release: bool = True, draws_cache: str | Path | DrawStore | None = None, counterfactual: bool = False,
+                   _eras: bool = True) -> ScoreResult:
     """Every leaderboard number of SCORING.md §1-§5 and §7 of one release, recomputed from the
     records ``verify`` parsed from the bytes it hashed (``open_verified(root).release(n)``;
     ``release()`` is the archive as it stands, unreleased lines included).
@@ -111,14 +114,19 @@ def compute_scores(release: RapRelease, resamples: int | None = None, *, diagnos
     A statistic met twice in the run (on the same draws) is bootstrapped once (:func:`reuse_intervals`).
     ``draws_cache``: a folder where the §6 draws that read the counts alone are kept between runs
     (:class:`~rapgen.scores.diagnostics.DrawStore`, or such a store itself; default: drawn every time).
+    ``counterfactual``: when the interventions run, also ``ScoreResult.counterfactual``, the
+    Search-option counterfactual's plan on this run's grid and draws (``rapgen build`` hands it to
+    the replay, which adds the re-run ids; :func:`counterfactual_plan` makes the same alone).
     """
     with reuse_intervals():
         return _compute_scores(release, resamples, diagnostics, malformed, reruns, every_release,
-                               draws_cache if isinstance(draws_cache, DrawStore) else DrawStore(draws_cache), _eras)
+                               draws_cache if isinstance(draws_cache, DrawStore) else DrawStore(draws_cache), _eras,
+                               counterfactual)
 
 
 def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: bool, malformed: Callable | None,
-                    reruns: Mapping | None, every_release: bool, store: DrawStore, _eras: bool) -> ScoreResult:
+                    reruns: Mapping | None, every_release: bool, store: DrawStore, _eras: bool,
+                    counterfactual: bool = False) -> ScoreResult:
     R, seed, level = _ledger_bootstrap(archive.ledger, resamples)
     records = model_records(archive)
     history, scope, fr, counted, composed, uv, tr = _unit_steps(archive, panel_models(records), effective_cutoffs(records), R, seed)
@@ -148,6 +156,7 @@ def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: boo
         score_tables = {**_interval_tables(fr, counted, uv, tr, st, iv), **plain}
         meta = _meta(archive, fr, counted, uv, tr, score_tables, R, seed, level)
         files: dict[str, bytes] = {}
+        plan = None
         # pairs.csv and releases.csv (issues 16 and 14); scores.json counts the §7 tables only.
         score_tables.update(history_tables(archive, fr, counted, uv, tr, level, history, scope, every_release))
         if _eras and every_release and history is not None and scope is not None:
@@ -157,13 +166,13 @@ def _compute_scores(archive: RapRelease, resamples: int | None, diagnostics: boo
         if diagnostics:
             section, unit_cols = compute_diagnostics_section(inputs, drawn.result, store, aligned.result)
             if intervening:
-                files = _interventions(inputs, section, records, malformed, reruns, started.result(), store)
+                files, plan = _interventions(inputs, section, records, malformed, reruns, started.result(), store, counterfactual)
         else:
             section, unit_cols = _diagnostics_head(inputs) | {"status": "not computed"}, None
     section["manifest_sha256"] = meta["manifest_sha256"]  # release N's manifest under --release N
     units, unit_types = tables.units_table(uv.entries, fr.field_ids, fr.field_split, fr.origins, uv.predictions, uv.values,
                                            counted.models.valid, counted.models.reasons, uv.baseline_ok, uv.n_models, unit_cols)
-    return ScoreResult(meta, score_tables, units, unit_types, section, inputs, files)
+    return ScoreResult(meta, score_tables, units, unit_types, section, inputs, files, plan)
 
 
 def _unit_steps(archive: RapRelease, panels: frozenset[str], cutoffs: Mapping, R: int, seed: int) -> tuple:
@@ -204,14 +213,15 @@ def _before_errata(release: RapRelease, history, scored: int, resamples: int | N
 
 
 def _interventions(inputs: DiagnosticsInputs, section: dict, records: list, malformed: Callable, reruns: Mapping | None,
-                   started: tuple[Callable, ConditionsAhead], store: DrawStore = NOWHERE) -> dict:
-    """The interventions' files; their §6 reliability additions go into ``section`` in place
-    (``started``: :func:`_start_interventions`' result; ``store``: where the draws that read the
-    counts alone are kept between runs)."""
+                   started: tuple[Callable, ConditionsAhead], store: DrawStore = NOWHERE,
+                   counterfactual: bool = False) -> tuple[dict, CounterfactualInputs | None]:
+    """The interventions' files and, with ``counterfactual``, the counterfactual's plan; their §6
+    reliability additions go into ``section`` in place (``started``: :func:`_start_interventions`'
+    result; ``store``: where the draws that read the counts alone are kept between runs)."""
     extras, ahead = started
-    out = compute_interventions(inputs, section, records, malformed, extras, reruns, store, ahead)
+    out = compute_interventions(inputs, section, records, malformed, extras, reruns, store, ahead, plan=counterfactual)
     section.setdefault("reliability", {}).update(out.reliability)
-    return out.files
+    return out.files, out.plan
 
 
 def _start_interventions(inputs: DiagnosticsInputs, records: list, unit_cols: Mapping[str, np.ndarray],

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rapgen.archive import RapRelease
-from rapgen.scores import counterfactual_plan, model_records, parse_reruns, write_folder
+from rapgen.scores import CounterfactualInputs, counterfactual_plan, model_records, parse_reruns, write_folder
 from rapgen.search import ReplayReport, call_is_malformed, replay_archive, write_replay, write_reruns
 
 
@@ -45,12 +45,14 @@ def write_counterfactual(release: RapRelease, records, report: ReplayReport, out
     return written + write_folder(out_dir, plan.file(reruns))
 
 
-def replay(release: RapRelease, scores_dir: str | Path, *, beside: Callable[[], None] | None = None) -> bool:
+def replay(release: RapRelease, scores_dir: str | Path, *, beside: Callable[[], object] | None = None) -> bool:
     """Replay into ``scores_dir`` when some model has traces; True if it ran. ``beside`` (the build's
     score step, which writes ``scores_dir``) runs once: in a thread while the forked workers answer
     the calls, or first when there is nothing to replay; the counterfactual's grid and recorded calls
-    are made after it in the same thread (they read the draws of the score folder it wrote). An
-    exception of ``beside`` is raised once the workers are done, before any replay file is written."""
+    are made after it in the same thread (they read the draws of the score folder it wrote), unless
+    ``beside`` returns them: the scorer's plan (``score(..., counterfactual=True).counterfactual``, on
+    the very draws it wrote). An exception of ``beside`` is raised once the workers are done, before
+    any replay file is written."""
     if not any(release.has_traces(m) for m in release.model_ids):
         if beside is not None:
             beside()
@@ -59,9 +61,11 @@ def replay(release: RapRelease, scores_dir: str | Path, *, beside: Callable[[], 
     made: dict = {}
 
     def alongside() -> None:
-        if beside is not None:
-            beside()
+        handed = beside() if beside is not None else None
         if records is None:
+            return
+        if isinstance(handed, CounterfactualInputs):
+            made["plan"] = handed
             return
         try:
             made["plan"] = counterfactual_plan(release, records, call_is_malformed, _resamples(release, scores_dir))

@@ -27,12 +27,15 @@ CLUSTERS: tuple[ClusterSpec, ...] = (
 
 def score(release: RapRelease, *, resamples: int | None = None, malformed: Callable | None = None,
           reruns: Mapping | None = None, diagnostics: bool = True, cache: bool = True,
-          cache_dir: str | Path | None = None) -> ScoreResult:
+          cache_dir: str | Path | None = None, counterfactual: bool = False) -> ScoreResult:
     """Every score of one RAP release (``rapgen score``). ``cache``: keep the §6 draws that read the
     counts alone in ``<cache>/scores/`` (``cache_dir``, else ``$RAPGEN_CACHE``, else
-    ``<root>/.rapgen-cache``) and take them from there when the same counts come again."""
+    ``<root>/.rapgen-cache``) and take them from there when the same counts come again.
+    ``counterfactual``: also the Search-option counterfactual's plan (``result.counterfactual``),
+    which the build's replay completes (see :func:`rapgen.kinds.rap.replay.replay`)."""
     draws = cache_root(release.root, cache_dir) / "scores" if cache and diagnostics else None
-    return compute_scores(release, resamples, malformed=malformed, reruns=reruns, diagnostics=diagnostics, draws_cache=draws)
+    return compute_scores(release, resamples, malformed=malformed, reruns=reruns, diagnostics=diagnostics, draws_cache=draws,
+                          counterfactual=counterfactual)
 
 
 def write(result: ScoreResult, out_dir: str | Path) -> list[Path]:

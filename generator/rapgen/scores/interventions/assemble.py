@@ -39,6 +39,7 @@ from rapgen.scores.interventions.exposure import (
 )
 from rapgen.scores.interventions.replay import CONTRASTS, CellUnits, fidelity_statistics, readout_values, replay_statistics
 from rapgen.scores.interventions.signature import (
+    BUDGETS,
     Call,
     CounterfactualInput,
     PairInput,
@@ -235,7 +236,18 @@ def _episode_context(m: _Model, fid: str, origin: date) -> tuple:
     return add_months(origin, -g.window_months), origin, g.first_submitted, g.labels.get(fid, {}), x, y
 
 
-def _signature(m: _Model, malformed: Callable[[TraceCall], bool]) -> list[Statistic]:
+def _signature(m: _Model, malformed: Callable[[TraceCall], bool], sides: list[tuple[str, list[tuple]]] | None = None) -> list[Statistic]:
+    """signature.csv statistics of one model; ``sides``: :func:`_counterfactual_sides` of ``m``,
+    whose native signatures of the matched budget are these pairs' signatures (each pair's
+    signature reads its own calls alone), if made."""
+    if sides is not None:
+        at = BUDGETS.index("matched")
+        out = []
+        for regime, episodes in sides:
+            pairs = {(m.fi[fid], m.oi[origin]): native[at] for fid, origin, _, _, _, native in episodes}
+            if pairs:
+                out += signature_statistics(m.records.model_id, regime, pairs, m.grid.shape)
+        return out
     out = []
     for regime, fc, sc in REGIME_PAIRS:
         episodes = _pairs(m, fc, sc)
@@ -289,8 +301,12 @@ class CounterfactualPlan:
     their recorded calls and native signatures (made while the calls replay); :meth:`rows` adds
     the re-run ids."""
 
-    def __init__(self, grid: Grid, models: Sequence[ModelRecords], malformed: Callable[[TraceCall], bool]):
+    def __init__(self, grid: Grid, models: Sequence[ModelRecords], malformed: Callable[[TraceCall], bool],
+                 made: tuple[Sequence[_Model], Sequence[list[tuple[str, list[tuple]]]]] | None = None):
         self.grid, self.malformed = grid, malformed
+        if made is not None:  # the scorer's own models and sides (assemble_rows with the plan)
+            self.models, self.sides = list(made[0]), list(made[1])
+            return
         self.models = [_Model(grid, records, None) for records in models]
         self.sides = [_counterfactual_sides(m, malformed) for m in self.models]
 
@@ -336,6 +352,22 @@ def assemble_rows(
     """Rows of every §8 file; option_counterfactual.csv only when ``reruns`` (from
     ``rapgen replay``) are given. ``ahead``: the models' condition values, already under way
     (made on a grid with the same fields, origins and compositions, and the same extra metrics)."""
+    return assemble_rows_and_plan(grid, models, malformed, extra_metrics, reruns, ahead, plan=False)[0]
+
+
+def assemble_rows_and_plan(
+    grid: Grid,
+    models: Sequence[ModelRecords],
+    malformed: Callable[[TraceCall], bool],
+    extra_metrics: ExtraMetrics | None = None,
+    reruns: Reruns | None = None,
+    ahead: ConditionsAhead | None = None,
+    *,
+    plan: bool = True,
+) -> tuple[dict[str, list[dict]], CounterfactualPlan | None]:
+    """:func:`assemble_rows` and, with ``plan``, the :class:`CounterfactualPlan` of the same grid
+    and records (what ``rapgen replay`` completes with the re-run ids): each pair's native
+    signatures are made once, for both, and signature.csv reads the matched budget's."""
     baseline_model = _Model(grid, ModelRecords("", ()), extra_metrics)
     baselines = {"ewma": baseline_model.values_of(grid.ewma, None, False),
                  "recent": baseline_model.values_of(grid.recent, None, False)}
@@ -347,12 +379,17 @@ def assemble_rows(
         if extra_metrics is not None:
             for m in wrapped.values():
                 m.compute_ahead(pool)
-        out = _assembled(grid, wrapped, baselines, malformed, reruns)
-    return out
+        sides: dict[str, list] | None = {} if plan else None
+        out = _assembled(grid, wrapped, baselines, malformed, reruns, sides)
+    if sides is None:
+        return out, None
+    return out, CounterfactualPlan(grid, models, malformed, made=(list(wrapped.values()), [sides[mid] for mid in wrapped]))
 
 
 def _assembled(grid: Grid, wrapped: Mapping[str, _Model], baselines: Mapping[str, UnitValues],
-               malformed: Callable[[TraceCall], bool], reruns: Reruns | None) -> dict[str, list[dict]]:
+               malformed: Callable[[TraceCall], bool], reruns: Reruns | None,
+               sides_of: dict[str, list] | None = None) -> dict[str, list[dict]]:
+    """The rows; ``sides_of``, when given, gets each model's :func:`_counterfactual_sides`."""
     names = ("cells.csv", "contrasts.csv", "fidelity.csv", "signature.csv", "exposure.csv", "option_counterfactual.csv")
     stats: dict[str, list[Statistic]] = {k: [] for k in names}
     masks_out: list[dict] = []
@@ -385,9 +422,12 @@ def _assembled(grid: Grid, wrapped: Mapping[str, _Model], baselines: Mapping[str
             c, k = panel_statistics(mid, mine, theirs, mask, _subsets(grid))
             stats["cells.csv"] += c
             stats["contrasts.csv"] += k
-        stats["signature.csv"] += _signature(m, malformed)
+        sides = None
+        if sides_of is not None:
+            sides = sides_of[mid] = _counterfactual_sides(m, malformed)
+        stats["signature.csv"] += _signature(m, malformed, sides)
         if reruns is not None:
-            stats["option_counterfactual.csv"] += _counterfactual(m, malformed, reruns)
+            stats["option_counterfactual.csv"] += _counterfactual(m, malformed, reruns, sides)
         rows = strict_mask_rows(mid, r.knowledge_cutoff, r.release_date, r.cutoff_precision, grid.origins, grid.window_months)
         masks_out += mask_rows(rows)
         if rows:

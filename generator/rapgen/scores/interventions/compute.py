@@ -23,7 +23,9 @@ import numpy as np
 
 from rapgen.archive import SLOTS, TraceCall
 from rapgen.scores.diagnostics.memo import NOWHERE, DrawStore
-from rapgen.scores.interventions.assemble import CounterfactualPlan, ConditionsAhead, Grid, ModelRecords, Reruns, assemble_rows
+from rapgen.scores.interventions.assemble import (
+    CounterfactualPlan, ConditionsAhead, Grid, ModelRecords, Reruns, assemble_rows_and_plan,
+)
 from rapgen.scores.interventions.core import ALL_SPLITS, SplitDraws, draws_from_scorer, split_draws
 from rapgen.scores.interventions.reliability import GAP_TRACK, ceiling_gaps, posterior_ceiling, revision_reliability, revision_section
 from rapgen.scores.interventions.tables import FOLDER, build_table, intervention_files
@@ -38,6 +40,7 @@ PAPER_DATES_SQL = "SELECT arxiv_id, first_submitted FROM papers"
 class InterventionOutput:
     files: dict[str, bytes]  # "interventions/<name>" -> CSV bytes
     reliability: dict  # {"posterior": {split: …}, "revision": {split: […]}, "ceiling_gap": […]} for diagnostics.json
+    plan: CounterfactualInputs | None = None  # option_counterfactual.csv but the re-run ids, when asked for
 
 
 def ledger_lookups(archive: Any) -> tuple[dict[str, date], dict[str, dict[str, int]]]:
@@ -146,17 +149,22 @@ def compute_interventions(
     reruns: Mapping | None = None,
     store: DrawStore = NOWHERE,
     ahead: ConditionsAhead | None = None,
+    plan: bool = False,
 ) -> InterventionOutput:
     """Every ``DIR/interventions/`` file (option_counterfactual.csv holds only its header
     unless ``reruns`` from ``rapgen replay`` are given) and the §6 reliability additions
     (``store``: where the draws that read the counts alone are kept between runs; ``ahead``:
-    :func:`conditions_ahead` of the same inputs, records and extra metrics, if started)."""
+    :func:`conditions_ahead` of the same inputs, records and extra metrics, if started).
+    ``plan``: also the counterfactual's plan (what :func:`counterfactual_plan` of the same
+    archive, records, validator and resamples makes), from this grid and these records."""
     from rapgen.scores.interventions.sources import on_origins
 
     first_submitted, labels = ledger_lookups(inputs.archive)
     grid = grid_from_score_inputs(inputs, diagnostics, first_submitted, labels)
-    rows = assemble_rows(grid, on_origins(records, grid.origins), malformed, extra_metrics, reruns, ahead)
-    return InterventionOutput(intervention_files(rows), reliability_additions(inputs, diagnostics, grid, store))
+    rows, made = assemble_rows_and_plan(grid, on_origins(records, grid.origins), malformed, extra_metrics, reruns, ahead,
+                                        plan=plan)
+    return InterventionOutput(intervention_files(rows), reliability_additions(inputs, diagnostics, grid, store),
+                              None if made is None else CounterfactualInputs(made))
 
 
 # ---------------------------------------------------------------- the Search-option counterfactual
