@@ -26,6 +26,9 @@ MIN_LENGTH = 2048
 STEP = 16
 # The bracket reaches this many standard deviations of the sample's rank beyond the target.
 SPREAD = 5.0
+# Rows whose brackets would hold more than this share of their values are partitioned whole
+# (a median of a short row: its bracket is wide, and the comparison passes cost more than they save).
+MAX_SHARE = 0.25
 
 
 Whole = Callable[[np.ndarray, list[int]], np.ndarray]
@@ -58,10 +61,12 @@ def order_statistics(values: np.ndarray, ks: list[int], whole: Whole = successiv
         return out
     if n < MIN_LENGTH:
         return whole(values, ks)
-    sample = np.ascontiguousarray(values[:, ::STEP])
-    m = sample.shape[1]
+    m = -(-n // STEP)  # the sample's length
     groups = _groups(sorted(set(ks)), n)
     ranks = [_sample_ranks(group[0], group[-1], n, m) for group in groups]
+    if sum(min(hi, m) - max(lo, 0) for lo, hi in ranks) > MAX_SHARE * m:
+        return whole(values, ks)  # the brackets would hold too much of the row to gain
+    sample = np.ascontiguousarray(values[:, ::STEP])
     sample.partition(sorted({r for pair in ranks for r in pair if 0 <= r < m}), axis=1)
     redo = np.zeros(rows, dtype=bool)
     for group, (lo_rank, hi_rank) in zip(groups, ranks):
@@ -121,22 +126,19 @@ def _bracketed(values: np.ndarray, sample: np.ndarray, group: list[int], lo_rank
         inside = (values >= lower[:, None]) & (values <= upper[:, None])
     count = inside.sum(axis=1)
     missed = (below > k_first) | (below + count <= k_last)
-    width = max(int(count.max()), 1)
-    # The candidates of each row in one block: left-aligned and padded with +inf, or for the
-    # upper tail right-aligned and padded with -inf, so that a k sits at one column in every
-    # row (k - n + width there). NaN is never padding: partition orders it last, as numpy does.
-    upper_tail = upper is None
-    pad = (width - count) if upper_tail else np.zeros(rows, dtype=np.int64)
+    # The candidates of each row in one block, shifted right by what the row has below its
+    # bracket beyond the fewest any row has (-inf fills the left, +inf the right): a k then
+    # sits at one column in every row, k - min(below), and one partition at the group's k's
+    # serves every row. (The upper tail comes out right-aligned.) NaN is never padding:
+    # partition orders it last, as numpy does.
+    pad = below - below.min()
+    width = max(int((pad + count).max()), 1)
     picked = values[inside]
     start = np.cumsum(count) - count
     column = np.arange(picked.size) - np.repeat(start - pad, count)
-    block = np.full((rows, width), -np.inf if upper_tail else np.inf)
+    block = np.where(np.arange(width)[None, :] < pad[:, None], -np.inf, np.inf)
     block[np.repeat(np.arange(rows), count), column] = picked
-    local = np.clip(np.array(group)[:, None] - below[None, :] + pad[None, :], 0, width - 1)  # (group, rows)
-    kth = np.unique(local)
-    if kth.size <= 2 * len(group):
-        block.partition(kth.tolist(), axis=1)
-    else:
-        block.sort(axis=1)
-    found = [np.take_along_axis(block, local[i][:, None], axis=1)[:, 0] for i in range(len(group))]
+    local = [min(max(k - int(below.min()), 0), width - 1) for k in group]
+    block.partition(sorted(set(local)), axis=1)
+    found = [block[:, at].copy() for at in local]
     return found, missed
