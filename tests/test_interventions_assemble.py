@@ -263,10 +263,10 @@ def test_condition_values_started_before_the_grid_give_the_same_rows(world):
 
 
 def test_the_scorers_plan_gives_the_counterfactual_and_signature_of_its_own(world):
-    """assemble_rows_and_plan makes each pair's native signatures once: signature.csv reads the
+    """assemble_rows with plan_into makes each pair's native signatures once: signature.csv reads the
     matched budget's, and its plan completed with re-run ids gives the option_counterfactual.csv
     rows of a plan made alone and of assemble_rows with the re-runs, byte for byte."""
-    from rapgen.scores.interventions.assemble import CounterfactualPlan, assemble_rows_and_plan
+    from rapgen.scores.interventions.assemble import CounterfactualPlan
 
     grid, models = world
     recent_ids = sorted(grid.first_submitted)
@@ -276,7 +276,9 @@ def test_the_scorers_plan_gives_the_counterfactual_and_signature_of_its_own(worl
             lo = add_months(t.origin, -6)
             reruns[("m", t.field_id, t.origin, t.condition, t.call_index)] = [
                 p for p in recent_ids if lo <= grid.first_submitted[p] < t.origin][:2]
-    rows, plan = assemble_rows_and_plan(grid, models, malformed)
+    made: list = []
+    rows = assemble_rows(grid, models, malformed, plan_into=made)
+    (plan,) = made
     alone = assemble_rows(grid, models, malformed)
     assert intervention_files(rows) == intervention_files(alone)
     assert any(r["side"] == "pair" for r in rows["signature.csv"])
@@ -286,4 +288,3 @@ def test_the_scorers_plan_gives_the_counterfactual_and_signature_of_its_own(worl
     assert handed  # the stand-in re-runs cover model m's pairs
     for other in (made_alone, with_reruns):
         assert intervention_files({"option_counterfactual.csv": handed}) == intervention_files({"option_counterfactual.csv": other})
-    assert assemble_rows_and_plan(grid, models, malformed, plan=False)[1] is None

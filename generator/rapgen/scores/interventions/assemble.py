@@ -348,26 +348,15 @@ def assemble_rows(
     extra_metrics: ExtraMetrics | None = None,
     reruns: Reruns | None = None,
     ahead: ConditionsAhead | None = None,
+    *,
+    plan_into: list | None = None,
 ) -> dict[str, list[dict]]:
     """Rows of every §8 file; option_counterfactual.csv only when ``reruns`` (from
     ``rapgen replay``) are given. ``ahead``: the models' condition values, already under way
-    (made on a grid with the same fields, origins and compositions, and the same extra metrics)."""
-    return assemble_rows_and_plan(grid, models, malformed, extra_metrics, reruns, ahead, plan=False)[0]
-
-
-def assemble_rows_and_plan(
-    grid: Grid,
-    models: Sequence[ModelRecords],
-    malformed: Callable[[TraceCall], bool],
-    extra_metrics: ExtraMetrics | None = None,
-    reruns: Reruns | None = None,
-    ahead: ConditionsAhead | None = None,
-    *,
-    plan: bool = True,
-) -> tuple[dict[str, list[dict]], CounterfactualPlan | None]:
-    """:func:`assemble_rows` and, with ``plan``, the :class:`CounterfactualPlan` of the same grid
-    and records (what ``rapgen replay`` completes with the re-run ids): each pair's native
-    signatures are made once, for both, and signature.csv reads the matched budget's."""
+    (made on a grid with the same fields, origins and compositions, and the same extra metrics).
+    ``plan_into``: a list that gets the :class:`CounterfactualPlan` of the same grid and records
+    (what ``rapgen replay`` completes with the re-run ids); each pair's native signatures are
+    then made once, for both, and signature.csv reads the matched budget's."""
     baseline_model = _Model(grid, ModelRecords("", ()), extra_metrics)
     baselines = {"ewma": baseline_model.values_of(grid.ewma, None, False),
                  "recent": baseline_model.values_of(grid.recent, None, False)}
@@ -379,11 +368,11 @@ def assemble_rows_and_plan(
         if extra_metrics is not None:
             for m in wrapped.values():
                 m.compute_ahead(pool)
-        sides: dict[str, list] | None = {} if plan else None
+        sides: dict[str, list] | None = {} if plan_into is not None else None
         out = _assembled(grid, wrapped, baselines, malformed, reruns, sides)
-    if sides is None:
-        return out, None
-    return out, CounterfactualPlan(grid, models, malformed, made=(list(wrapped.values()), [sides[mid] for mid in wrapped]))
+    if plan_into is not None:
+        plan_into.append(CounterfactualPlan(grid, models, malformed, made=(list(wrapped.values()), [sides[mid] for mid in wrapped])))
+    return out
 
 
 def _assembled(grid: Grid, wrapped: Mapping[str, _Model], baselines: Mapping[str, UnitValues],

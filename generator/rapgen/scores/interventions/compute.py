@@ -24,7 +24,7 @@ import numpy as np
 from rapgen.archive import SLOTS, TraceCall
 from rapgen.scores.diagnostics.memo import NOWHERE, DrawStore
 from rapgen.scores.interventions.assemble import (
-    CounterfactualPlan, ConditionsAhead, Grid, ModelRecords, Reruns, assemble_rows_and_plan,
+    CounterfactualPlan, ConditionsAhead, Grid, ModelRecords, Reruns, assemble_rows,
 )
 from rapgen.scores.interventions.core import ALL_SPLITS, SplitDraws, draws_from_scorer, split_draws
 from rapgen.scores.interventions.reliability import GAP_TRACK, ceiling_gaps, posterior_ceiling, revision_reliability, revision_section
@@ -161,10 +161,10 @@ def compute_interventions(
 
     first_submitted, labels = ledger_lookups(inputs.archive)
     grid = grid_from_score_inputs(inputs, diagnostics, first_submitted, labels)
-    rows, made = assemble_rows_and_plan(grid, on_origins(records, grid.origins), malformed, extra_metrics, reruns, ahead,
-                                        plan=plan)
+    made: list[CounterfactualPlan] | None = [] if plan else None
+    rows = assemble_rows(grid, on_origins(records, grid.origins), malformed, extra_metrics, reruns, ahead, plan_into=made)
     return InterventionOutput(intervention_files(rows), reliability_additions(inputs, diagnostics, grid, store),
-                              None if made is None else CounterfactualInputs(made))
+                              CounterfactualInputs(made[0]) if made else None)
 
 
 # ---------------------------------------------------------------- the Search-option counterfactual
