@@ -6,13 +6,7 @@ import numpy as np
 import pytest
 
 from rapgen.scores import selection
-from rapgen.scores.selection import MIN_LENGTH, order_statistics, successive_partitions
-
-
-def _one_partition(values: np.ndarray, ks: list[int]) -> np.ndarray:
-    work = values.copy()
-    work.partition(sorted(set(ks)), axis=1)
-    return work[:, ks].T
+from rapgen.scores.selection import MIN_LENGTH, one_partition, order_statistics, successive_partitions
 
 
 def _rows(kind: str, n: int) -> np.ndarray:
@@ -51,7 +45,7 @@ KINDS = ["random", "ties", "signed-zeros", "nan-inf", "mostly-nan", "constant", 
 
 @pytest.mark.parametrize("n", [MIN_LENGTH - 1, MIN_LENGTH, 3001, 10000])
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("whole", [successive_partitions, _one_partition], ids=["successive", "one-partition"])
+@pytest.mark.parametrize("whole", [successive_partitions, one_partition], ids=["successive", "one-partition"])
 def test_order_statistics_are_the_whole_partitions_bits(kind, n, whole):
     values = _rows(kind, n)
     before = values.copy()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rapgen.scores.selection import order_statistics
+from rapgen.scores.selection import one_partition, order_statistics
 
 
 def median_rows(values: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
@@ -38,16 +38,9 @@ def _median_full(values: np.ndarray) -> np.ndarray:
     m = values.shape[1]
     hi = m // 2
     if m % 2:
-        return order_statistics(values, [hi], _partition_at)[0]
-    lower, upper = order_statistics(values, [hi - 1, hi], _partition_at)
+        return order_statistics(values, [hi], one_partition)[0]
+    lower, upper = order_statistics(values, [hi - 1, hi], one_partition)
     return (lower + upper) / 2.0
-
-
-def _partition_at(values: np.ndarray, ks: list[int]) -> np.ndarray:
-    """One numpy partition of a copy at every k at once (the median's own sequence)."""
-    work = values.copy()
-    work.partition(ks, axis=1)
-    return work[:, ks].T
 
 
 def median_codes(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:

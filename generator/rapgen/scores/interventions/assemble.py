@@ -330,6 +330,7 @@ class ConditionsAhead:
     function of the condition's own records, whichever thread computes it and whenever."""
 
     def __init__(self, grid: Grid, models: Sequence[ModelRecords], extra_metrics: ExtraMetrics | None, pool: ThreadPoolExecutor):
+        self.models = list(models)  # the records they were started from
         self.futures: dict[str, dict[str, Future]] = {}
         for records in models:
             m = _Model(grid, records, extra_metrics)

@@ -162,7 +162,8 @@ def compute_interventions(
     first_submitted, labels = ledger_lookups(inputs.archive)
     grid = grid_from_score_inputs(inputs, diagnostics, first_submitted, labels)
     made: list[CounterfactualPlan] | None = [] if plan else None
-    rows = assemble_rows(grid, on_origins(records, grid.origins), malformed, extra_metrics, reruns, ahead, plan_into=made)
+    scored = ahead.models if ahead is not None else on_origins(records, grid.origins)  # ahead's: already on them
+    rows = assemble_rows(grid, scored, malformed, extra_metrics, reruns, ahead, plan_into=made)
     return InterventionOutput(intervention_files(rows), reliability_additions(inputs, diagnostics, grid, store),
                               CounterfactualInputs(made[0]) if made else None)
 
